@@ -1,0 +1,268 @@
+/**
+ * The one place that reads the environment. Every variable of contract §10 is parsed and validated here,
+ * once, with zod; the rest of the code receives a typed {@link Config}.
+ *
+ * @example
+ * ```ts
+ * const config = await loadConfig(process.env);
+ * const gateway = await createGateway(config);
+ * ```
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export type Environment = "sandbox" | "live";
+
+export interface EncryptionKey {
+  version: number;
+  key: Uint8Array;
+}
+
+export interface Config {
+  nodeEnv: "development" | "production" | "test";
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  queuePrefix: string;
+  jwt: { secret: string; issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
+  /** First seals, all open (contract §3). */
+  encryptionKeys: EncryptionKey[];
+  apiKeyPepper: string;
+  providerA: {
+    sandboxUrl: string;
+    liveUrl: string;
+    sandboxSecretKey: string | undefined;
+    liveSecretKey: string | undefined;
+    sandboxWebhookSecret: string | undefined;
+    liveWebhookSecret: string | undefined;
+  };
+  providerB: { sandboxUrl: string; liveUrl: string };
+  providerTimeoutMs: number;
+  simulators: boolean;
+  simulatorApproveDelayMs: number;
+  allowPrivateTargets: boolean;
+  maxAmount: number;
+  webhookTimeoutMs: number;
+  /** Waits between delivery attempts, in milliseconds. */
+  webhookRetrySchedule: number[];
+  /** Dunning retries after a renewal's due date, in milliseconds. */
+  renewalRetrySchedule: number[];
+  rateLimit: { rps: number; burst: number };
+  metrics: { port: number; host: string };
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** The development defaults that were applied, for the one start-up warning line. */
+  developmentDefaults: string[];
+}
+
+const REAL_PROVIDER_A = { sandbox: "https://sandbox-api.fedapay.com", live: "https://api.fedapay.com" };
+const REAL_PROVIDER_B = {
+  sandbox: "https://app.paydunya.com/sandbox-api/v1",
+  live: "https://app.paydunya.com/api/v1",
+};
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `5s,5m,30m,2h` into milliseconds; undefined when any item is malformed. */
+export function parseDurationList(text: string): number[] | undefined {
+  const items = text.split(",").map((item) => item.trim());
+  const out: number[] = [];
+  for (const item of items) {
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(item);
+    if (!match) return undefined;
+    out.push(Number(match[1]) * DURATION_UNITS[match[2]!]!);
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/** Parses `ENCRYPTION_KEYS` (`<N>:<base64 of 32 bytes>,…`); undefined when malformed. */
+export function parseEncryptionKeys(text: string): EncryptionKey[] | undefined {
+  const keys: EncryptionKey[] = [];
+  for (const item of text.split(",")) {
+    const match = /^(\d+):([A-Za-z0-9+/=_-]+)$/.exec(item.trim());
+    if (!match) return undefined;
+    const key = Uint8Array.from(Buffer.from(match[2]!, "base64"));
+    if (key.length !== 32) return undefined;
+    keys.push({ version: Number(match[1]), key });
+  }
+  const versions = new Set(keys.map((k) => k.version));
+  return keys.length > 0 && versions.size === keys.length ? keys : undefined;
+}
+
+const boolean = z.enum(["true", "false", "on", "off", "1", "0"]).transform((v) => v === "true" || v === "on" || v === "1");
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const url = z.url({ protocol: /^https?$/ });
+const durations = z.string().transform((text, ctx) => {
+  const parsed = parseDurationList(text);
+  if (!parsed) ctx.addIssue({ code: "custom", message: "must be a comma-separated list of durations like 5s,5m,2h" });
+  return parsed ?? [];
+});
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  PUBLIC_BASE_URL: url.optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/, "must be letters, digits, '_', '.', ':' or '-'")
+    .default("passerelle"),
+  JWT_SECRET: z.string().refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes").optional(),
+  JWT_ISSUER: z.string().min(1).optional(),
+  JWT_AUDIENCE: z.string().min(1).optional(),
+  JWT_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ENCRYPTION_KEYS: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseEncryptionKeys(text);
+      if (!parsed) ctx.addIssue({ code: "custom", message: "must be <N>:<base64 of 32 bytes>[,…] with distinct versions" });
+      return parsed ?? [];
+    })
+    .optional(),
+  API_KEY_PEPPER: z.string().refine((s) => Buffer.byteLength(s) >= 16, "must be at least 16 bytes").optional(),
+  PROVIDER_A_SANDBOX_URL: url.optional(),
+  PROVIDER_A_LIVE_URL: url.optional(),
+  PROVIDER_A_SANDBOX_SECRET_KEY: z.string().min(1).optional(),
+  PROVIDER_A_LIVE_SECRET_KEY: z.string().min(1).optional(),
+  PROVIDER_A_SANDBOX_WEBHOOK_SECRET: z.string().min(1).optional(),
+  PROVIDER_A_LIVE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  PROVIDER_B_SANDBOX_URL: url.optional(),
+  PROVIDER_B_LIVE_URL: url.optional(),
+  PROVIDER_TIMEOUT_MS: positiveInt.default(15_000),
+  SIMULATORS: boolean.optional(),
+  SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
+  ALLOW_PRIVATE_TARGETS: boolean.optional(),
+  MAX_AMOUNT: positiveInt.default(10_000_000),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
+  RATE_LIMIT_RPS: positiveInt.default(100),
+  RATE_LIMIT_BURST: positiveInt.default(200),
+  METRICS_PORT: port.default(9464),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+type EnvInput = Record<string, string | undefined>;
+
+interface DevelopmentSecrets {
+  jwtSecret: string;
+  encryptionKey: string;
+  apiKeyPepper: string;
+}
+
+/** Reads the development secrets kept under `dataDir`, generating them on first use. */
+function developmentSecrets(dataDir: string): DevelopmentSecrets {
+  const file = join(dataDir, "secrets.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as DevelopmentSecrets;
+  const random = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64");
+  const secrets: DevelopmentSecrets = {
+    jwtSecret: random(48),
+    encryptionKey: `1:${random(32)}`,
+    apiKeyPepper: random(32),
+  };
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+/**
+ * Builds the configuration from environment variables. Throws {@link ConfigError} with one line naming
+ * the first bad variable. Outside production, missing secrets are generated once under `DATA_DIR`.
+ */
+export function loadConfig(env: EnvInput = process.env): Config {
+  // Empty strings count as unset, as a shell `FOO=` usually means.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === "production";
+  const defaults: string[] = [];
+
+  const require = <T>(name: string, value: T | undefined): T => {
+    if (value === undefined) throw new ConfigError(`Invalid configuration: ${name} is required when NODE_ENV=production`);
+    return value;
+  };
+
+  let jwtSecret = e.JWT_SECRET;
+  let encryptionKeys = e.ENCRYPTION_KEYS;
+  let pepper = e.API_KEY_PEPPER;
+  if (production) {
+    jwtSecret = require("JWT_SECRET", jwtSecret);
+    encryptionKeys = require("ENCRYPTION_KEYS", encryptionKeys);
+    pepper = require("API_KEY_PEPPER", pepper);
+    require("DATABASE_URL", e.DATABASE_URL);
+    require("REDIS_URL", e.REDIS_URL);
+  } else if (!jwtSecret || !encryptionKeys || !pepper) {
+    const dev = developmentSecrets(e.DATA_DIR);
+    jwtSecret ??= dev.jwtSecret;
+    encryptionKeys ??= parseEncryptionKeys(dev.encryptionKey)!;
+    pepper ??= dev.apiKeyPepper;
+    defaults.push(`secrets kept in ${join(e.DATA_DIR, "secrets.json")}`);
+  }
+  if (!production && !e.DATABASE_URL) defaults.push(`PGlite under ${join(e.DATA_DIR, "pglite")}`);
+  if (!production && !e.REDIS_URL) defaults.push("in-process jobs");
+
+  const simulators = e.SIMULATORS ?? !production;
+  if (e.SIMULATORS === undefined && simulators) defaults.push("provider simulators on");
+  const allowPrivateTargets = e.ALLOW_PRIVATE_TARGETS ?? !production;
+  if (e.ALLOW_PRIVATE_TARGETS === undefined && allowPrivateTargets) defaults.push("private targets allowed");
+
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, "");
+  const simA = `${publicBaseUrl}/sandbox/providerA`;
+  const simB = `${publicBaseUrl}/sandbox/providerB`;
+
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    jwt: { secret: jwtSecret!, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, jwksUrl: e.JWT_JWKS_URL },
+    encryptionKeys: encryptionKeys!,
+    apiKeyPepper: pepper!,
+    providerA: {
+      sandboxUrl: e.PROVIDER_A_SANDBOX_URL ?? (simulators ? simA : REAL_PROVIDER_A.sandbox),
+      liveUrl: e.PROVIDER_A_LIVE_URL ?? (simulators ? simA : REAL_PROVIDER_A.live),
+      sandboxSecretKey: e.PROVIDER_A_SANDBOX_SECRET_KEY,
+      liveSecretKey: e.PROVIDER_A_LIVE_SECRET_KEY,
+      sandboxWebhookSecret: e.PROVIDER_A_SANDBOX_WEBHOOK_SECRET,
+      liveWebhookSecret: e.PROVIDER_A_LIVE_WEBHOOK_SECRET,
+    },
+    providerB: {
+      sandboxUrl: e.PROVIDER_B_SANDBOX_URL ?? (simulators ? `${simB}/sandbox-api/v1` : REAL_PROVIDER_B.sandbox),
+      liveUrl: e.PROVIDER_B_LIVE_URL ?? (simulators ? `${simB}/api/v1` : REAL_PROVIDER_B.live),
+    },
+    providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
+    simulators,
+    simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
+    allowPrivateTargets,
+    maxAmount: e.MAX_AMOUNT,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
+    renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,
+    rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    logLevel: e.LOG_LEVEL,
+    developmentDefaults: defaults,
+  };
+}

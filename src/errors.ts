@@ -1,0 +1,141 @@
+/**
+ * Errors are values of a small set of classes, thrown by services and routers and mapped to the HTTP
+ * error shape of contract §1 in exactly one place (`http/error-body.ts`). Nothing here knows about HTTP
+ * beyond the status number each class stands for.
+ */
+
+/** Every `code` of contract §1. */
+export type ErrorCode =
+  | "validation_failed"
+  | "unauthorized"
+  | "forbidden"
+  | "tenant_mismatch"
+  | "not_found"
+  | "conflict"
+  | "idempotency_in_flight"
+  | "idempotency_mismatch"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "provider_refused"
+  | "amount_exceeds_permit"
+  | "permit_not_active"
+  | "not_configured"
+  | "rate_limited"
+  | "provider_error"
+  | "provider_timeout"
+  | "unavailable"
+  | "internal";
+
+/** Extra fields some errors add to the body (provider refusals, rate limits). */
+export interface ErrorExtras {
+  providerErrors?: string[];
+  providerResponseCode?: string;
+  /** Seconds; sent as the `Retry-After` header, not in the body. */
+  retryAfter?: number;
+}
+
+/** The base of every error the gateway means to show a caller. */
+export class AppError extends Error {
+  override name = "AppError";
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly extras: ErrorExtras = {},
+  ) {
+    super(message);
+  }
+}
+
+/** 400 with one message per violation, phrased `<path> <rule>`. */
+export class ValidationError extends AppError {
+  override name = "ValidationError";
+  constructor(readonly messages: string[]) {
+    super(400, "validation_failed", messages.join("; "));
+  }
+}
+
+/** 400 for a request that cannot be read at all (malformed JSON, a body that is not an object). */
+export class BadRequestError extends AppError {
+  override name = "BadRequestError";
+  constructor(message: string) {
+    super(400, "validation_failed", message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  override name = "UnauthorizedError";
+  constructor(message = "Missing or invalid bearer token") {
+    super(401, "unauthorized", message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  override name = "ForbiddenError";
+  constructor(message: string, code: "forbidden" | "tenant_mismatch" = "forbidden") {
+    super(403, code, message);
+  }
+}
+
+/** 404 — unknown, or not the caller's: never reveals that another tenant's object exists. */
+export class NotFoundError extends AppError {
+  override name = "NotFoundError";
+  constructor(message = "Not found") {
+    super(404, "not_found", message);
+  }
+}
+
+export class ConflictError extends AppError {
+  override name = "ConflictError";
+  constructor(message: string, code: "conflict" | "idempotency_in_flight" | "permit_not_active" = "conflict") {
+    super(409, code, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  override name = "PayloadTooLargeError";
+  constructor(limitBytes: number) {
+    super(413, "payload_too_large", `Request body is larger than ${limitBytes} bytes`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  override name = "UnsupportedMediaTypeError";
+  constructor(accepted: string[]) {
+    super(415, "unsupported_media_type", `Content-Type must be ${accepted.join(" or ")}`);
+  }
+}
+
+/** 424 — the tenant is not configured for this (e.g. no provider B credentials in that environment). */
+export class NotConfiguredError extends AppError {
+  override name = "NotConfiguredError";
+  constructor(message: string) {
+    super(424, "not_configured", message);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  override name = "RateLimitedError";
+  constructor(retryAfterSeconds: number) {
+    super(429, "rate_limited", "Too many requests", { retryAfter: retryAfterSeconds });
+  }
+}
+
+/** A provider refused (422), answered garbage or 5xx (502), or did not answer in time (504). */
+export class ProviderError extends AppError {
+  override name = "ProviderError";
+  constructor(
+    status: 422 | 502 | 504,
+    message: string,
+    extras: Pick<ErrorExtras, "providerErrors" | "providerResponseCode"> = {},
+  ) {
+    super(status, status === 422 ? "provider_refused" : status === 504 ? "provider_timeout" : "provider_error", message, extras);
+  }
+}
+
+export class UnavailableError extends AppError {
+  override name = "UnavailableError";
+  constructor(message = "A dependency is unavailable") {
+    super(503, "unavailable", message);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The Elysia application: `/trpc`, the REST routes generated from the router, health, the OpenAPI
+ * document and `/docs`, with the cross-cutting work written once — request id, error shape, the request
+ * log line and the HTTP metrics live in the `fetch` wrapper around the app.
+ */
+import type { AnyTRPCRouter } from "@trpc/server";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { Elysia } from "elysia";
+import type { OpenAPIObject } from "trpc-to-openapi";
+import { AppError, PayloadTooLargeError } from "../errors.ts";
+import type { Context, RequestInfo } from "../routers/trpc.ts";
+import type { Deps } from "../services/deps.ts";
+import { docsPage, scalarBundlePath } from "./docs.ts";
+import { mapError } from "./error-body.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+import { requestIdFor } from "./request-id.ts";
+import { errorResponse, jsonResponse } from "./responses.ts";
+import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
+
+export interface HttpAppOptions {
+  deps: Deps;
+  router: AnyTRPCRouter;
+  openapi: OpenAPIObject;
+  metrics: GatewayMetrics;
+  /** Checks behind `/health/ready`; each throws when its dependency is down. */
+  readiness: Record<string, () => Promise<void>>;
+}
+
+export interface HttpApp {
+  app: Elysia;
+  /** The gateway's request handler: Elysia wrapped with request id, log line and metrics. */
+  fetch: (request: Request) => Promise<Response>;
+  routes: { method: string; path: string }[];
+}
+
+const READY_TIMEOUT_MS = 2_000;
+
+async function checkWithin(check: () => Promise<void>, ms: number): Promise<"ok" | "down"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), ms);
+      }),
+    ]);
+    return "ok";
+  } catch {
+    return "down";
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Builds the HTTP application over the gateway's dependencies. */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const { deps, router } = options;
+  const info = new WeakMap<Request, RequestInfo>();
+  const infoOf = (request: Request): RequestInfo => {
+    let found = info.get(request);
+    if (!found) {
+      found = { requestId: requestIdFor(request) };
+      info.set(request, found);
+    }
+    return found;
+  };
+  const createContext = (request: Request): Context => ({ deps, headers: request.headers, request: infoOf(request) });
+  const onUnexpectedError = (error: unknown, request: RequestInfo) =>
+    deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
+
+  const openapiBody = JSON.stringify(options.openapi);
+  const docsHtml = docsPage();
+  const scalarFile = Bun.file(scalarBundlePath());
+
+  const app = new Elysia({ normalize: false })
+    .onError(({ code, error, request }) => {
+      const requestId = infoOf(request).requestId;
+      if (code === "NOT_FOUND") return errorResponse(mapError(new AppError(404, "not_found", "Route not found"), requestId));
+      if (code === "PARSE") return errorResponse(mapError(new AppError(400, "validation_failed", "Malformed request body"), requestId));
+      const mapped = mapError(error, requestId);
+      if (mapped.unexpected) onUnexpectedError(error, infoOf(request));
+      return errorResponse(mapped);
+    })
+    .get("/health/live", () => jsonResponse(200, { status: "ok" }))
+    .get("/health/ready", async () => {
+      const entries = await Promise.all(
+        Object.entries(options.readiness).map(async ([name, check]) => [name, await checkWithin(check, READY_TIMEOUT_MS)] as const),
+      );
+      const checks = Object.fromEntries(entries);
+      const ready = entries.every(([, state]) => state === "ok");
+      return jsonResponse(ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
+    })
+    .get("/openapi.json", () => new Response(openapiBody, { headers: { "content-type": "application/json" } }))
+    .get("/docs", () => new Response(docsHtml, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get("/docs/scalar.js", () => new Response(scalarFile, { headers: { "content-type": "text/javascript", "cache-control": "public, max-age=86400" } }))
+    .all(
+      "/trpc/*",
+      async ({ request }) => {
+        const declared = Number(request.headers.get("content-length") ?? "0");
+        if (declared > MAX_BODY_BYTES)
+          return errorResponse(mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId));
+        return fetchRequestHandler({
+          endpoint: "/trpc",
+          req: request,
+          router,
+          allowBatching: false,
+          createContext: () => createContext(request),
+          onError: ({ error, ctx }) => {
+            const requestInfo = ctx?.request ?? infoOf(request);
+            if (mapError(error, requestInfo.requestId).unexpected) onUnexpectedError(error.cause ?? error, requestInfo);
+          },
+        });
+      },
+      { parse: "none" },
+    );
+
+  const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError });
+
+  const fetch = async (request: Request): Promise<Response> => {
+    const started = performance.now();
+    const requestInfo = infoOf(request);
+    let response: Response;
+    try {
+      response = await app.handle(request);
+    } catch (error) {
+      onUnexpectedError(error, requestInfo);
+      response = errorResponse(mapError(error, requestInfo.requestId));
+    }
+    response.headers.set("x-request-id", requestInfo.requestId);
+    const seconds = (performance.now() - started) / 1000;
+    const status = String(response.status);
+    options.metrics.httpRequests.inc({ method: request.method, status });
+    options.metrics.httpDuration.observe({ method: request.method, status }, seconds);
+    deps.logger.info(
+      {
+        requestId: requestInfo.requestId,
+        tenantId: requestInfo.tenantId,
+        method: request.method,
+        route: new URL(request.url).pathname,
+        status: response.status,
+        durationMs: Math.round(seconds * 1e4) / 10,
+      },
+      "request",
+    );
+    return response;
+  };
+
+  return { app: app as unknown as Elysia, fetch, routes };
+}

@@ -1,0 +1,172 @@
+/**
+ * The single mapping from anything thrown to the error shape of contract §1:
+ * `{ statusCode, message, error, code, requestId, providerErrors?, providerResponseCode? }`.
+ * Both surfaces use it: the REST bridge answers with the body, `/trpc` carries it as `error.data.httpBody`.
+ */
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { AppError, ValidationError, type ErrorCode } from "../errors.ts";
+
+/** The error body, as a schema: it documents every error response in the OpenAPI document. */
+export const errorBodySchema = z
+  .object({
+    statusCode: z.number().int().meta({ example: 400 }),
+    message: z.union([z.array(z.string()), z.string()]).meta({
+      description: "An array with one entry per violation for 400 validation errors; one string otherwise",
+    }),
+    error: z.string().meta({ description: "The HTTP reason phrase", example: "Bad Request" }),
+    code: z.string().meta({ description: "A stable machine-readable code (contract §1)", example: "validation_failed" }),
+    requestId: z.string().meta({ description: "Also in the x-request-id header" }),
+    providerErrors: z.array(z.string()).optional(),
+    providerResponseCode: z.string().optional(),
+  })
+  .meta({ id: "Error" });
+
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  /** True when the error is ours to fix (5xx that is not a provider's or a dependency's). */
+  unexpected: boolean;
+}
+
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  424: "Failed Dependency",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** The HTTP reason phrase of a status. */
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? "Error";
+}
+
+interface IssueLike {
+  code: string;
+  path: readonly PropertyKey[];
+  message: string;
+  input?: unknown;
+  expected?: string;
+  values?: readonly unknown[];
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  inclusive?: boolean;
+  origin?: string;
+  format?: string;
+  keys?: readonly string[];
+}
+
+// Our schemas phrase their own rules ("must be in international format, …"); zod's defaults start with a
+// capital ("Invalid input: …") and are rephrased here in the spec's `<path> <rule>` style.
+const OWN_RULE = /^(must|should|is|cannot|has|may) /;
+
+function describeType(expected: string | undefined): string {
+  switch (expected) {
+    case "string":
+      return "a string";
+    case "number":
+      return "a number";
+    case "int":
+      return "an integer number";
+    case "boolean":
+      return "a boolean value";
+    case "object":
+      return "an object";
+    case "array":
+      return "an array";
+    default:
+      return `of type ${expected ?? "unknown"}`;
+  }
+}
+
+/** Phrases one zod issue as `<dotted.path> <rule>`, class-validator style. */
+export function formatIssue(issue: IssueLike): string {
+  const path = issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
+  if (OWN_RULE.test(issue.message)) return `${path} ${issue.message}`;
+  switch (issue.code) {
+    case "invalid_value":
+      if (issue.values && issue.values.length > 1)
+        return `${path} must be one of the following values: ${issue.values.map(String).join(", ")}`;
+      return `${path} must be equal to ${String(issue.values?.[0])}`;
+    case "invalid_type":
+      // zod 4 leaves `input` out of issues unless asked; its default message ends with what it received.
+      if (issue.input === undefined && /received (undefined|null)$/.test(issue.message)) return `${path} should not be empty`;
+      return `${path} must be ${describeType(issue.expected)}`;
+    case "too_small": {
+      const min = Number(issue.minimum);
+      if (issue.origin === "string")
+        return min <= 1 ? `${path} should not be empty` : `${path} must be longer than or equal to ${min} characters`;
+      if (issue.origin === "array" || issue.origin === "set")
+        return `${path} must contain at least ${min} elements`;
+      return issue.inclusive === false ? `${path} must be greater than ${min}` : `${path} must not be less than ${min}`;
+    }
+    case "too_big": {
+      const max = Number(issue.maximum);
+      if (issue.origin === "string") return `${path} must be shorter than or equal to ${max} characters`;
+      if (issue.origin === "array" || issue.origin === "set") return `${path} must contain no more than ${max} elements`;
+      return issue.inclusive === false ? `${path} must be less than ${max}` : `${path} must not be greater than ${max}`;
+    }
+    case "invalid_format":
+      if (issue.format === "email") return `${path} must be an email`;
+      if (issue.format === "url") return `${path} must be a URL address`;
+      return `${path} is not in the expected format`;
+    case "unrecognized_keys":
+      return `${path} has unknown properties: ${(issue.keys ?? []).join(", ")}`;
+    case "not_multiple_of":
+      return `${path} must be a multiple of the allowed step`;
+    default:
+      return `${path} is invalid`;
+  }
+}
+
+function issuesOf(error: unknown): IssueLike[] | undefined {
+  if (error && typeof error === "object" && "issues" in error && Array.isArray((error as { issues: unknown }).issues))
+    return (error as { issues: IssueLike[] }).issues;
+  return undefined;
+}
+
+function body(status: number, code: ErrorCode, message: string | string[], requestId: string): ErrorBody {
+  return { statusCode: status, message, error: reasonPhrase(status), code, requestId };
+}
+
+/** Maps anything thrown to the contract's error shape. Unknown errors become a 500 that says nothing more. */
+export function mapError(thrown: unknown, requestId: string): MappedError {
+  let error = thrown;
+  // tRPC wraps what a procedure or its input parser threw; the cause is what we mean.
+  if (error instanceof TRPCError) {
+    const cause = error.cause;
+    if (cause instanceof AppError) error = cause;
+    else if (error.code === "BAD_REQUEST" && issuesOf(cause)) error = new ValidationError(issuesOf(cause)!.map(formatIssue));
+    else if (error.code === "NOT_FOUND" && !cause) error = new AppError(404, "not_found", "Not found");
+    else if (error.code === "PARSE_ERROR") error = new AppError(400, "validation_failed", "Malformed JSON in request body");
+    else if (error.code === "METHOD_NOT_SUPPORTED") error = new AppError(405, "not_found", error.message);
+    else if (error.code === "UNSUPPORTED_MEDIA_TYPE") error = new AppError(415, "unsupported_media_type", error.message);
+    else if (error.code === "PAYLOAD_TOO_LARGE") error = new AppError(413, "payload_too_large", error.message);
+  }
+  if (error instanceof ValidationError) {
+    return { status: 400, body: body(400, "validation_failed", error.messages, requestId), headers: {}, unexpected: false };
+  }
+  if (error instanceof AppError) {
+    const out = body(error.status, error.code, error.message, requestId);
+    if (error.extras.providerErrors) out.providerErrors = error.extras.providerErrors;
+    if (error.extras.providerResponseCode !== undefined) out.providerResponseCode = error.extras.providerResponseCode;
+    const headers: Record<string, string> = {};
+    if (error.extras.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(error.extras.retryAfter)));
+    return { status: error.status, body: out, headers, unexpected: false };
+  }
+  return { status: 500, body: body(500, "internal", "Internal server error", requestId), headers: {}, unexpected: true };
+}

@@ -1,0 +1,33 @@
+/**
+ * OpenAPI descriptions of the routes that are not tRPC procedures (health now; the provider webhooks,
+ * which need the raw body, add themselves here), so `/docs` shows every path.
+ */
+import { z } from "zod";
+import type { ZodOpenApiPathsObject } from "zod-openapi";
+
+const healthBody = z.object({
+  status: z.enum(["ok", "unavailable"]),
+  checks: z.record(z.string(), z.enum(["ok", "down"])).optional(),
+});
+
+export const plainRoutePaths: ZodOpenApiPathsObject = {
+  "/health/live": {
+    get: {
+      operationId: "health-live",
+      tags: ["operations"],
+      summary: "The process is up",
+      responses: { 200: { description: "Up", content: { "application/json": { schema: healthBody } } } },
+    },
+  },
+  "/health/ready": {
+    get: {
+      operationId: "health-ready",
+      tags: ["operations"],
+      summary: "The database and the job queue are reachable",
+      responses: {
+        200: { description: "Ready", content: { "application/json": { schema: healthBody } } },
+        503: { description: "A dependency is down", content: { "application/json": { schema: healthBody } } },
+      },
+    },
+  },
+};

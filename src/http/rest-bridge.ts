@@ -1,0 +1,172 @@
+/**
+ * The REST surface: one Elysia route per procedure that has `meta.openapi`, generated at start-up, each
+ * calling its procedure through tRPC so the procedure's middlewares (auth, tenancy) and its input and
+ * output validation run exactly as on `/trpc`. trpc-to-openapi only writes the document; its request
+ * handler is not used (it is slow, and it switches zod coercion on in the shared schemas).
+ *
+ * What the bridge owns: the content types a route takes (415), the body size limit (413), JSON and form
+ * parsing (400), path parameters and query-string coercion — computed from the schema once, without
+ * mutating it — and the mapping of every thrown error to the contract's error body.
+ */
+import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
+import type { Elysia } from "elysia";
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "../errors.ts";
+import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
+import { mapError } from "./error-body.ts";
+import { errorResponse, jsonResponse } from "./responses.ts";
+
+/** Contract §1: bodies over 64 KiB are 413. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+type Coerce = (values: string[]) => unknown;
+
+interface ZodLike {
+  _zod: { def: { type: string; innerType?: ZodLike; in?: ZodLike; element?: ZodLike; shape?: Record<string, ZodLike> } };
+  shape?: Record<string, ZodLike>;
+}
+
+/** The schema under optional/nullable/default wrappers. */
+function unwrap(schema: ZodLike): ZodLike {
+  let current = schema;
+  for (let i = 0; i < 16; i++) {
+    const def = current._zod.def;
+    if (def.innerType && ["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"].includes(def.type))
+      current = def.innerType;
+    else if (def.type === "pipe" && def.in) current = def.in;
+    else break;
+  }
+  return current;
+}
+
+/** How to turn a query string or path value into what the field's schema expects. */
+function coercerFor(schema: ZodLike): Coerce {
+  const inner = unwrap(schema);
+  const type = inner._zod.def.type;
+  const scalar = (value: string): unknown => {
+    if (type === "number" || type === "int") {
+      const n = Number(value);
+      return value.trim() !== "" && Number.isFinite(n) ? n : value;
+    }
+    if (type === "boolean") return value === "true" ? true : value === "false" ? false : value;
+    return value;
+  };
+  if (type === "array") {
+    const element = inner._zod.def.element ? coercerFor(inner._zod.def.element) : (v: string[]) => v[0];
+    return (values) => values.flatMap((v) => v.split(",")).map((v) => element([v]));
+  }
+  return (values) => scalar(values[values.length - 1]!);
+}
+
+interface RouteSpec {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The OpenAPI path (`/providerA/transaction/{transaction_id}/status`). */
+  path: string;
+  procedurePath: string;
+  procedure: AnyTRPCProcedure;
+  contentTypes: string[];
+  coercers: Map<string, Coerce>;
+}
+
+function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
+  const specs: RouteSpec[] = [];
+  const procedures = router._def.procedures as Record<string, AnyTRPCProcedure>;
+  for (const [procedurePath, procedure] of Object.entries(procedures)) {
+    const meta = procedure._def.meta as Meta | undefined;
+    const openapi = meta?.openapi;
+    if (!openapi || openapi.enabled === false) continue;
+    const input = (procedure._def as unknown as { inputs: ZodLike[] }).inputs[0];
+    const shape = input ? (unwrap(input)._zod.def.shape ?? {}) : {};
+    const coercers = new Map<string, Coerce>();
+    for (const [key, field] of Object.entries(shape)) coercers.set(key, coercerFor(field));
+    specs.push({
+      method: openapi.method,
+      path: openapi.path,
+      procedurePath,
+      procedure,
+      contentTypes: openapi.contentTypes ?? ["application/json"],
+      coercers,
+    });
+  }
+  return specs;
+}
+
+async function readBody(request: Request, contentTypes: string[]): Promise<Record<string, unknown>> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  if (bytes.byteLength === 0) return {};
+  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!contentTypes.includes(mediaType)) throw new UnsupportedMediaTypeError(contentTypes);
+  const text = new TextDecoder().decode(bytes);
+  if (mediaType === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(text));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new BadRequestError("Malformed JSON in request body");
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new BadRequestError("Request body must be a JSON object");
+  return parsed as Record<string, unknown>;
+}
+
+function queryInput(url: string, coercers: Map<string, Coerce>): Record<string, unknown> {
+  const q = url.indexOf("?");
+  if (q === -1) return {};
+  const params = new URLSearchParams(url.slice(q + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(params.keys())) {
+    const coerce = coercers.get(key);
+    out[key] = coerce ? coerce(params.getAll(key)) : params.get(key);
+  }
+  return out;
+}
+
+/** What each REST handler needs from the gateway. */
+export interface BridgeDeps {
+  createContext(request: Request): Context;
+  /** Logs an error that became a 500 (the body says nothing about it). */
+  onUnexpectedError(error: unknown, request: RequestInfo): void;
+}
+
+/**
+ * Adds one Elysia route per OpenAPI procedure of `router` to `app`. Returns the routes added, so the
+ * caller (and a test) can see what the REST surface is.
+ */
+export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: BridgeDeps): { method: string; path: string }[] {
+  const mounted: { method: string; path: string }[] = [];
+  for (const spec of routeSpecs(router)) {
+    const elysiaPath = spec.path.replace(/\{(\w+)\}/g, ":$1");
+    const type = spec.procedure._def.type as "query" | "mutation";
+    const takesBody = spec.method !== "GET" && spec.method !== "DELETE";
+    const pathParams = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const handler = async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+      const ctx = bridge.createContext(request);
+      try {
+        const input = takesBody ? await readBody(request, spec.contentTypes) : queryInput(request.url, spec.coercers);
+        for (const key of pathParams) {
+          const value = params[key]!;
+          const coerce = spec.coercers.get(key);
+          input[key] = coerce ? coerce([value]) : value;
+        }
+        const output = await spec.procedure({
+          ctx,
+          getRawInput: async () => input,
+          path: spec.procedurePath,
+          type,
+          signal: request.signal,
+          batchIndex: 0,
+        });
+        return jsonResponse(200, output);
+      } catch (error) {
+        const mapped = mapError(error, ctx.request.requestId);
+        if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
+        return errorResponse(mapped);
+      }
+    };
+    app.route(spec.method, elysiaPath, handler, { parse: "none" });
+    mounted.push({ method: spec.method, path: spec.path });
+  }
+  return mounted;
+}

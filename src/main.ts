@@ -1,0 +1,114 @@
+#!/usr/bin/env bun
+/**
+ * The `passerelle` command: argument parsing over `src/mod.ts`, nothing more.
+ *
+ *   passerelle serve [--no-workers]   HTTP and (unless --no-workers) the workers, in one process
+ *   passerelle worker                 the workers only
+ *   passerelle migrate                apply the database migrations and exit
+ *   passerelle token --admin [--env live] [--ttl 3600]
+ *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
+ *   passerelle openapi                print the OpenAPI document
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, type Config } from "./mod.ts";
+
+const USAGE = `usage: passerelle <command>
+  serve [--no-workers]     serve HTTP and run the workers (what 'bun run start' runs)
+  worker                   run the workers only
+  migrate                  apply the database migrations
+  token --admin | --tenant <ten_…> [--env sandbox|live] [--ttl <seconds>]
+                           print a bearer token on one line
+  openapi                  print the OpenAPI document`;
+
+function fail(message: string): never {
+  process.stderr.write(`passerelle: ${message}\n`);
+  process.exit(1);
+}
+
+function configOrExit(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+}
+
+function stopOnSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+}
+
+async function serve(workers: boolean, http: boolean): Promise<void> {
+  const config = configOrExit();
+  const gateway = await createGateway(config);
+  if (config.developmentDefaults.length > 0)
+    gateway.deps.logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
+  const { url, metricsUrl } = await gateway.start({ http, workers });
+  gateway.deps.logger.info({ url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } }, "passerelle started");
+  stopOnSignals(() => gateway.stop());
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve": {
+      const { values } = parseArgs({ args: rest, options: { "no-workers": { type: "boolean" } } });
+      return serve(!values["no-workers"], true);
+    }
+    case "worker":
+      return serve(true, false);
+    case "migrate": {
+      const gateway = await createGateway(configOrExit());
+      await gateway.stop();
+      process.stdout.write("migrations applied\n");
+      return;
+    }
+    case "token": {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          admin: { type: "boolean" },
+          tenant: { type: "string" },
+          env: { type: "string", default: "sandbox" },
+          ttl: { type: "string", default: "3600" },
+        },
+      });
+      if (!values.admin === !values.tenant) fail("token needs exactly one of --admin or --tenant <ten_…>");
+      if (values.env !== "sandbox" && values.env !== "live") fail("--env must be sandbox or live");
+      const ttlSeconds = Number(values.ttl);
+      if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) fail("--ttl must be a positive number of seconds");
+      const config = configOrExit();
+      const token = await mintToken(config.jwt, {
+        sub: values.admin ? "operator" : `tenant:${values.tenant}`,
+        role: values.admin ? "admin" : undefined,
+        tenantId: values.tenant,
+        environment: values.env,
+        ttlSeconds,
+      });
+      process.stdout.write(`${token}\n`);
+      return;
+    }
+    case "openapi":
+      process.stdout.write(`${JSON.stringify(generateOpenApi(), null, 2)}\n`);
+      return;
+    case undefined:
+    case "help":
+    case "--help":
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      fail(`unknown command '${command}'\n${USAGE}`);
+  }
+}
+
+await main(process.argv.slice(2));

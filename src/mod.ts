@@ -1,0 +1,139 @@
+/**
+ * Passerelle as a library: build a gateway from a {@link Config}, serve its `fetch` from any Bun program,
+ * or let it listen and run its workers itself. The CLI (`src/main.ts`) is a thin shell over this.
+ *
+ * @example
+ * ```ts
+ * import { createGateway, loadConfig } from "passerelle";
+ * const gateway = await createGateway(loadConfig(process.env));
+ * await gateway.start();            // HTTP, metrics listener and workers
+ * // or: Bun.serve({ fetch: gateway.fetch })
+ * ```
+ */
+import { join } from "node:path";
+import type { Logger } from "pino";
+import packageJson from "../package.json" with { type: "json" };
+import type { Config } from "./config.ts";
+import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
+import { migrateToLatest } from "./db/migrate.ts";
+import { createHttpApp } from "./http/app.ts";
+import { createMetrics, metricsFetch } from "./http/metrics.ts";
+import { buildOpenApiDocument } from "./http/openapi.ts";
+import { plainRoutePaths } from "./http/plain-routes.ts";
+import { createJobQueue } from "./jobs/mod.ts";
+import type { JobQueue } from "./jobs/queue.ts";
+import { createLogger } from "./logger.ts";
+import { appRouter, type AppRouter } from "./routers/app.ts";
+import { createTokenVerifier } from "./services/auth/tokens.ts";
+import type { Deps } from "./services/deps.ts";
+import { createTenantFinder } from "./services/tenants/find-tenant.ts";
+
+export { ConfigError, loadConfig, type Config } from "./config.ts";
+export { mintToken, type Principal } from "./services/auth/tokens.ts";
+export type { AppRouter } from "./routers/app.ts";
+export type { ErrorBody } from "./http/error-body.ts";
+
+/** Parts a caller may supply instead of letting the gateway build them (tests, embedding programs). */
+export interface GatewayParts {
+  database?: DatabaseHandle;
+  queue?: JobQueue;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+export interface StartOptions {
+  /** Serve HTTP (and the metrics listener). Default true. */
+  http?: boolean;
+  /** Run the background workers in this process. Default true. */
+  workers?: boolean;
+}
+
+export interface Gateway {
+  /** The HTTP handler: hand it to `Bun.serve`, or call it directly. */
+  fetch: (request: Request) => Promise<Response>;
+  router: AppRouter;
+  deps: Deps;
+  /** The OpenAPI document of every route. */
+  openapi: ReturnType<typeof buildOpenApiDocument>;
+  /** Starts the listeners and workers; resolves with the addresses actually bound. */
+  start(options?: StartOptions): Promise<{ url?: string; metricsUrl?: string }>;
+  /** Stops listeners and workers, and closes what the gateway opened itself. */
+  stop(): Promise<void>;
+}
+
+/** Builds the OpenAPI document without a running gateway (the freshness check, `passerelle openapi`). */
+export function generateOpenApi(): ReturnType<typeof buildOpenApiDocument> {
+  return buildOpenApiDocument(appRouter, plainRoutePaths, packageJson.version);
+}
+
+/**
+ * Builds a gateway: opens the database (PostgreSQL when `DATABASE_URL` is set, PGlite otherwise) and runs
+ * its migrations, chooses the job driver (BullMQ when `REDIS_URL` is set, in-process otherwise), and wires
+ * the HTTP application. Nothing listens until {@link Gateway.start}.
+ */
+export async function createGateway(config: Config, parts: GatewayParts = {}): Promise<Gateway> {
+  const logger = parts.logger ?? createLogger(config);
+  const ownsDatabase = !parts.database;
+  const database =
+    parts.database ??
+    (await openDatabase(
+      config.databaseUrl
+        ? { driver: "postgres", url: config.databaseUrl }
+        : { driver: "pglite", dataDir: join(config.dataDir, "pglite") },
+    ));
+  const ownsQueue = !parts.queue;
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    if (ownsDatabase) await database.close();
+    throw error;
+  }
+  const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+
+  const deps: Deps = {
+    config,
+    db: database.db,
+    queue,
+    logger,
+    tokens: createTokenVerifier(config.jwt),
+    tenants: createTenantFinder({ db: database.db }),
+    now: parts.now ?? (() => new Date()),
+  };
+  const metrics = createMetrics();
+  const openapi = generateOpenApi();
+  const http = createHttpApp({
+    deps,
+    router: appRouter,
+    openapi,
+    metrics,
+    readiness: { database: () => database.ping(), queue: () => queue.ping() },
+  });
+
+  let server: ReturnType<typeof Bun.serve> | undefined;
+  let metricsServer: ReturnType<typeof Bun.serve> | undefined;
+
+  return {
+    fetch: http.fetch,
+    router: appRouter,
+    deps,
+    openapi,
+    async start(options = {}) {
+      const addresses: { url?: string; metricsUrl?: string } = {};
+      if (options.http ?? true) {
+        server = Bun.serve({ port: config.port, hostname: config.host, fetch: http.fetch });
+        metricsServer = Bun.serve({ port: config.metrics.port, hostname: config.metrics.host, fetch: metricsFetch(metrics) });
+        addresses.url = server.url.toString().replace(/\/$/, "");
+        addresses.metricsUrl = metricsServer.url.toString().replace(/\/$/, "");
+      }
+      if (options.workers ?? true) await queue.start();
+      return addresses;
+    },
+    async stop() {
+      await server?.stop();
+      await metricsServer?.stop(true);
+      if (ownsQueue) await queue.close();
+      if (ownsDatabase) await database.close();
+      logger.flush?.();
+    },
+  };
+}

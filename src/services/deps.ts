@@ -1,0 +1,22 @@
+/**
+ * What every service function receives: the dependencies built once by `createGateway`, passed explicitly
+ * (no module singletons, no global clock) so a test can build them on PGlite with a few lines.
+ */
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/schema.ts";
+import type { JobQueue } from "../jobs/queue.ts";
+import type { TokenVerifier } from "./auth/tokens.ts";
+import type { TenantFinder } from "./tenants/find-tenant.ts";
+
+export interface Deps {
+  config: Config;
+  db: Kysely<Database>;
+  queue: JobQueue;
+  logger: Logger;
+  tokens: TokenVerifier;
+  tenants: TenantFinder;
+  /** The clock; tests pass their own. */
+  now: () => Date;
+}

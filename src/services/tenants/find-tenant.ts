@@ -1,0 +1,54 @@
+/**
+ * Reads the tenant behind a request. Every authenticated tenant-scoped call needs it (is it disabled?), so
+ * answers are kept for a few seconds per process — never longer: a disabled tenant is refused within
+ * {@link TENANT_CACHE_MS} on every instance.
+ */
+import { LRUCache } from "lru-cache";
+import type { Deps } from "../deps.ts";
+
+export const TENANT_CACHE_MS = 2_000;
+
+export interface TenantSummary {
+  id: string;
+  name: string;
+  disabled: boolean;
+  liveEnabled: boolean;
+  rateLimit: { rps: number; burst: number } | null;
+}
+
+export interface TenantFinder {
+  /** The tenant with this id, or null when there is none. */
+  find(id: string): Promise<TenantSummary | null>;
+  /** Forgets a tenant at once (after this process changed it). */
+  forget(id: string): void;
+}
+
+/** A finder over the database with a short per-process cache. */
+export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
+  const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
+  return {
+    async find(id) {
+      const hit = cache.get(id);
+      if (hit) return hit.tenant;
+      const row = await deps.db
+        .selectFrom("tenants")
+        .select(["id", "name", "disabled", "live_enabled", "rate_limit"])
+        .where("id", "=", id)
+        .executeTakeFirst();
+      const tenant = row
+        ? {
+            id: row.id,
+            name: row.name,
+            disabled: row.disabled,
+            liveEnabled: row.live_enabled,
+            rateLimit: (row.rate_limit as TenantSummary["rateLimit"]) ?? null,
+          }
+        : null;
+      cache.set(id, { tenant });
+      return tenant;
+    },
+    forget(id) {
+      cache.delete(id);
+    },
+  };
+}
