@@ -8,7 +8,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
-import type { Context, RequestInfo } from "../routers/trpc.ts";
+import { UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { mapError } from "./error-body.ts";
@@ -99,7 +99,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         const declared = Number(request.headers.get("content-length") ?? "0");
         if (declared > MAX_BODY_BYTES)
           return errorResponse(mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId));
-        return fetchRequestHandler({
+        const response = await fetchRequestHandler({
           endpoint: "/trpc",
           req: request,
           router,
@@ -110,6 +110,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
             if (mapError(error, requestInfo.requestId).unexpected) onUnexpectedError(error.cause ?? error, requestInfo);
           },
         });
+        if (response.ok) return response;
+        // tRPC may fail before it builds a context (e.g. a batch call): put the request id in the body then.
+        const text = await response.text();
+        return new Response(text.replaceAll(UNKNOWN_REQUEST_ID, infoOf(request).requestId), response);
       },
       { parse: "none" },
     );

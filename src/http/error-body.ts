@@ -143,6 +143,19 @@ function body(status: number, code: ErrorCode, message: string | string[], reque
   return { statusCode: status, message, error: reasonPhrase(status), code, requestId };
 }
 
+/** tRPC's own errors (protocol misuse: batching, wrong method, …), by code. */
+const TRPC_CODES: Partial<Record<TRPCError["code"], [number, ErrorCode]>> = {
+  BAD_REQUEST: [400, "validation_failed"],
+  UNAUTHORIZED: [401, "unauthorized"],
+  FORBIDDEN: [403, "forbidden"],
+  NOT_FOUND: [404, "not_found"],
+  METHOD_NOT_SUPPORTED: [405, "not_found"],
+  CONFLICT: [409, "conflict"],
+  PAYLOAD_TOO_LARGE: [413, "payload_too_large"],
+  UNSUPPORTED_MEDIA_TYPE: [415, "unsupported_media_type"],
+  TOO_MANY_REQUESTS: [429, "rate_limited"],
+};
+
 /** Maps anything thrown to the contract's error shape. Unknown errors become a 500 that says nothing more. */
 export function mapError(thrown: unknown, requestId: string): MappedError {
   let error = thrown;
@@ -151,11 +164,11 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
     const cause = error.cause;
     if (cause instanceof AppError) error = cause;
     else if (error.code === "BAD_REQUEST" && issuesOf(cause)) error = new ValidationError(issuesOf(cause)!.map(formatIssue));
-    else if (error.code === "NOT_FOUND" && !cause) error = new AppError(404, "not_found", "Not found");
     else if (error.code === "PARSE_ERROR") error = new AppError(400, "validation_failed", "Malformed JSON in request body");
-    else if (error.code === "METHOD_NOT_SUPPORTED") error = new AppError(405, "not_found", error.message);
-    else if (error.code === "UNSUPPORTED_MEDIA_TYPE") error = new AppError(415, "unsupported_media_type", error.message);
-    else if (error.code === "PAYLOAD_TOO_LARGE") error = new AppError(413, "payload_too_large", error.message);
+    else if (TRPC_CODES[error.code]) {
+      const [status, code] = TRPC_CODES[error.code]!;
+      error = new AppError(status, code, status === 404 && error.message.startsWith("No ") ? "Not found" : error.message);
+    }
   }
   if (error instanceof ValidationError) {
     return { status: 400, body: body(400, "validation_failed", error.messages, requestId), headers: {}, unexpected: false };

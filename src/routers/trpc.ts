@@ -35,13 +35,16 @@ export interface ErrorData {
   path?: string;
 }
 
+/** Stands for the request id when tRPC fails before it built a context; the HTTP layer fills it in. */
+export const UNKNOWN_REQUEST_ID = "__request_id__";
+
 const t = initTRPC
   .context<Context>()
   .meta<Meta>()
   .create({
     isDev: false,
     errorFormatter({ shape, error, ctx, path }) {
-      const mapped = mapError(error, ctx?.request.requestId ?? "unknown");
+      const mapped = mapError(error, ctx?.request.requestId ?? UNKNOWN_REQUEST_ID);
       const data: ErrorData = { httpStatus: mapped.status, httpBody: mapped.body, code: mapped.body.code, path };
       return { code: shape.code, message: Array.isArray(mapped.body.message) ? mapped.body.message.join("; ") : mapped.body.message, data };
     },

@@ -1,0 +1,89 @@
+import { afterAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTokenVerifier } from "../src/services/auth/tokens.ts";
+import { TEST_ENV } from "./support/gateway.ts";
+
+const MAIN = join(import.meta.dir, "..", "src", "main.ts");
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "passerelle-cli-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function freePort(): number {
+  const server = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = server.port!;
+  server.stop(true);
+  return port;
+}
+
+/** The environment of a fresh machine: no PASSERELLE variables, nothing from the test runner's own. */
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
+}
+
+async function run(args: string[], env: Record<string, string>) {
+  const child = Bun.spawn(["bun", MAIN, ...args], { env: cleanEnv(env), stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { stdout, stderr, code };
+}
+
+describe("passerelle (the command line)", () => {
+  it("token --admin prints one admin token that the gateway accepts", async () => {
+    const { stdout, code } = await run(["token", "--admin", "--env", "live"], TEST_ENV);
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split("\n");
+    expect(lines.length).toBe(1);
+    const principal = await createTokenVerifier({ secret: TEST_ENV.JWT_SECRET!, issuer: undefined, audience: undefined, jwksUrl: undefined }).verify(lines[0]!);
+    expect(principal).toMatchObject({ role: "admin", environment: "live", tenantId: null });
+  });
+
+  it("token refuses unclear arguments", async () => {
+    const { stderr, code } = await run(["token"], TEST_ENV);
+    expect(code).toBe(1);
+    expect(stderr).toBe("passerelle: token needs exactly one of --admin or --tenant <ten_…>\n");
+  });
+
+  it("stops on bad configuration with one line naming the variable", async () => {
+    const { stderr, code } = await run(["serve"], { NODE_ENV: "production", JWT_SECRET: "x".repeat(40) });
+    expect(code).toBe(1);
+    expect(stderr).toBe("passerelle: Invalid configuration: ENCRYPTION_KEYS is required when NODE_ENV=production\n");
+    const bad = await run(["serve"], { ...TEST_ENV, PORT: "http" });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trimEnd().split("\n")).toEqual([expect.stringContaining("Invalid configuration: PORT")]);
+  });
+
+  it("serve with nothing set starts on the development defaults, says so once, and stops on SIGTERM", async () => {
+    const dataDir = tempDir();
+    const port = freePort();
+    const child = Bun.spawn(["bun", MAIN, "serve"], {
+      env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(freePort()), SIMULATORS: "off" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      let ready = false;
+      for (let i = 0; i < 300 && !ready; i++) {
+        await Bun.sleep(100);
+        ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false);
+      }
+      expect(ready).toBe(true);
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+      const lines = (await new Response(child.stdout).text()).trim().split("\n").map((line) => JSON.parse(line));
+      const warnings = lines.filter((line) => line.level === 40);
+      expect(warnings.length).toBe(1);
+      expect(warnings[0].msg).toContain("development defaults in use");
+      expect(warnings[0].msg).toContain("PGlite under");
+      expect(warnings[0].msg).toContain("in-process jobs");
+      expect(await Bun.file(join(dataDir, "secrets.json")).exists()).toBe(true);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 120_000);
+});
