@@ -1,0 +1,70 @@
+/**
+ * Opening the database: PostgreSQL through postgres.js, or PGlite in process.
+ * Which one runs is configuration (`DATABASE_URL` set or not), decided by the caller.
+ *
+ * @module
+ */
+import type { Kysely } from "kysely";
+import { openPglite } from "./open-pglite.ts";
+import { openPostgres } from "./open-postgres.ts";
+import type { Database } from "./schema.ts";
+
+/** A migrated PGlite data-directory tarball (see `pglite-snapshot.ts`), or a way to get one. */
+export type PgliteSnapshotSource = Blob | File | (() => Promise<Blob | File>);
+
+/** Where the data lives. */
+export type DatabaseOptions =
+  | {
+      driver: "postgres";
+      url: string;
+      /** Pool size; postgres.js defaults to 10. */
+      max?: number;
+    }
+  | {
+      driver: "pglite";
+      /** A directory on disk; undefined = in memory. */
+      dataDir?: string;
+      /**
+       * Tarball to start from when there is no database yet (always for memory, on the first
+       * start for a `dataDir`). A function is called only then, so building it can be skipped.
+       */
+      snapshot?: PgliteSnapshotSource;
+    };
+
+/** An open database: Kysely plus the few operations the service needs around it. */
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  driver: "postgres" | "pglite";
+  /** Resolves when the database answers `select 1`; for `/health/ready`. */
+  ping(): Promise<void>;
+  /** Ends the pool, or shuts PGlite down cleanly (flushing an on-disk data directory). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database. Both drivers read `int8`/`count(*)` as JS numbers and take jsonb as
+ * plain values. It does not migrate: call `migrateToLatest(handle.db)` next.
+ *
+ * PGlite is a single connection: queries and transactions run one at a time, and a query on
+ * `db` issued inside `db.transaction()` (instead of on `trx`) waits forever.
+ *
+ * @example
+ * ```ts
+ * const handle = await openDatabase(
+ *   config.databaseUrl
+ *     ? { driver: "postgres", url: config.databaseUrl }
+ *     : { driver: "pglite", dataDir: "./data/pglite" },
+ * );
+ * await migrateToLatest(handle.db);
+ * await handle.ping();
+ * await handle.close();
+ * ```
+ */
+export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
+  switch (opts.driver) {
+    case "postgres":
+      return openPostgres(opts.url, opts.max);
+    case "pglite":
+      return openPglite(opts.dataDir, opts.snapshot);
+  }
+}

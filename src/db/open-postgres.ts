@@ -1,0 +1,48 @@
+/**
+ * PostgreSQL through postgres.js and `kysely-postgres-js`.
+ *
+ * @module
+ */
+import { Kysely, sql } from "kysely";
+import { PostgresJSDialect } from "kysely-postgres-js";
+import postgres from "postgres";
+import type { DatabaseHandle } from "./connect.ts";
+import type { Database } from "./schema.ts";
+
+const INT8_OID = 20;
+
+/**
+ * Connects a pool to `url`. Nothing is sent until the first query (postgres.js is lazy).
+ *
+ * @example
+ * ```ts
+ * const handle = await openPostgres("postgres://postgres@127.0.0.1:5432/passerelle", 10);
+ * ```
+ */
+export async function openPostgres(url: string, max?: number): Promise<DatabaseHandle> {
+  const client = postgres(url, {
+    ...(max === undefined ? {} : { max }),
+    // Kysely's migrator says "relation … already exists, skipping" on every start.
+    onnotice: () => {},
+    types: {
+      // postgres.js reads int8 (and so `count(*)`) as a string; PGlite reads a number.
+      // Our int8 values (counts, amounts) stay far below 2^53.
+      int8: { to: INT8_OID, from: [INT8_OID], serialize: (value: number | bigint) => String(value), parse: Number },
+    },
+  });
+  // kysely-postgres-js prepares every statement, so postgres.js learns each parameter's type
+  // from the server and JSON.stringify-es jsonb parameters itself: pass objects, not strings.
+  const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) });
+  return {
+    db,
+    driver: "postgres",
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      await db.destroy();
+      // Kysely only ends a pool it has used; end it ourselves in case no query ever ran.
+      await client.end();
+    },
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * Table types for Kysely: the shape of every table as migration 0001 creates it.
+ *
+ * Conventions: snake_case columns; text ids minted by the app (`ten_…`, `key_…`);
+ * `timestamptz` columns read back as `Date` on both drivers; `int8`/`count(*)` read
+ * back as `number` (see `connect.ts`); jsonb columns take and return plain values —
+ * never pass `JSON.stringify(...)` output, postgres.js would store a JSON string.
+ *
+ * @module
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+/** Which side of a provider a tenant acts in. */
+export type Environment = "sandbox" | "live";
+
+/** The payment providers the gateway speaks to. */
+export type Provider = "providerA" | "providerB";
+
+/** Any value that survives a JSON round trip. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * A jsonb column holding `T`: written and read as a plain value, never as a string.
+ * (Kysely's own `JSONColumnType` expects strings on insert, which double-encodes on postgres.js.)
+ */
+export type Jsonb<T> = ColumnType<T, T, T>;
+
+/** A nullable column of `T` that may be left out on insert (stored as null). */
+export type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+/** A nullable jsonb column holding `T`, written and read as a plain value. */
+export type NullableJsonb<T> = Nullable<T>;
+
+/** A timestamptz column with a database default of `now()`. */
+export type CreatedAt = ColumnType<Date, Date | undefined, Date>;
+
+/** A nullable timestamptz column. */
+export type NullableTimestamp = Nullable<Date>;
+
+/** Per-tenant rate limit override (requests per second and burst). */
+export interface RateLimit {
+  rps: number;
+  burst: number;
+}
+
+/** A merchant using the gateway. */
+export interface TenantsTable {
+  id: string;
+  name: string;
+  store_name: string;
+  disabled: Generated<boolean>;
+  live_enabled: Generated<boolean>;
+  rate_limit: NullableJsonb<RateLimit>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** API keys: only an HMAC of the secret is stored, plus a short prefix for display. */
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  name: Nullable<string>;
+  prefix: string;
+  /** HMAC-SHA256 (hex) of the secret with the API key pepper; unique. */
+  secret_hash: string;
+  created_at: CreatedAt;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+/** What a tenant secret is used for. */
+export type TenantSecretKind = "callback";
+
+/** Sealed signing secrets; after a rotation the old row gets `expires_at` = now + 24 h. */
+export interface TenantSecretsTable {
+  id: string;
+  tenant_id: string;
+  kind: TenantSecretKind;
+  /** `v<N>:<base64(iv|ciphertext|tag)>`, see `crypto/`. */
+  sealed_secret: string;
+  created_at: CreatedAt;
+  expires_at: NullableTimestamp;
+}
+
+/** Sealed values of one credential set, by field name (`masterKey`, `secretKey`, …). */
+export type SealedFields = Record<string, string>;
+
+/** Display form of one credential set, by field name: the last 4 characters, or null when unset. */
+export type MaskedFields = Record<string, string | null>;
+
+/**
+ * Versioned, sealed provider credential sets. At most one active set per
+ * (tenant, provider, environment); old versions stay for in-flight payments.
+ */
+export interface ProviderCredentialsTable {
+  id: string;
+  tenant_id: string;
+  provider: Provider;
+  environment: Environment;
+  version: number;
+  active: Generated<boolean>;
+  sealed: Jsonb<SealedFields>;
+  masked: Jsonb<MaskedFields>;
+  created_at: CreatedAt;
+  deactivated_at: NullableTimestamp;
+}
+
+/** Where an idempotent request stands. */
+export type IdempotencyState = "in_flight" | "done";
+
+/**
+ * One row per Idempotency-Key, scoped by tenant, environment, method and concrete path.
+ * `tenant_id` is deliberately not a foreign key: operator calls (POST /tenants) have no tenant
+ * and use a sentinel chosen by the idempotency service.
+ */
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  environment: Environment;
+  method: string;
+  path: string;
+  key: string;
+  /** Hash of the canonical JSON body. */
+  request_hash: string;
+  state: IdempotencyState;
+  /** While `in_flight`, others get 409 until this passes (a crashed request frees the key). */
+  locked_until: Date;
+  response_status: Nullable<number>;
+  response_body: NullableJsonb<JsonValue>;
+  response_headers: NullableJsonb<Record<string, string>>;
+  created_at: CreatedAt;
+  expires_at: Date;
+}
+
+/** Every table Kysely knows about. */
+export interface Database {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  tenant_secrets: TenantSecretsTable;
+  provider_credentials: ProviderCredentialsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type Tenant = Selectable<TenantsTable>;
+export type NewTenant = Insertable<TenantsTable>;
+export type TenantUpdate = Updateable<TenantsTable>;
+
+export type ApiKey = Selectable<ApiKeysTable>;
+export type NewApiKey = Insertable<ApiKeysTable>;
+export type ApiKeyUpdate = Updateable<ApiKeysTable>;
+
+export type TenantSecret = Selectable<TenantSecretsTable>;
+export type NewTenantSecret = Insertable<TenantSecretsTable>;
+export type TenantSecretUpdate = Updateable<TenantSecretsTable>;
+
+export type ProviderCredentials = Selectable<ProviderCredentialsTable>;
+export type NewProviderCredentials = Insertable<ProviderCredentialsTable>;
+export type ProviderCredentialsUpdate = Updateable<ProviderCredentialsTable>;
+
+export type IdempotencyKey = Selectable<IdempotencyKeysTable>;
+export type NewIdempotencyKey = Insertable<IdempotencyKeysTable>;
+export type IdempotencyKeyUpdate = Updateable<IdempotencyKeysTable>;

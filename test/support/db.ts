@@ -1,0 +1,89 @@
+/**
+ * A fresh, migrated database per call, so tests never see each other's data:
+ * with `DATABASE_URL` set, a new database on that server (dropped by `dispose()`);
+ * otherwise PGlite in memory, loaded from a snapshot cached under the OS temp directory.
+ */
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { openDatabase, type DatabaseHandle } from "../../src/db/connect.ts";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "../../src/db/pglite-snapshot.ts";
+
+export { SNAPSHOT_CACHE_DIR };
+
+/** A test database; `dispose()` closes it and removes whatever it created. */
+export type TestDatabase = DatabaseHandle & { dispose(): Promise<void> };
+
+
+/**
+ * Opens a fresh, migrated database: PostgreSQL when `DATABASE_URL` is set, PGlite otherwise.
+ *
+ * @example
+ * ```ts
+ * let database: TestDatabase;
+ * beforeAll(async () => { database = await createTestDatabase(); }, 30_000);
+ * afterAll(() => database.dispose());
+ * ```
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.DATABASE_URL;
+  return serverUrl ? createServerDatabase(serverUrl) : createPgliteDatabase();
+}
+
+async function createPgliteDatabase(): Promise<TestDatabase> {
+  let handle: DatabaseHandle;
+  try {
+    handle = await openDatabase({ driver: "pglite", snapshot: await loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR) });
+  } catch {
+    // A cached tarball that no longer loads (e.g. written by another PGlite version): rebuild it once.
+    const snapshot = await loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR, { rebuild: true });
+    handle = await openDatabase({ driver: "pglite", snapshot });
+  }
+  try {
+    await migrateToLatest(handle.db);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return { ...handle, dispose: once(() => handle.close()) };
+}
+
+async function createServerDatabase(serverUrl: string): Promise<TestDatabase> {
+  const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
+  await withAdminConnection(serverUrl, (admin) => admin.unsafe(`create database "${name}"`));
+  const dropDatabase = () => withAdminConnection(serverUrl, (admin) => admin.unsafe(`drop database if exists "${name}" with (force)`));
+
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  let handle: DatabaseHandle | undefined;
+  try {
+    handle = await openDatabase({ driver: "postgres", url: url.toString(), max: 5 });
+    await migrateToLatest(handle.db);
+  } catch (error) {
+    await handle?.close();
+    await dropDatabase();
+    throw error;
+  }
+  const opened = handle;
+  return {
+    ...opened,
+    dispose: once(async () => {
+      await opened.close();
+      await dropDatabase();
+    }),
+  };
+}
+
+async function withAdminConnection<T>(serverUrl: string, run: (admin: postgres.Sql) => Promise<T>): Promise<T> {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    return await run(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= fn());
+}
