@@ -7,10 +7,11 @@
  *   passerelle migrate                apply the database migrations and exit
  *   passerelle token --admin [--env live] [--ttl 3600]
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
+ *   passerelle keys rotate            re-seal every stored secret under the first ENCRYPTION_KEYS key
  *   passerelle openapi                print the OpenAPI document
  */
 import { parseArgs } from "node:util";
-import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, type Config } from "./mod.ts";
+import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
 
 const USAGE = `usage: passerelle <command>
   serve [--no-workers]     serve HTTP and run the workers (what 'bun run start' runs)
@@ -18,6 +19,7 @@ const USAGE = `usage: passerelle <command>
   migrate                  apply the database migrations
   token --admin | --tenant <ten_…> [--env sandbox|live] [--ttl <seconds>]
                            print a bearer token on one line
+  keys rotate              re-seal every stored secret under the first ENCRYPTION_KEYS key
   openapi                  print the OpenAPI document`;
 
 function fail(message: string): never {
@@ -96,6 +98,17 @@ async function main(argv: string[]): Promise<void> {
         ttlSeconds,
       });
       process.stdout.write(`${token}\n`);
+      return;
+    }
+    case "keys": {
+      if (rest[0] !== "rotate") fail(`unknown keys command '${rest[0] ?? ""}' (did you mean 'keys rotate'?)`);
+      const gateway = await createGateway(configOrExit());
+      try {
+        const report = await rotateSealedSecrets(gateway.deps, gateway.deps.keyring);
+        process.stdout.write(`re-sealed ${report.resealed} secret(s) under key v${gateway.deps.keyring.currentVersion}; ${report.current} already were\n`);
+      } finally {
+        await gateway.stop();
+      }
       return;
     }
     case "openapi":

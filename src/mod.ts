@@ -14,8 +14,10 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import packageJson from "../package.json" with { type: "json" };
 import type { Config } from "./config.ts";
+import { createKeyring } from "./crypto/seal.ts";
 import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
+import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "./db/pglite-snapshot.ts";
 import { createHttpApp } from "./http/app.ts";
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
@@ -30,6 +32,7 @@ import { createTenantFinder } from "./services/tenants/find-tenant.ts";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
+export { rotateSealedSecrets, type RotationReport } from "./services/keys/rotate-sealed.ts";
 export type { AppRouter } from "./routers/app.ts";
 export type { ErrorBody } from "./http/error-body.ts";
 
@@ -79,7 +82,12 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     (await openDatabase(
       config.databaseUrl
         ? { driver: "postgres", url: config.databaseUrl }
-        : { driver: "pglite", dataDir: join(config.dataDir, "pglite") },
+        : {
+            driver: "pglite",
+            dataDir: join(config.dataDir, "pglite"),
+            // A new data directory starts from the migrated snapshot: ~0.6 s and ~230 MB instead of initdb's ~2.6 s and ~670 MB.
+            snapshot: () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR),
+          },
     ));
   const ownsQueue = !parts.queue;
   try {
@@ -96,6 +104,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     queue,
     logger,
     tokens: createTokenVerifier(config.jwt),
+    keyring: await createKeyring(config.encryptionKeys),
     tenants: createTenantFinder({ db: database.db }),
     now: parts.now ?? (() => new Date()),
   };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { SignJWT, UnsecuredJWT } from "jose";
+import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { createHttpApp, type HttpApp } from "../src/http/app.ts";
 import { createMetrics } from "../src/http/metrics.ts";
 import { createTokenVerifier, mintToken } from "../src/services/auth/tokens.ts";
@@ -109,7 +109,7 @@ describe("bearer token verification", () => {
     const first = await verifier.verify(token);
     expect(first.role).toBe("admin");
     // Same token, same cache entry, but the clock has moved past exp + leeway.
-    expect(verifier.verify(token, Date.now() + 120_000)).rejects.toThrow("Token has expired");
+    await expect(verifier.verify(token, Date.now() + 120_000)).rejects.toThrow("Token has expired");
   });
 
   it("refuses a wrong issuer or audience when they are configured", async () => {
@@ -135,6 +135,35 @@ describe("bearer token verification", () => {
       await expectError(await strict.request("/auth/whoami", { headers: bearer(wrongAudience) }), 401, "unauthorized", "Token aud claim is not accepted");
     } finally {
       await strict.close();
+    }
+  }, 60_000);
+});
+
+describe("tokens from the operator's identity provider (JWT_JWKS_URL)", () => {
+  it("accepts RS256 and ES256 tokens whose key is in the JWKS, and refuses them when no JWKS is configured", async () => {
+    const rsa = await generateKeyPair("RS256");
+    const ec = await generateKeyPair("ES256");
+    const jwks = { keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "rsa-1", alg: "RS256" }, { ...(await exportJWK(ec.publicKey)), kid: "ec-1", alg: "ES256" }] };
+    const idp = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json(jwks) });
+    const withJwks = await startTestGateway({ JWT_JWKS_URL: `http://127.0.0.1:${idp.port}/.well-known/jwks.json` });
+    try {
+      const rs = await new SignJWT({ role: "admin" }).setProtectedHeader({ alg: "RS256", kid: "rsa-1" }).setSubject("idp-user").setExpirationTime("5m").sign(rsa.privateKey);
+      const es = await new SignJWT({ tenant_id: tenantA }).setProtectedHeader({ alg: "ES256", kid: "ec-1" }).setSubject("idp-app").setExpirationTime("5m").sign(ec.privateKey);
+      const rsBody = await (await withJwks.request("/auth/whoami", { headers: bearer(rs) })).json();
+      expect(rsBody).toMatchObject({ sub: "idp-user", role: "admin" });
+      const esBody = await (await withJwks.request("/auth/whoami", { headers: bearer(es) })).json();
+      expect(esBody).toMatchObject({ sub: "idp-app", role: "tenant", tenantId: tenantA });
+      // Our own HS256 tokens keep working beside the identity provider's.
+      expect((await withJwks.request("/auth/whoami", { headers: bearer(await withJwks.adminToken()) })).status).toBe(200);
+      // A key the JWKS does not hold is refused.
+      const stranger = await generateKeyPair("RS256");
+      const forged = await new SignJWT({ role: "admin" }).setProtectedHeader({ alg: "RS256", kid: "rsa-1" }).setSubject("x").setExpirationTime("5m").sign(stranger.privateKey);
+      await expectError(await withJwks.request("/auth/whoami", { headers: bearer(forged) }), 401, "unauthorized");
+      // Without JWT_JWKS_URL, asymmetric tokens are not accepted at all.
+      await expectError(await whoami(bearer(rs)), 401, "unauthorized", "Token algorithm is not accepted");
+    } finally {
+      await withJwks.close();
+      idp.stop(true);
     }
   }, 60_000);
 });

@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import type { Keyring } from "../crypto/seal.ts";
 import type { Database } from "../db/schema.ts";
 import type { JobQueue } from "../jobs/queue.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
@@ -16,6 +17,8 @@ export interface Deps {
   queue: JobQueue;
   logger: Logger;
   tokens: TokenVerifier;
+  /** Seals and opens secrets at rest. */
+  keyring: Keyring;
   tenants: TenantFinder;
   /** The clock; tests pass their own. */
   now: () => Date;
