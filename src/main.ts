@@ -7,10 +7,12 @@
  *   passerelle migrate                apply the database migrations and exit
  *   passerelle token --admin [--env live] [--ttl 3600]
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
+ *   passerelle sandbox [--port-a 4001] [--port-b 4002]   the provider simulators, standalone
  *   passerelle keys rotate            re-seal every stored secret under the first ENCRYPTION_KEYS key
  *   passerelle openapi                print the OpenAPI document
  */
 import { parseArgs } from "node:util";
+import { createSimulatorApp } from "./providers/simulators/mod.ts";
 import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
 
 const USAGE = `usage: passerelle <command>
@@ -19,6 +21,8 @@ const USAGE = `usage: passerelle <command>
   migrate                  apply the database migrations
   token --admin | --tenant <ten_…> [--env sandbox|live] [--ttl <seconds>]
                            print a bearer token on one line
+  sandbox [--port-a <n>] [--port-b <n>]
+                           serve the provider simulators standalone (default ports 4001, 4002)
   keys rotate              re-seal every stored secret under the first ENCRYPTION_KEYS key
   openapi                  print the OpenAPI document`;
 
@@ -98,6 +102,21 @@ async function main(argv: string[]): Promise<void> {
         ttlSeconds,
       });
       process.stdout.write(`${token}\n`);
+      return;
+    }
+    case "sandbox": {
+      const { values } = parseArgs({ args: rest, options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" } } });
+      const host = process.env.HOST ?? "127.0.0.1";
+      const servers = (["providerA", "providerB"] as const).map((name) => {
+        const port = Number(name === "providerA" ? values["port-a"] : values["port-b"]);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port-${name === "providerA" ? "a" : "b"} must be a port number`);
+        const server = Bun.serve({ port, hostname: host, fetch: createSimulatorApp(name).fetch });
+        process.stdout.write(`${name} simulator on ${server.url.toString().replace(/\/$/, "")}\n`);
+        return server;
+      });
+      stopOnSignals(async () => {
+        for (const server of servers) await server.stop(true);
+      });
       return;
     }
     case "keys": {

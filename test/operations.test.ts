@@ -149,3 +149,47 @@ describe("request logs", () => {
     expect(all).not.toContain("eyJ");
   });
 });
+
+describe("provider simulators", () => {
+  it("are mounted under /sandbox/<provider> when SIMULATORS is on, and absent when off", async () => {
+    const on = await startTestGateway({ SIMULATORS: "on" });
+    try {
+      for (const name of ["providerA", "providerB"]) {
+        const response = await on.request(`/sandbox/${name}/_sim/health`);
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ status: "ok", simulator: name });
+      }
+    } finally {
+      await on.close();
+    }
+    expect((await tg.request("/sandbox/providerA/_sim/health")).status).toBe(404);
+  }, 60_000);
+
+  it("run standalone with passerelle sandbox, each from / on its own port", async () => {
+    const free = () => {
+      const s = Bun.serve({ port: 0, fetch: () => new Response() });
+      const port = s.port!;
+      s.stop(true);
+      return port;
+    };
+    const [portA, portB] = [free(), free()];
+    const child = Bun.spawn(["bun", "src/main.ts", "sandbox", "--port-a", String(portA), "--port-b", String(portB)], {
+      cwd: `${import.meta.dir}/..`,
+      env: { PATH: process.env.PATH ?? "" },
+      stdout: "pipe",
+    });
+    try {
+      let body: unknown;
+      for (let i = 0; i < 100 && !body; i++) {
+        await Bun.sleep(50);
+        body = await fetch(`http://127.0.0.1:${portB}/_sim/health`).then((r) => r.json(), () => undefined);
+      }
+      expect(body).toEqual({ status: "ok", simulator: "providerB" });
+      expect(await (await fetch(`http://127.0.0.1:${portA}/_sim/health`)).json()).toEqual({ status: "ok", simulator: "providerA" });
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 30_000);
+});

@@ -9,6 +9,7 @@ import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
 import { UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
+import { createSimulatorApp, simulatorMountPath } from "../providers/simulators/mod.ts";
 import type { Deps } from "../services/deps.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { mapError } from "./error-body.ts";
@@ -117,6 +118,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       },
       { parse: "none" },
     );
+
+  if (deps.config.simulators) {
+    for (const name of ["providerA", "providerB"] as const) app.mount(simulatorMountPath(name), createSimulatorApp(name).fetch);
+  }
 
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError });
 
