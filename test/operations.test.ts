@@ -85,6 +85,23 @@ describe("operations endpoints", () => {
     }
   }, 30_000);
 
+  it("GET /health/ready is 503 when the database is unreachable", async () => {
+    const config = loadConfig({ ...TEST_ENV, LOG_LEVEL: "silent" });
+    const database = await createTestDatabase();
+    const logger = createLogger(config);
+    const queue = createJobQueue({ redisUrl: undefined, prefix: "ptest-db-down", logger });
+    const gateway = await createGateway(config, { database, queue, logger });
+    try {
+      await database.dispose();
+      const response = await gateway.fetch(new Request("http://localhost/health/ready"));
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({ status: "unavailable", checks: { database: "down", queue: "ok" } });
+    } finally {
+      await gateway.stop();
+      await queue.close();
+    }
+  }, 30_000);
+
   it("serves Prometheus metrics on their own listener, not on the public port", async () => {
     await fetch(`${url}/health/live`);
     const metrics = await fetch(`${metricsUrl}/metrics`);

@@ -117,6 +117,10 @@ describe("REST routes generated from the router", () => {
       duplex: "half",
     });
     await expectError(chunked, 413, "payload_too_large");
+    const overTrpc = await call("/trpc/fixture.createPayment", json(admin, big));
+    expect(overTrpc.status).toBe(413);
+    const trpcBody = (await overTrpc.json()) as { error: { data: { httpBody: { code: string; statusCode: number } } } };
+    expect(trpcBody.error.data.httpBody).toMatchObject({ code: "payload_too_large", statusCode: 413 });
   });
 
   it("coerces path and query parameters from the schema without loosening it", async () => {

@@ -97,12 +97,22 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     .all(
       "/trpc/*",
       async ({ request }) => {
-        const declared = Number(request.headers.get("content-length") ?? "0");
-        if (declared > MAX_BODY_BYTES)
-          return errorResponse(mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId));
+        let req = request;
+        if (request.method === "POST") {
+          // tRPC reads the body itself; hold it to the same 64 KiB limit as REST, declared or streamed.
+          const declared = Number(request.headers.get("content-length") ?? "0");
+          const bytes = declared > MAX_BODY_BYTES ? undefined : await request.arrayBuffer();
+          if (!bytes || bytes.byteLength > MAX_BODY_BYTES) {
+            const mapped = mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId);
+            // tRPC's envelope, as its own errors have it (-32413 is PAYLOAD_TOO_LARGE in tRPC's JSON-RPC codes).
+            const envelope = { error: { code: -32413, message: mapped.body.message, data: { httpStatus: 413, httpBody: mapped.body, code: mapped.body.code } } };
+            return jsonResponse(413, envelope);
+          }
+          req = new Request(request.url, { method: "POST", headers: request.headers, body: bytes, signal: request.signal });
+        }
         const response = await fetchRequestHandler({
           endpoint: "/trpc",
-          req: request,
+          req,
           router,
           allowBatching: false,
           createContext: () => createContext(request),
