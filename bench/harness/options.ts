@@ -1,0 +1,92 @@
+/**
+ * The harness's settings: flags first, then `BENCH_*` environment variables, then defaults.
+ */
+import { parseArgs } from "node:util";
+
+export type GeneratorChoice = "auto" | "wrk" | "bun";
+
+export interface BenchOptions {
+  durationS: number;
+  warmupS: number;
+  /** Each reference and scenario runs this many times, alternating; the table shows medians. */
+  rounds: number;
+  connections: number;
+  /** wrk threads (`-t`); the Bun generator is always one process. */
+  threads: number;
+  generator: GeneratorChoice;
+  /** Only scenarios whose name contains this text (and their references) run. */
+  filter: string | undefined;
+  startTimeoutS: number;
+  /** Admin connection used to create and drop the scratch database. */
+  postgresUrl: string;
+  redisUrl: string;
+  /** Skip writing `bench/results/`. */
+  noSave: boolean;
+}
+
+export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* variable shown)
+  --duration <s>        seconds measured per scenario            (BENCH_DURATION, default 10)
+  --warmup <s>          seconds of unmeasured load before each   (BENCH_WARMUP, default 2)
+  --rounds <n>          run everything n times, show medians    (BENCH_ROUNDS, default 1)
+  --connections <n>     concurrent keep-alive connections        (BENCH_CONNECTIONS, default 50)
+  --threads <n>         wrk threads                              (BENCH_THREADS, default 1)
+  --generator <g>       auto | wrk | bun                         (BENCH_GENERATOR, default auto: wrk when installed)
+  --filter <text>       only scenarios whose name contains text  (BENCH_FILTER)
+  --start-timeout <s>   wait this long for /health/ready         (BENCH_START_TIMEOUT, default 30)
+  --postgres-url <url>  admin connection for the scratch DB      (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+  --redis-url <url>     Redis for the gateway's jobs             (BENCH_REDIS_URL, default redis://127.0.0.1:6379)
+  --no-save             do not write bench/results/*.json`;
+
+function seconds(name: string, text: string): number {
+  const value = Number(text.replace(/s$/, ""));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`bench: ${name} must be a positive number of seconds, got '${text}'`);
+  return value;
+}
+
+function count(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`bench: ${name} must be a positive integer, got '${text}'`);
+  return value;
+}
+
+/** Parses `argv` (without the program name) and `env`. Throws with a one-line message on a bad value. */
+export function parseBenchOptions(argv: string[], env: Record<string, string | undefined>): BenchOptions | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      connections: { type: "string" },
+      threads: { type: "string" },
+      generator: { type: "string" },
+      filter: { type: "string" },
+      "start-timeout": { type: "string" },
+      "postgres-url": { type: "string" },
+      "redis-url": { type: "string" },
+      "no-save": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help";
+  const pick = (flag: string | undefined, envName: string, fallback: string) => flag ?? (env[envName] || fallback);
+  const generator = pick(values.generator, "BENCH_GENERATOR", "auto");
+  if (generator !== "auto" && generator !== "wrk" && generator !== "bun")
+    throw new Error(`bench: --generator must be auto, wrk or bun, got '${generator}'`);
+  const options: BenchOptions = {
+    durationS: seconds("--duration", pick(values.duration, "BENCH_DURATION", "10")),
+    warmupS: Number(pick(values.warmup, "BENCH_WARMUP", "2").replace(/s$/, "")),
+    rounds: count("--rounds", pick(values.rounds, "BENCH_ROUNDS", "1")),
+    connections: count("--connections", pick(values.connections, "BENCH_CONNECTIONS", "50")),
+    threads: count("--threads", pick(values.threads, "BENCH_THREADS", "1")),
+    generator,
+    filter: values.filter ?? (env.BENCH_FILTER || undefined),
+    startTimeoutS: seconds("--start-timeout", pick(values["start-timeout"], "BENCH_START_TIMEOUT", "30")),
+    postgresUrl: pick(values["postgres-url"], "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
+    redisUrl: pick(values["redis-url"], "BENCH_REDIS_URL", "redis://127.0.0.1:6379"),
+    noSave: values["no-save"] ?? false,
+  };
+  if (!Number.isFinite(options.warmupS) || options.warmupS < 0) throw new Error("bench: --warmup must be 0 or more seconds");
+  if (options.threads > options.connections) throw new Error("bench: --threads cannot exceed --connections");
+  return options;
+}
