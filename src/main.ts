@@ -143,4 +143,12 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-await main(process.argv.slice(2));
+try {
+  await main(process.argv.slice(2));
+} catch (error) {
+  // A start-up failure (database unreachable, a migration failing, a data directory in use) is one line.
+  const message = error instanceof Error ? error.message : String(error);
+  const causeMessage = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
+  const cause = causeMessage && !message.includes(causeMessage) ? ` (${causeMessage})` : "";
+  fail(`${message}${cause}`.split("\n")[0]!);
+}

@@ -58,6 +58,15 @@ describe("passerelle (the command line)", () => {
     expect(bad.stderr.trimEnd().split("\n")).toEqual([expect.stringContaining("Invalid configuration: PORT")]);
   });
 
+  it("stops with one line when the database cannot be reached", async () => {
+    const { stderr, code } = await run(["serve"], { ...TEST_ENV, DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" });
+    expect(code).toBe(1);
+    const lines = stderr.trimEnd().split("\n");
+    expect(lines.length).toBe(1);
+    expect(lines[0]).toStartWith("passerelle: ");
+    expect(lines[0]).toContain("ECONNREFUSED");
+  });
+
   it("serve with nothing set starts on the development defaults, says so once, and stops on SIGTERM", async () => {
     const dataDir = tempDir();
     const port = freePort();
