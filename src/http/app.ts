@@ -146,6 +146,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       response = errorResponse(mapError(error, requestInfo.requestId));
     }
     response.headers.set("x-request-id", requestInfo.requestId);
+    if (requestInfo.responseHeaders)
+      for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
     const seconds = (performance.now() - started) / 1000;
     const status = String(response.status);
     options.metrics.httpRequests.inc({ method: request.method, status });

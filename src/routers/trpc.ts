@@ -15,6 +15,8 @@ import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 export interface RequestInfo {
   requestId: string;
   tenantId?: string;
+  /** Headers a procedure adds to its HTTP response (e.g. `idempotent-replayed`), on either surface. */
+  responseHeaders?: Record<string, string>;
 }
 
 /** The context of every procedure call, on `/trpc` and on the REST surface alike. */
@@ -51,6 +53,7 @@ const t = initTRPC
   });
 
 export const router = t.router;
+export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
 /** No token needed. */
