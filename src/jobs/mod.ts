@@ -1,0 +1,47 @@
+/**
+ * Background jobs: the {@link JobQueue} interface and the driver chosen by configuration.
+ *
+ * @module
+ */
+
+import { createBullmqQueue } from "./bullmq.ts";
+import { createMemoryQueue } from "./memory.ts";
+import type { JobLogger, JobQueue } from "./queue.ts";
+
+export type {
+  JobBackoff,
+  JobContext,
+  JobHandler,
+  JobLogger,
+  JobOptions,
+  JobQueue,
+  ProcessOptions,
+} from "./queue.ts";
+export { createBullmqQueue, type BullmqQueueOptions } from "./bullmq.ts";
+export { createMemoryQueue, type MemoryQueueOptions } from "./memory.ts";
+
+/** Options for {@link createJobQueue}, read from `Config` (`REDIS_URL`, `QUEUE_PREFIX`). */
+export interface JobQueueConfig {
+  /** Set → BullMQ on this Redis; unset or empty → the in-process driver. */
+  redisUrl?: string | undefined;
+  /** BullMQ key prefix (ignored by the in-process driver). */
+  prefix: string;
+  logger?: JobLogger;
+}
+
+/**
+ * Creates the job queue the configuration asks for: BullMQ when `redisUrl` is set, the in-process
+ * driver otherwise. Never connects by itself; the first call that needs Redis does.
+ *
+ * @example
+ * ```ts
+ * const jobs = createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+ * jobs.driver; // "bullmq" | "memory"
+ * ```
+ */
+export function createJobQueue(config: JobQueueConfig): JobQueue {
+  if (config.redisUrl) {
+    return createBullmqQueue({ redisUrl: config.redisUrl, prefix: config.prefix, logger: config.logger });
+  }
+  return createMemoryQueue({ logger: config.logger });
+}

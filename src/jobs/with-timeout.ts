@@ -1,0 +1,23 @@
+/**
+ * Bounding a promise in time, for calls that would otherwise wait for Redis forever.
+ *
+ * @module
+ */
+
+/**
+ * Settles like `promise`, or rejects with `<what>: no answer from Redis within <ms> ms` once `ms`
+ * have passed. The promise itself is not cancelled; its late rejection is swallowed.
+ *
+ * @example
+ * ```ts
+ * await withTimeout(queue.add(name, data), 3000, "add to webhooks");
+ * ```
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  promise.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer from Redis within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
