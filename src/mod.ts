@@ -29,6 +29,7 @@ import { appRouter, type AppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
 import type { Deps } from "./services/deps.ts";
 import { createTenantFinder } from "./services/tenants/find-tenant.ts";
+import { createApiKeyStatus } from "./services/api-keys/key-status.ts";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
@@ -106,6 +107,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     tokens: createTokenVerifier(config.jwt),
     keyring: await createKeyring(config.encryptionKeys),
     tenants: createTenantFinder({ db: database.db }),
+    apiKeyStatus: createApiKeyStatus({ db: database.db }),
     now: parts.now ?? (() => new Date()),
   };
   const metrics = createMetrics();

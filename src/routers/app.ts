@@ -2,11 +2,17 @@
  * The one router: the typed tRPC API at `/trpc`, and — through each procedure's `meta.openapi` — the REST
  * surface and the OpenAPI document.
  */
+import { apiKeysRouter } from "./api-keys.ts";
 import { authRouter } from "./auth.ts";
+import { credentialsRouter } from "./credentials.ts";
+import { tenantsRouter } from "./tenants.ts";
 import { router } from "./trpc.ts";
 
 export const appRouter = router({
   auth: authRouter,
+  tenants: tenantsRouter,
+  credentials: credentialsRouter,
+  apiKeys: apiKeysRouter,
 });
 
 /** The router's type, for `@trpc/client`. */

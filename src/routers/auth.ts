@@ -2,7 +2,8 @@
  * `/auth/*` (contract §2). The token exchange for API keys arrives with the tenants work.
  */
 import { z } from "zod";
-import { authedProcedure, router } from "./trpc.ts";
+import { exchangeApiKey } from "../services/api-keys/api-keys.ts";
+import { authedProcedure, publicProcedure, router } from "./trpc.ts";
 
 const whoamiOutput = z
   .object({
@@ -16,6 +17,27 @@ const whoamiOutput = z
   .meta({ id: "WhoAmI" });
 
 export const authRouter = router({
+  token: publicProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/auth/token",
+        tags: ["auth"],
+        summary: "Exchange an API key for a bearer token",
+        description: "OAuth2 client credentials. The token acts in the API key's environment. A wrong id and a wrong secret get the same 401.",
+        protect: false,
+        contentTypes: ["application/json", "application/x-www-form-urlencoded"],
+      },
+    })
+    .input(
+      z.object({
+        grant_type: z.literal("client_credentials"),
+        client_id: z.string().min(1).max(64).meta({ description: "The API key id, key_…" }),
+        client_secret: z.string().min(1).max(200).meta({ description: "The API key secret, psk_…" }),
+      }),
+    )
+    .output(z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }).meta({ id: "AccessToken" }))
+    .mutation(({ ctx, input }) => exchangeApiKey(ctx.deps, { clientId: input.client_id, clientSecret: input.client_secret })),
   whoami: authedProcedure
     .meta({
       openapi: {

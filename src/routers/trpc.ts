@@ -10,6 +10,7 @@ import { mapError, type ErrorBody } from "../http/error-body.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
+import { isId } from "../services/ids.ts";
 
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
@@ -67,9 +68,11 @@ function bearerToken(headers: Headers): string {
   return match[1]!;
 }
 
-/** Any valid token, admin or tenant. */
+/** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
 export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
   const principal = await ctx.deps.tokens.verify(bearerToken(ctx.headers), ctx.deps.now().getTime());
+  if (principal.keyId && principal.role === "tenant" && !(await ctx.deps.apiKeyStatus.isActive(principal.keyId)))
+    throw new UnauthorizedError("The API key behind this token has been revoked");
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return next({ ctx: { principal } });
 });
@@ -80,39 +83,73 @@ export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
   return next();
 });
 
-const TENANT_ID = /^ten_[0-9A-HJKMNP-TV-Z]{26}$/;
+function environmentOf(principal: Principal, headers: Headers): Environment {
+  if (principal.role !== "admin") return principal.environment;
+  const requested = headers.get("x-environment");
+  if (requested === null) return principal.environment;
+  if (requested !== "sandbox" && requested !== "live") throw new BadRequestError("x-environment must be one of the following values: sandbox, live");
+  return requested;
+}
+
+async function resolveTenant(ctx: Context & { principal: Principal }, tenantId: string): Promise<TenantSummary> {
+  ctx.request.tenantId = tenantId;
+  const tenant = isId("ten", tenantId) ? await ctx.deps.tenants.find(tenantId) : null;
+  if (!tenant) {
+    if (ctx.principal.role === "admin") throw new NotFoundError("Tenant not found");
+    throw new UnauthorizedError("The token's tenant does not exist");
+  }
+  if (tenant.disabled && ctx.principal.role !== "admin") throw new ForbiddenError("Tenant is disabled");
+  return tenant;
+}
 
 /**
  * A call on one tenant's data, in one environment. Resolves both (contract §2):
  * a tenant token acts on its own tenant (`x-tenant-id`, when sent, must match it: else 403
  * `tenant_mismatch`); an admin token must name the tenant with `x-tenant-id` (else 400) and acts in its
- * `env` claim or the `x-environment` header. A disabled tenant is 403.
+ * `env` claim or the `x-environment` header. A disabled tenant's own tokens are 403.
  */
 export const tenantProcedure = authedProcedure.use(async ({ ctx, meta, next }) => {
   const header = ctx.headers.get("x-tenant-id");
   const { principal } = ctx;
   let tenantId: string;
-  let environment: Environment = principal.environment;
   if (principal.role === "admin") {
     if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
     tenantId = header;
-    const requested = ctx.headers.get("x-environment");
-    if (requested !== null) {
-      if (requested !== "sandbox" && requested !== "live") throw new BadRequestError("x-environment must be one of the following values: sandbox, live");
-      environment = requested;
-    }
   } else {
     if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
     if (header !== null && header !== principal.tenantId)
       throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
     tenantId = principal.tenantId!;
   }
-  ctx.request.tenantId = tenantId;
-  const tenant: TenantSummary | null = TENANT_ID.test(tenantId) ? await ctx.deps.tenants.find(tenantId) : null;
-  if (!tenant) {
-    if (principal.role === "admin") throw new NotFoundError("Tenant not found");
-    throw new UnauthorizedError("The token's tenant does not exist");
-  }
-  if (tenant.disabled) throw new ForbiddenError("Tenant is disabled");
+  const environment = environmentOf(principal, ctx.headers);
+  const tenant = await resolveTenant(ctx, tenantId);
   return next({ ctx: { tenant, environment } });
 });
+
+/**
+ * A call on `/tenants/{tenant_id}/…`: an admin token on any tenant, a tenant token on its own only —
+ * another tenant's id is 404, as if it did not exist (contract §2). `x-tenant-id`, when sent by a tenant
+ * token, must still be the token's own (403 `tenant_mismatch`). Operators may manage a disabled tenant.
+ */
+export const tenantOwnerProcedure = authedProcedure.use(async ({ ctx, getRawInput, next }) => {
+  const raw = (await getRawInput()) as { tenant_id?: unknown } | undefined;
+  const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";
+  const { principal } = ctx;
+  if (principal.role !== "admin") {
+    const header = ctx.headers.get("x-tenant-id");
+    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+    if (tenantId !== principal.tenantId) throw new NotFoundError("Tenant not found");
+  }
+  const tenant = await resolveTenant(ctx, tenantId);
+  return next({ ctx: { tenant, environment: environmentOf(principal, ctx.headers) } });
+});
+
+/**
+ * Acting on `live` needs a tenant an operator enabled for live, and an admin or live token: a sandbox
+ * token asking for live is 403 (contract §3).
+ */
+export function assertMayActIn(principal: Principal, tenant: TenantSummary, environment: Environment): void {
+  if (environment !== "live") return;
+  if (principal.role !== "admin" && principal.environment !== "live") throw new ForbiddenError("A sandbox token cannot act on live");
+  if (!tenant.liveEnabled) throw new ForbiddenError("Tenant is not enabled for live");
+}

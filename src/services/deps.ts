@@ -10,6 +10,7 @@ import type { Database } from "../db/schema.ts";
 import type { JobQueue } from "../jobs/queue.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
+import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 
 export interface Deps {
   config: Config;
@@ -20,6 +21,7 @@ export interface Deps {
   /** Seals and opens secrets at rest. */
   keyring: Keyring;
   tenants: TenantFinder;
+  apiKeyStatus: ApiKeyStatus;
   /** The clock; tests pass their own. */
   now: () => Date;
 }

@@ -1,0 +1,30 @@
+/**
+ * How a tenant is shown by the API (contract §3).
+ */
+import type { Selectable } from "kysely";
+import type { TenantsTable } from "../../db/schema.ts";
+
+export interface TenantView {
+  id: string;
+  name: string;
+  storeName: string;
+  disabled: boolean;
+  liveEnabled: boolean;
+  rateLimit: { rps: number; burst: number } | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The API view of a tenant row. */
+export function tenantView(row: Selectable<TenantsTable>): TenantView {
+  return {
+    id: row.id,
+    name: row.name,
+    storeName: row.store_name,
+    disabled: row.disabled,
+    liveEnabled: row.live_enabled,
+    rateLimit: row.rate_limit ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
