@@ -139,6 +139,7 @@ export interface Database {
   tenant_secrets: TenantSecretsTable;
   provider_credentials: ProviderCredentialsTable;
   idempotency_keys: IdempotencyKeysTable;
+  payments: PaymentsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -160,3 +161,75 @@ export type ProviderCredentialsUpdate = Updateable<ProviderCredentialsTable>;
 export type IdempotencyKey = Selectable<IdempotencyKeysTable>;
 export type NewIdempotencyKey = Insertable<IdempotencyKeysTable>;
 export type IdempotencyKeyUpdate = Updateable<IdempotencyKeysTable>;
+
+/** What a payment is: a provider A direct payment, a provider B checkout, or a charge on a permit. */
+export type PaymentKind = "direct_payment" | "checkout" | "permit_charge";
+
+/** Our normalised payment state (contract §6); the provider's own word is kept in `provider_status`. */
+export type PaymentState = "pending" | "succeeded" | "failed" | "cancelled" | "refunded";
+
+/** Currencies, in whole units (no minor unit): XOF for bj, tg, ci, ne, sn, ml; GNF for gn. */
+export type Currency = "XOF" | "GNF";
+
+/** A checkout's `customData`: a flat object of strings, numbers and booleans, types kept as sent. */
+export type CustomData = Record<string, string | number | boolean>;
+
+/**
+ * The customer as the payment was made: provider A's `firstname`, `lastname`, `email` and phone
+ * (`phone` with `country`), or provider B's `name`, `email`, `phone`. Only the fields sent are present.
+ */
+export interface PaymentCustomer {
+  name?: string;
+  firstname?: string;
+  lastname?: string;
+  email?: string;
+  /** International format with a leading `+`. */
+  phone?: string;
+  /** Lower-case two-letter country code (provider A). */
+  country?: string;
+}
+
+/**
+ * One payment of any kind, in one tenant and environment. `provider_account` says which account at the
+ * provider it was made on: `service` for the gateway's own account of that provider and environment,
+ * otherwise the `provider_credentials.id` of the tenant's set it was made with. Provider transaction ids
+ * are unique per (environment, provider, provider_account) once known (a partial unique index).
+ */
+export interface PaymentsTable {
+  /** `pay_` + ULID. */
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  provider: Provider;
+  kind: PaymentKind;
+  provider_account: string;
+  /** Provider A's integer id as text, or provider B's invoice token; null until the provider answered. */
+  provider_transaction_id: Nullable<string>;
+  /** Provider A's reference (`trx_…`), when it gave one. */
+  reference: Nullable<string>;
+  /** The provider's raw status word (`approved`, `completed`, `canceled`…). */
+  provider_status: Nullable<string>;
+  state: Generated<PaymentState>;
+  /** int8, read back as a number on both drivers. */
+  amount: number;
+  currency: Currency;
+  description: string;
+  customer: NullableJsonb<PaymentCustomer>;
+  custom_data: NullableJsonb<CustomData>;
+  /** The spec's `payment_method` (provider A), or the channel provider B reports. */
+  payment_method: Nullable<string>;
+  /** The tenant credential set version the payment was made with (IPNs are verified with it). */
+  credential_version: Nullable<number>;
+  /** A direct payment's `callback_url`: ours to call (contract §6), never sent to the provider. */
+  callback_url: Nullable<string>;
+  /** The provider may have acted on a request whose answer we never got (contract §4). */
+  outcome_unknown: Generated<boolean>;
+  failure_code: Nullable<string>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  completed_at: NullableTimestamp;
+}
+
+export type Payment = Selectable<PaymentsTable>;
+export type NewPayment = Insertable<PaymentsTable>;
+export type PaymentUpdate = Updateable<PaymentsTable>;

@@ -5,6 +5,7 @@
 import { apiKeysRouter } from "./api-keys.ts";
 import { authRouter } from "./auth.ts";
 import { credentialsRouter } from "./credentials.ts";
+import { paymentsRouter } from "./payments.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { router } from "./trpc.ts";
 
@@ -13,6 +14,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
+  payments: paymentsRouter,
 });
 
 /** The router's type, for `@trpc/client`. */

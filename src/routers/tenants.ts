@@ -3,7 +3,7 @@
  * rotates its callback signing secret.
  */
 import { z } from "zod";
-import { pageOf, pageQuery, DEFAULT_PAGE_SIZE } from "../services/paging.ts";
+import { pageOf, pageQuery } from "../services/paging.ts";
 import { createTenant, getTenant, listTenants, rotateCallbackSecret, updateTenant } from "../services/tenants/manage-tenants.ts";
 import { adminProcedure, router, tenantOwnerProcedure } from "./trpc.ts";
 
@@ -46,7 +46,7 @@ export const tenantsRouter = router({
     .meta({ openapi: { method: "GET", path: "/tenants", tags: ["tenants"], summary: "List tenants, newest first" } })
     .input(z.object({ ...pageQuery }))
     .output(pageOf(tenantSchema))
-    .query(({ ctx, input }) => listTenants(ctx.deps, { limit: input.limit ?? DEFAULT_PAGE_SIZE, cursor: input.cursor })),
+    .query(({ ctx, input }) => listTenants(ctx.deps, input)),
   get: tenantOwnerProcedure
     .meta({ openapi: { method: "GET", path: "/tenants/{tenant_id}", tags: ["tenants"], summary: "Read a tenant" } })
     .input(z.object({ tenant_id: tenantId }))

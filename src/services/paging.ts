@@ -4,15 +4,21 @@
  * seen, base64url-encoded so callers treat it as opaque.
  */
 import { z } from "zod";
-import { BadRequestError } from "../errors.ts";
+import { ValidationError } from "../errors.ts";
+import { isId, type IdPrefix } from "./ids.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 /** The query fields every list takes. */
 export const pageQuery = {
-  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().meta({ description: `1–${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}` }),
-  cursor: z.string().min(1).max(200).optional().meta({ description: "nextCursor of the previous page" }),
+  limit: z
+    .int({ error: (issue) => (issue.code === "invalid_type" ? "must be an integer number" : undefined) })
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(DEFAULT_PAGE_SIZE)
+    .meta({ description: `Page size, 1–${MAX_PAGE_SIZE}` }),
+  cursor: z.string().min(1).max(200).optional().meta({ description: "The nextCursor of the page before" }),
 };
 
 /** The response shape of every list. */
@@ -25,10 +31,10 @@ export function encodeCursor(lastId: string): string {
   return Buffer.from(lastId).toString("base64url");
 }
 
-/** The id a cursor stands for; 400 when it is not one of ours. */
-export function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new BadRequestError("cursor is not a cursor this API returned");
+/** The id (of the list's kind, `prefix`) a cursor stands for; 400 when the list did not hand it out. */
+export function decodeCursor(prefix: IdPrefix, cursor: string): string {
+  const id = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
+  if (!isId(prefix, id)) throw new ValidationError(["cursor must be a nextCursor returned by an earlier page"]);
   return id;
 }
 

@@ -55,7 +55,7 @@ export async function listTenants(
   input: { limit: number; cursor?: string },
 ): Promise<{ data: TenantView[]; nextCursor: string | null }> {
   let query = deps.db.selectFrom("tenants").selectAll().orderBy("id", "desc").limit(input.limit + 1);
-  if (input.cursor) query = query.where("id", "<", decodeCursor(input.cursor));
+  if (input.cursor) query = query.where("id", "<", decodeCursor("ten", input.cursor));
   const { rows, nextCursor } = toPage(await query.execute(), input.limit);
   return { data: rows.map(tenantView), nextCursor };
 }

@@ -1,0 +1,61 @@
+/**
+ * `/payments` (contract §6): the tenant's payments of every kind, in the caller's environment.
+ */
+import { z } from "zod";
+import { getPayment, listPayments, PAYMENT_KINDS, PAYMENT_STATES, paymentSchema, PROVIDERS } from "../services/payments/mod.ts";
+import { pageQuery } from "../services/paging.ts";
+import { router, tenantProcedure } from "./trpc.ts";
+
+const listPaymentsInput = z.object({
+  ...pageQuery,
+  provider: z.enum(PROVIDERS).optional(),
+  kind: z.enum(PAYMENT_KINDS).optional(),
+  state: z.enum(PAYMENT_STATES).optional(),
+  providerTransactionId: z
+    .string()
+    .min(1)
+    .max(255)
+    .meta({ description: "Provider A's integer transaction id, or provider B's invoice token" })
+    .optional(),
+  reference: z.string().min(1).max(255).meta({ description: "Provider A's reference" }).optional(),
+});
+
+const paymentListSchema = z
+  .object({
+    data: z.array(paymentSchema),
+    nextCursor: z.string().nullable().meta({ description: "Pass as cursor for the next page; null on the last page" }),
+  })
+  .meta({ id: "PaymentList" });
+
+export const paymentsRouter = router({
+  list: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/payments",
+        tags: ["payments"],
+        summary: "List payments",
+        description:
+          "The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(listPaymentsInput)
+    .output(paymentListSchema)
+    .query(({ ctx, input }) => listPayments(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+
+  get: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/payments/{payment_id}",
+        tags: ["payments"],
+        summary: "Read a payment",
+        description: "One payment of the tenant, in the token's environment. Another tenant's or environment's payment is 404.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }) }))
+    .output(paymentSchema)
+    .query(({ ctx, input }) => getPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, paymentId: input.payment_id })),
+});

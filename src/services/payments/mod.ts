@@ -1,0 +1,18 @@
+/**
+ * Payments of every kind (direct payments, checkouts, permit charges): reading them, and the API shape
+ * every endpoint and event shows them in.
+ *
+ * @module
+ */
+export { getPayment, type GetPaymentInput } from "./get-payment.ts";
+export { listPayments, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";
+export {
+  CURRENCIES,
+  PAYMENT_KINDS,
+  PAYMENT_STATES,
+  PROVIDERS,
+  paymentCustomerSchema,
+  paymentSchema,
+  toPaymentView,
+  type PaymentView,
+} from "./payment-view.ts";

@@ -1,0 +1,103 @@
+/**
+ * A payment as the API shows it: the one schema (reused for the response validation, the TypeScript type
+ * and the OpenAPI document) and the mapping from a `payments` row to it. Every endpoint and event that
+ * shows a payment goes through {@link toPaymentView}.
+ */
+import { z } from "zod";
+import type { Currency, Environment, Payment, PaymentKind, PaymentState, Provider } from "../../db/schema.ts";
+
+/** Every payment kind, in the contract's order. */
+export const PAYMENT_KINDS = ["direct_payment", "checkout", "permit_charge"] as const satisfies readonly PaymentKind[];
+
+/** Every payment state, in the contract's order. */
+export const PAYMENT_STATES = ["pending", "succeeded", "failed", "cancelled", "refunded"] as const satisfies readonly PaymentState[];
+
+export const PROVIDERS = ["providerA", "providerB"] as const satisfies readonly Provider[];
+
+export const CURRENCIES = ["XOF", "GNF"] as const satisfies readonly Currency[];
+
+const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];
+
+const timestamp = z.string().meta({ format: "date-time" });
+
+export const paymentCustomerSchema = z
+  .object({
+    name: z.string().optional(),
+    firstname: z.string().optional(),
+    lastname: z.string().optional(),
+    email: z.string().optional(),
+    phone: z.string().optional().meta({ description: "International format with a leading +" }),
+    country: z.string().optional().meta({ description: "Lower-case two-letter country code" }),
+  })
+  .meta({ id: "PaymentCustomer", description: "The customer as the payment was made; only the fields sent are present" });
+
+export const paymentSchema = z
+  .object({
+    id: z.string().meta({ description: "Our payment id", example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC" }),
+    provider: z.enum(PROVIDERS),
+    kind: z.enum(PAYMENT_KINDS),
+    state: z.enum(PAYMENT_STATES).meta({ description: "Our normalised state" }),
+    providerStatus: z.string().nullable().meta({ description: "The provider's own status word, as last seen" }),
+    providerTransactionId: z
+      .string()
+      .nullable()
+      .meta({ description: "Provider A's integer transaction id (as a string) or provider B's invoice token; null until the provider answered" }),
+    reference: z.string().nullable().meta({ description: "Provider A's reference, when it gave one" }),
+    amount: z.number().int().meta({ description: "Whole units of the currency (no minor unit)", example: 5000 }),
+    currency: z.enum(CURRENCIES),
+    description: z.string(),
+    customer: paymentCustomerSchema.nullable(),
+    customData: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .nullable()
+      .meta({ description: "The customData sent at creation, with its original types" }),
+    paymentMethod: z.string().nullable().meta({ description: "Provider A's payment_method, or the channel provider B reports" }),
+    callbackUrl: z.string().nullable().meta({ description: "A direct payment's callback_url" }),
+    outcomeUnknown: z
+      .boolean()
+      .meta({ description: "True while the provider may have acted on a request whose answer never came; the sync job settles it" }),
+    failureCode: z.string().nullable(),
+    environment: z.enum(ENVIRONMENTS),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    completedAt: timestamp.nullable().meta({ description: "When the payment reached a final state" }),
+  })
+  .meta({ id: "Payment" });
+
+/** A payment as the API shows it. */
+export type PaymentView = z.infer<typeof paymentSchema>;
+
+/**
+ * Maps a `payments` row to the API shape (camelCase, RFC 3339 times, nulls kept).
+ *
+ * @example
+ * ```ts
+ * const row = await db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+ * toPaymentView(row).providerTransactionId; // "412"
+ * ```
+ */
+export function toPaymentView(row: Payment): PaymentView {
+  return {
+    id: row.id,
+    provider: row.provider,
+    kind: row.kind,
+    state: row.state,
+    providerStatus: row.provider_status,
+    providerTransactionId: row.provider_transaction_id,
+    reference: row.reference,
+    // postgres.js and PGlite both read int8 as a number (see db/connect.ts); Number() keeps the type honest.
+    amount: Number(row.amount),
+    currency: row.currency,
+    description: row.description,
+    customer: row.customer,
+    customData: row.custom_data,
+    paymentMethod: row.payment_method,
+    callbackUrl: row.callback_url,
+    outcomeUnknown: row.outcome_unknown,
+    failureCode: row.failure_code,
+    environment: row.environment,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    completedAt: row.completed_at?.toISOString() ?? null,
+  };
+}
