@@ -315,8 +315,17 @@ describe("provider credentials", () => {
     ] as const) {
       const response = await send(method, path, tokenB, body);
       expect(`${method} ${path} ${response.status}`).toBe(`${method} ${path} 404`);
-      expect(await response.text()).not.toContain("…aaaa1111".slice(-4));
+      expect(await response.text()).not.toContain("1111");
+      // Naming A in x-tenant-id with B's token is a mismatch: 403, still no data.
+      const mismatch = await send(method, path, tokenB, body, { "x-tenant-id": a.tenant.id });
+      expect(`${method} ${path} ${mismatch.status}`).toBe(`${method} ${path} 403`);
+      expect(((await mismatch.json()) as { code: string }).code).toBe("tenant_mismatch");
     }
+    // Tenant-level objects are not environment-scoped, but a live token of B is still B.
+    await send("PATCH", `/tenants/${b.tenant.id}`, admin, { liveEnabled: true });
+    const liveB = (await (await post(`/tenants/${b.tenant.id}/api-keys`, admin, { environment: "live" })).json()) as { id: string; secret: string };
+    const liveTokenB = await exchange(liveB.id, liveB.secret);
+    expect((await send("GET", `/tenants/${a.tenant.id}/credentials/providerB`, liveTokenB)).status).toBe(404);
     // A's objects are untouched.
     expect(await openCredentials(tg.gateway.deps, { tenantId: a.tenant.id, provider: "providerB", environment: "sandbox" })).not.toBeNull();
     expect((await exchange(a.apiKey.id, a.apiKey.secret)).length).toBeGreaterThan(0);
