@@ -8,6 +8,23 @@
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 
+/**
+ * Creates `lockPath` holding this process's id, unless it exists. Returns the function that removes it,
+ * or undefined when someone else holds it.
+ */
+export async function tryCreateLockFile(lockPath: string): Promise<(() => Promise<void>) | undefined> {
+  await mkdir(dirname(lockPath), { recursive: true });
+  try {
+    const file = await open(lockPath, "wx");
+    await file.writeFile(String(process.pid));
+    await file.close();
+    return () => rm(lockPath, { force: true });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    return undefined;
+  }
+}
+
 /** Thrown when another live process holds the data directory. */
 export class DataDirInUseError extends Error {
   override readonly name = "DataDirInUseError";
@@ -26,16 +43,9 @@ export class DataDirInUseError extends Error {
  */
 export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const lockPath = `${dataDir}.lock`;
-  await mkdir(dirname(lockPath), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const file = await open(lockPath, "wx");
-      await file.writeFile(String(process.pid));
-      await file.close();
-      return () => rm(lockPath, { force: true });
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
-    }
+    const release = await tryCreateLockFile(lockPath);
+    if (release) return release;
     const holder = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
     if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
       throw new DataDirInUseError(

@@ -10,6 +10,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Migration } from "kysely/migration";
+import { tryCreateLockFile } from "./data-dir-lock.ts";
 import { migrateToLatest } from "./migrate.ts";
 import { migrations as gatewayMigrations } from "./migrations/index.ts";
 import { PGLITE_INITDB_PARAMS, PGLITE_START_PARAMS, createPglite, pgliteHandle } from "./open-pglite.ts";
@@ -122,15 +123,8 @@ async function readIfPresent(path: string): Promise<Blob | undefined> {
 
 /** Creates the lock file, or returns undefined while a live builder holds it. */
 async function tryLock(lockPath: string): Promise<(() => Promise<void>) | undefined> {
-  await mkdir(dirname(lockPath), { recursive: true });
-  try {
-    const file = await open(lockPath, "wx");
-    await file.writeFile(String(process.pid));
-    await file.close();
-    return () => rm(lockPath, { force: true });
-  } catch (error) {
-    if (!isErrno(error, "EEXIST")) throw error;
-  }
+  const release = await tryCreateLockFile(lockPath);
+  if (release) return release;
   const age = await stat(lockPath).then(
     (s) => Date.now() - s.mtimeMs,
     () => 0,
