@@ -7,7 +7,7 @@
  */
 import { tmpdir } from "node:os";
 import { readFileSync, readdirSync } from "node:fs";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Migration } from "kysely/migration";
 import { tryCreateLockFile } from "./data-dir-lock.ts";
