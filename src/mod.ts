@@ -30,6 +30,8 @@ import { createTokenVerifier } from "./services/auth/tokens.ts";
 import type { Deps } from "./services/deps.ts";
 import { createTenantFinder } from "./services/tenants/find-tenant.ts";
 import { createApiKeyStatus } from "./services/api-keys/key-status.ts";
+import { createRateLimiter } from "./services/rate-limit/mod.ts";
+import { Redis } from "ioredis";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
@@ -98,6 +100,11 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     throw error;
   }
   const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  // The rate limiter's own Redis client: one retry per command, so a Redis outage fails open quickly
+  // instead of holding requests (BullMQ's connections retry forever, which is right for workers only).
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit redis error"));
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
   const deps: Deps = {
     config,
@@ -108,6 +115,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     keyring: await createKeyring(config.encryptionKeys),
     tenants: createTenantFinder({ db: database.db }),
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
+    rateLimiter,
     now: parts.now ?? (() => new Date()),
   };
   const metrics = createMetrics();
@@ -143,6 +151,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       await server?.stop();
       await metricsServer?.stop(true);
       if (ownsQueue) await queue.close();
+      await rateLimiter.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
       if (ownsDatabase) await database.close();
       logger.flush?.();
     },

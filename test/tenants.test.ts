@@ -332,6 +332,32 @@ describe("provider credentials", () => {
   });
 });
 
+describe("rate limits", () => {
+  it("answer 429 with Retry-After once a tenant's burst is spent, per environment, with the tenant's own limit", async () => {
+    const { tenant, apiKey } = await createTenant();
+    const token = await exchange(apiKey.id, apiKey.secret);
+    await send("PATCH", `/tenants/${tenant.id}`, admin, { rateLimit: { rps: 1, burst: 3 }, liveEnabled: true });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send("GET", `/tenants/${tenant.id}`, token)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await send("GET", "/payments", token);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toMatchObject({ statusCode: 429, code: "rate_limited", error: "Too Many Requests" });
+
+    // The live environment has a budget of its own; operators are not held to the tenant's.
+    const live = (await (await post(`/tenants/${tenant.id}/api-keys`, admin, { environment: "live" })).json()) as { id: string; secret: string };
+    const liveToken = await exchange(live.id, live.secret);
+    expect((await send("GET", `/tenants/${tenant.id}`, liveToken)).status).toBe(200);
+    expect((await send("GET", `/tenants/${tenant.id}`, admin)).status).toBe(200);
+
+    // Back to the service default: the next request is allowed again.
+    await send("PATCH", `/tenants/${tenant.id}`, admin, { rateLimit: null });
+    await Bun.sleep(1_100);
+    expect((await send("GET", `/tenants/${tenant.id}`, token)).status).toBe(200);
+  }, 15_000);
+});
+
 describe("POST /tenants/{tenant_id}/callback-secret/rotate", () => {
   it("issues a new secret and keeps the old one signing for 24 hours", async () => {
     const { tenant, callbackSecret, apiKey } = await createTenant();

@@ -5,12 +5,13 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from "../errors.ts";
+import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from "../errors.ts";
 import { mapError, type ErrorBody } from "../http/error-body.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
+import { rateLimitKey } from "../services/rate-limit/mod.ts";
 
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
@@ -91,6 +92,16 @@ function environmentOf(principal: Principal, headers: Headers): Environment {
   return requested;
 }
 
+/**
+ * Counts a tenant token's call against its tenant's budget in that environment (contract §9). Operators'
+ * admin tokens are not limited by a tenant's budget.
+ */
+async function enforceRateLimit(ctx: Context & { principal: Principal }, tenant: TenantSummary, environment: Environment): Promise<void> {
+  if (ctx.principal.role === "admin") return;
+  const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), tenant.rateLimit ?? ctx.deps.config.rateLimit);
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+}
+
 async function resolveTenant(ctx: Context & { principal: Principal }, tenantId: string): Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
   const tenant = isId("ten", tenantId) ? await ctx.deps.tenants.find(tenantId) : null;
@@ -123,6 +134,7 @@ export const tenantProcedure = authedProcedure.use(async ({ ctx, meta, next }) =
   }
   const environment = environmentOf(principal, ctx.headers);
   const tenant = await resolveTenant(ctx, tenantId);
+  await enforceRateLimit(ctx, tenant, environment);
   return next({ ctx: { tenant, environment } });
 });
 
@@ -141,7 +153,9 @@ export const tenantOwnerProcedure = authedProcedure.use(async ({ ctx, getRawInpu
     if (tenantId !== principal.tenantId) throw new NotFoundError("Tenant not found");
   }
   const tenant = await resolveTenant(ctx, tenantId);
-  return next({ ctx: { tenant, environment: environmentOf(principal, ctx.headers) } });
+  const environment = environmentOf(principal, ctx.headers);
+  await enforceRateLimit(ctx, tenant, environment);
+  return next({ ctx: { tenant, environment } });
 });
 
 /**

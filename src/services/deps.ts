@@ -11,6 +11,7 @@ import type { JobQueue } from "../jobs/queue.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
+import type { RateLimiter } from "./rate-limit/mod.ts";
 
 export interface Deps {
   config: Config;
@@ -22,6 +23,8 @@ export interface Deps {
   keyring: Keyring;
   tenants: TenantFinder;
   apiKeyStatus: ApiKeyStatus;
+  /** Per tenant and environment; shared through Redis when it is configured. */
+  rateLimiter: RateLimiter;
   /** The clock; tests pass their own. */
   now: () => Date;
 }

@@ -41,9 +41,10 @@ export interface TestGateway {
 
 /** Builds a gateway on fresh storage; `env` adds or overrides configuration variables. */
 export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const config = loadConfig({ ...TEST_ENV, ...env });
-  const database = await createTestDatabase();
   const prefix = testQueuePrefix();
+  // Everything this gateway keeps in Redis (jobs, rate limits) lives under the test's own prefix.
+  const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env });
+  const database = await createTestDatabase();
   const redisUrl = process.env.REDIS_URL;
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });

@@ -1,0 +1,148 @@
+/**
+ * The per-tenant rate limiter (contract §9): a token bucket per (tenant, environment) — `burst`
+ * requests at once, `rps` per second sustained — in Redis when the gateway has one (shared by every
+ * process), in process memory otherwise. No HTTP here: the caller turns a refusal into
+ * `RateLimitedError(retryAfterSeconds)` (429 with `Retry-After`).
+ *
+ * When Redis fails (down, unreachable, too slow, any error) the limiter **fails open**: the request is
+ * allowed, the answer says `failedOpen: true`, and a warning is logged (the first failure at once, then
+ * at most one line per {@link FAIL_OPEN_WARN_INTERVAL_MS} with the count). A rate limiter protects the
+ * gateway; a Redis outage must not turn into a payment outage. Each call waits at most `timeoutMs`, and
+ * not at all while the client is reconnecting.
+ *
+ * @module
+ */
+
+import type { Environment } from "../../config.ts";
+import { createMemoryBuckets } from "./memory-buckets.ts";
+import { createRedisBuckets, type RedisClient } from "./redis-buckets.ts";
+import { assertRateLimit, retryAfterSeconds, type BucketStore, type RateLimit } from "./token-bucket.ts";
+
+/** At most one fail-open warning per this many milliseconds. */
+export const FAIL_OPEN_WARN_INTERVAL_MS = 10_000;
+
+/** The part of a logger the limiter uses; pino's fits. */
+export interface RateLimitLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** Options for {@link createRateLimiter}. */
+export interface RateLimiterOptions {
+  /** An ioredis client → buckets in Redis, shared across processes. Unset → process memory. Not closed by the limiter. */
+  redis?: RedisClient | undefined;
+  /** Redis key prefix, e.g. `passerelle:rate-limit`; keys are `<prefix>:<key>`. */
+  prefix: string;
+  /**
+   * Clock in milliseconds. Default: the Redis server's clock (instances agree even when theirs drift),
+   * or a monotonic clock in memory. Tests pass their own.
+   */
+  now?: () => number;
+  /** Receives the fail-open warnings. Default: silent. */
+  logger?: RateLimitLogger;
+  /** Bound on one Redis call before failing open. Default 250 ms. */
+  timeoutMs?: number;
+  /** Memory store only: how many buckets to keep (LRU). Default 100 000. */
+  maxBuckets?: number;
+}
+
+/** The answer for one request. */
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** For `Retry-After`: whole seconds until one request would be allowed, ≥ 1 when refused; 0 when allowed. */
+  retryAfterSeconds: number;
+  /** Whole requests left in the burst after this one (0 when refused or failed open). */
+  remaining: number;
+  /** True when Redis failed and the request was let through unchecked. */
+  failedOpen: boolean;
+}
+
+/** A rate limiter; see {@link createRateLimiter}. */
+export interface RateLimiter {
+  readonly store: "redis" | "memory";
+  /**
+   * Counts one request against `key` under `limit` (the tenant's override or the configured default;
+   * a changed limit applies from this call on). Rejects only on a bad argument, never because Redis
+   * failed. Throws a RangeError on an unusable limit (rps ≤ 0, burst < 1).
+   */
+  consume(key: string, limit: RateLimit): Promise<RateLimitDecision>;
+  /** Drops the in-memory buckets; leaves the Redis client open (its owner closes it). */
+  close(): Promise<void>;
+}
+
+/**
+ * The bucket key of a tenant in one environment: sandbox and live are limited separately.
+ *
+ * @example
+ * ```ts
+ * rateLimitKey("ten_01J…", "live"); // "ten_01J…:live"
+ * ```
+ */
+export function rateLimitKey(tenantId: string, environment: Environment): string {
+  if (typeof tenantId !== "string" || tenantId.length === 0) throw new TypeError("tenantId must be a non-empty string");
+  return `${tenantId}:${environment}`;
+}
+
+/**
+ * Creates the rate limiter: on Redis when `redis` is given, in memory otherwise.
+ *
+ * @example
+ * ```ts
+ * const limiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
+ * const decision = await limiter.consume(rateLimitKey(tenant.id, env), tenant.rateLimit ?? config.rateLimit);
+ * if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+ * ```
+ */
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  const { redis, prefix, now, logger } = options;
+  if (typeof prefix !== "string" || prefix.length === 0) throw new TypeError("a non-empty prefix is required");
+  const store: BucketStore = redis
+    ? createRedisBuckets({
+        redis,
+        prefix,
+        ...(now && { now }),
+        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      })
+    : createMemoryBuckets({
+        ...(now && { now }),
+        ...(options.maxBuckets !== undefined && { maxBuckets: options.maxBuckets }),
+      });
+  const wallClock = now ?? Date.now;
+  let lastWarnAt = -Infinity;
+  let unreported = 0;
+
+  function reportFailOpen(key: string, err: unknown): void {
+    unreported += 1;
+    const at = wallClock();
+    if (at - lastWarnAt < FAIL_OPEN_WARN_INTERVAL_MS) return;
+    logger?.warn(
+      { err, key, failedOpen: unreported },
+      "rate limiter: Redis failed, allowing requests without a limit (failing open)",
+    );
+    lastWarnAt = at;
+    unreported = 0;
+  }
+
+  return {
+    store: redis ? "redis" : "memory",
+
+    async consume(key, limit) {
+      if (typeof key !== "string" || key.length === 0) throw new TypeError("key must be a non-empty string");
+      assertRateLimit(limit);
+      let answer;
+      try {
+        answer = await store.take(key, limit);
+      } catch (err) {
+        reportFailOpen(key, err);
+        return { allowed: true, retryAfterSeconds: 0, remaining: 0, failedOpen: true };
+      }
+      return {
+        allowed: answer.allowed,
+        retryAfterSeconds: answer.allowed ? 0 : retryAfterSeconds(answer.retryAfterMs),
+        remaining: answer.remaining,
+        failedOpen: false,
+      };
+    },
+
+    close: () => store.close(),
+  };
+}
