@@ -70,6 +70,23 @@ describe("POST /tenants", () => {
     expect(keys).not.toContain(created.apiKey.secret);
   });
 
+  it("is idempotent with an Idempotency-Key, and stores the replayable answer sealed", async () => {
+    const first = await post("/tenants", admin, { name: "Once Only" }, { "idempotency-key": "create-once-only" });
+    const again = await post("/tenants", admin, { name: "Once Only" }, { "idempotency-key": "create-once-only" });
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const [a, b] = (await Promise.all([first.json(), again.json()])) as CreatedTenant[];
+    expect(b).toEqual(a!);
+    const count = await tg.gateway.deps.db.selectFrom("tenants").select((eb) => eb.fn.countAll().as("n")).where("name", "=", "Once Only").executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(1);
+    const raw = JSON.stringify((await sql`select * from idempotency_keys`.execute(tg.gateway.deps.db)).rows);
+    expect(raw).not.toContain(a!.apiKey.secret);
+    expect(raw).not.toContain(a!.callbackSecret);
+    const other = await post("/tenants", admin, { name: "Something Else" }, { "idempotency-key": "create-once-only" });
+    expect(other.status).toBe(422);
+    expect(((await other.json()) as { code: string }).code).toBe("idempotency_mismatch");
+  });
+
   it("takes a store name and validates the name", async () => {
     const response = await post("/tenants", admin, { name: "Shop", storeName: "Shop Store" });
     expect(((await response.json()) as CreatedTenant).tenant.storeName).toBe("Shop Store");

@@ -52,6 +52,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
         if (Number(status) >= 400) operation.responses[status] = errorResponse(Number(status));
       }
       for (const status of COMMON_ERRORS) operation.responses[String(status)] ??= errorResponse(status);
+      // Idempotency-Key: 409 while the first request runs, 422 when reused with another body.
+      const takesKey = JSON.stringify((operation as { parameters?: unknown }).parameters ?? []).toLowerCase().includes('"idempotency-key"');
+      if (takesKey) for (const status of [409, 422]) operation.responses[String(status)] ??= errorResponse(status);
       const ok = operation.responses["200"];
       if (ok) (ok as Record<string, unknown>).headers = { "x-request-id": { schema: { type: "string" } } };
     }

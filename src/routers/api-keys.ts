@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { ForbiddenError } from "../errors.ts";
 import { apiKeyEnvironment, createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys/api-keys.ts";
+import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64);
@@ -24,7 +25,8 @@ const apiKeySchema = z
 
 export const apiKeysRouter = router({
   create: tenantOwnerProcedure
-    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/api-keys", tags: ["api keys"], summary: "Create an API key", description: "The secret is in this response only." } })
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/api-keys", tags: ["api keys"], summary: "Create an API key", description: "The secret is in this response only.", requestHeaders: idempotencyKeyHeader } })
     .input(z.object({ tenant_id: tenantId, environment, name: z.string().trim().min(1).max(100).optional() }))
     .output(
       z

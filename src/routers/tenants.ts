@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { pageOf, pageQuery } from "../services/paging.ts";
 import { createTenant, getTenant, listTenants, rotateCallbackSecret, updateTenant } from "../services/tenants/manage-tenants.ts";
+import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { adminProcedure, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64).meta({ description: "ten_…" });
@@ -35,7 +36,8 @@ const rateLimit = z.object({ rps: z.number().int().min(1).max(100_000), burst: z
 
 export const tenantsRouter = router({
   create: adminProcedure
-    .meta({ openapi: { method: "POST", path: "/tenants", tags: ["tenants"], summary: "Create a tenant", description: "Returns the first sandbox API key and the callback signing secret: the only time they are shown." } })
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/tenants", tags: ["tenants"], summary: "Create a tenant", description: "Returns the first sandbox API key and the callback signing secret: the only time they are shown.", requestHeaders: idempotencyKeyHeader } })
     .input(z.object({ name, storeName: name.optional().meta({ description: "Defaults to name (provider B requires a store name)" }) }))
     .output(createdTenant)
     .mutation(async ({ ctx, input }) => {
@@ -70,7 +72,8 @@ export const tenantsRouter = router({
       return updateTenant(ctx.deps, tenant_id, changes);
     }),
   rotateCallbackSecret: tenantOwnerProcedure
-    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/callback-secret/rotate", tags: ["tenants"], summary: "Rotate the callback signing secret", description: "The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once." } })
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/callback-secret/rotate", tags: ["tenants"], summary: "Rotate the callback signing secret", description: "The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.", requestHeaders: idempotencyKeyHeader } })
     .input(z.object({ tenant_id: tenantId }))
     .output(z.object({ callbackSecret: z.string(), previousExpiresAt: z.string().meta({ format: "date-time" }) }))
     .mutation(({ ctx }) => rotateCallbackSecret(ctx.deps, ctx.tenant.id)),

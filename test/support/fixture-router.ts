@@ -5,8 +5,9 @@
  */
 import { z } from "zod";
 import { appRouter } from "../../src/routers/app.ts";
-import { authedProcedure, publicProcedure, router, tenantProcedure } from "../../src/routers/trpc.ts";
-import { ProviderError } from "../../src/errors.ts";
+import { NotFoundError, ProviderError, UnavailableError, ValidationError } from "../../src/errors.ts";
+import { idempotencyKeyHeader, idempotent } from "../../src/routers/idempotency.ts";
+import { adminProcedure, authedProcedure, publicProcedure, router, tenantProcedure } from "../../src/routers/trpc.ts";
 
 export const PAYMENT_METHODS = ["mnoA_open", "mnoB", "mnoC", "mnoB_tg", "mnoD", "mnoA_open_gn", "mnoA_ci", "mnoE_ne", "mnoF_sn"] as const;
 
@@ -66,3 +67,72 @@ export const fixtureRouter = router({
 
 /** The real router with the fixtures beside it. */
 export const routerWithFixtures = router({ ...appRouter._def.record, fixture: fixtureRouter });
+
+// ---------------------------------------------------------------------------------------------------------
+// Idempotency-Key fixtures (test/idempotency.test.ts): creating procedures with a visible effect.
+// (Imports kept here, beside what uses them, so that this section stays an append to the file.)
+
+/**
+ * What the idempotency fixtures did and will do, by the `name` in their input: how many times each ran,
+ * a promise a call waits on before answering (to hold it in flight), and how many more calls fail with 503.
+ */
+export const idempotencyProbe = {
+  calls: new Map<string, number>(),
+  gates: new Map<string, Promise<unknown>>(),
+  failures: new Map<string, number>(),
+};
+
+async function runIdempotencyFixture(name: string, outcome: string | undefined): Promise<number> {
+  const call = (idempotencyProbe.calls.get(name) ?? 0) + 1;
+  idempotencyProbe.calls.set(name, call);
+  await idempotencyProbe.gates.get(name);
+  const failures = idempotencyProbe.failures.get(name) ?? 0;
+  if (failures > 0) {
+    idempotencyProbe.failures.set(name, failures - 1);
+    throw new UnavailableError("The fixture is unavailable this time");
+  }
+  if (outcome === "not_found") throw new NotFoundError("Thing not found");
+  if (outcome === "refused") throw new ProviderError(422, "The provider refused the thing", { providerErrors: ["thing is too big"], providerResponseCode: "42" });
+  if (outcome === "invalid") throw new ValidationError(["name must be shorter", "group is odd"]);
+  if (outcome === "unavailable") throw new UnavailableError();
+  if (outcome === "crash") throw new Error("the fixture crashed");
+  return call;
+}
+
+const thingOutput = z.object({ id: z.string(), group: z.string(), name: z.string(), call: z.number(), tenantId: z.string(), environment: z.string() });
+
+export const idempotencyFixtureRouter = router({
+  createThing: tenantProcedure
+    .use(idempotent())
+    .meta({ openapi: { method: "POST", path: "/fixture/groups/{group}/things", tags: ["fixture"], requestHeaders: idempotencyKeyHeader } })
+    .input(
+      z.object({
+        group: z.string().min(1),
+        name: z.string().min(1),
+        outcome: z.enum(["created", "not_found", "refused", "invalid", "unavailable", "crash"]).optional(),
+      }),
+    )
+    .output(thingOutput)
+    .mutation(async ({ ctx, input }) => {
+      const call = await runIdempotencyFixture(input.name, input.outcome);
+      return { id: crypto.randomUUID(), group: input.group, name: input.name, call, tenantId: ctx.tenant.id, environment: ctx.environment };
+    }),
+  createOperatorThing: adminProcedure
+    .use(idempotent())
+    .meta({ openapi: { method: "POST", path: "/fixture/operator-things", tags: ["fixture"] } })
+    .input(z.object({ name: z.string().min(1) }))
+    .output(z.object({ id: z.string(), call: z.number() }))
+    .mutation(async ({ input }) => ({ id: crypto.randomUUID(), call: await runIdempotencyFixture(input.name, undefined) })),
+  createSecret: tenantProcedure
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/fixture/secrets", tags: ["fixture"] } })
+    .input(z.object({ name: z.string().min(1) }))
+    .output(z.object({ id: z.string(), secret: z.string() }))
+    .mutation(async ({ input }) => {
+      await runIdempotencyFixture(input.name, undefined);
+      return { id: crypto.randomUUID(), secret: `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}` };
+    }),
+});
+
+/** The real router, the fixtures, and the idempotency fixtures beside them. */
+export const routerWithIdempotencyFixtures = router({ ...routerWithFixtures._def.record, fixtureIdempotency: idempotencyFixtureRouter });

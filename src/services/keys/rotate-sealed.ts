@@ -8,6 +8,7 @@ import { credentialField, tenantSecretField } from "../../crypto/sealed-fields.t
 import type { Keyring } from "../../crypto/seal.ts";
 import type { SealedFields } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
+import { resealIdempotencyResponses } from "../idempotency/mod.ts";
 
 export interface RotationReport {
   /** Values re-sealed under the current key. */
@@ -65,5 +66,9 @@ export async function rotateSealedSecrets(deps: Pick<Deps, "db">, keyring: Keyri
       report.resealed++;
     });
   }
+  // Stored idempotent answers that held a secret shown once (contract §9) are sealed too.
+  const idempotency = await resealIdempotencyResponses(deps, keyring);
+  report.resealed += idempotency.resealed;
+  report.current += idempotency.current;
   return report;
 }

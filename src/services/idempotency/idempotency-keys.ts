@@ -1,0 +1,218 @@
+/**
+ * `Idempotency-Key` (contract §9), as rows of `idempotency_keys`: one per key, scoped by tenant,
+ * environment, method and concrete path. A request first claims its key ({@link beginIdempotentRequest}):
+ * the row is inserted `in_flight` with a 60-second lock, atomically (`INSERT … ON CONFLICT DO NOTHING`,
+ * then a read), so of many concurrent requests exactly one runs. When it has answered,
+ * {@link completeIdempotentRequest} stores the answer for 24 hours — or, for a 5xx, deletes the row so a
+ * retry runs again. Later requests with the key replay the stored answer, or are refused: 422 when their
+ * body differs, 409 while the first is still running. A lock that outlives its 60 seconds (the process
+ * died) is taken over by the next request.
+ *
+ * Every state change is a conditional write on the row as last seen (its `state` and `locked_until`), so
+ * two requests racing for the same row cannot both win, and a request that lost its lock to a takeover
+ * cannot overwrite the answer of the one that took it. The clock is `deps.now()`, never the database's.
+ *
+ * @example
+ * ```ts
+ * const start = await beginIdempotentRequest(deps, { scope, key, request: input });
+ * if (start.outcome === "replay") return start.answer;
+ * const answer = await run();
+ * await completeIdempotentRequest(deps, start.claim, answer, { seal: true });
+ * ```
+ */
+import { AppError, ConflictError, ValidationError } from "../../errors.ts";
+import type { Environment, IdempotencyKey, JsonValue } from "../../db/schema.ts";
+import type { Deps } from "../deps.ts";
+import { requestHash } from "./request-hash.ts";
+
+/** Stands for the tenant of operator calls that have none (e.g. `POST /tenants`). Not a valid `ten_` id. */
+export const OPERATOR_TENANT_ID = "_operator";
+/** How long a running request holds its key; after that, the next request takes it over. */
+export const IDEMPOTENCY_LOCK_MS = 60_000;
+/** How long an answer is replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** The longest key accepted (contract §9). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** The field name bound into sealed answers, beside the tenant id. */
+export const SEALED_RESPONSE_FIELD = "idempotency.response";
+
+/** Where a key applies: the same key under another scope is another key. */
+export interface IdempotencyScope {
+  /** The tenant, or {@link OPERATOR_TENANT_ID}. */
+  tenantId: string;
+  environment: Environment;
+  method: string;
+  /** The concrete path, parameters filled in: `/tenants/ten_…/api-keys`. */
+  path: string;
+}
+
+/** An answer as stored and replayed: no request id, no HTTP types. */
+export interface IdempotentAnswer {
+  status: number;
+  body: JsonValue;
+  /** Headers the answer carried that a replay must carry again. */
+  headers: Record<string, string>;
+}
+
+/** What the request that claimed a key needs to store its answer. */
+export interface IdempotencyClaim {
+  scope: IdempotencyScope;
+  key: string;
+  /** The lock this request holds; it fences the row against a takeover. */
+  lockedUntil: Date;
+}
+
+/** Run the request (and complete the claim after), or replay the stored answer. */
+export type IdempotencyStart = { outcome: "proceed"; claim: IdempotencyClaim } | { outcome: "replay"; answer: IdempotentAnswer };
+
+/** How `response_body` holds an answer's body: as is, or sealed (a secret shown once). */
+export type StoredResponseBody = { plain: JsonValue } | { sealed: string };
+
+type IdempotencyDeps = Pick<Deps, "db" | "now" | "keyring">;
+
+/** Contract §9: a key is at most 255 characters; an empty one is no key. */
+function assertValidKey(key: string): void {
+  if (key.length === 0) throw new ValidationError(["Idempotency-Key should not be empty"]);
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    throw new ValidationError([`Idempotency-Key must be shorter than or equal to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`]);
+}
+
+/**
+ * Answers stored for replay: everything below 500, except 429 — a rate-limited request did not run, and
+ * its retry must not be refused for 24 hours. 5xx answers are never stored (contract §9): the retry runs.
+ */
+export function isReplayableStatus(status: number): boolean {
+  return status < 500 && status !== 429;
+}
+
+function sealContext(scope: IdempotencyScope) {
+  return { tenantId: scope.tenantId, field: SEALED_RESPONSE_FIELD };
+}
+
+/** The columns that name one key. */
+function byKey(scope: IdempotencyScope, key: string) {
+  return { tenant_id: scope.tenantId, environment: scope.environment, method: scope.method, path: scope.path, key };
+}
+
+/** The columns of a freshly claimed key. */
+function freshClaim(now: Date, hash: string) {
+  return {
+    request_hash: hash,
+    state: "in_flight" as const,
+    locked_until: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS),
+    response_status: null,
+    response_body: null,
+    response_headers: null,
+    created_at: now,
+    expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+  };
+}
+
+async function storedAnswer(deps: IdempotencyDeps, scope: IdempotencyScope, row: IdempotencyKey): Promise<IdempotentAnswer> {
+  const stored = row.response_body as StoredResponseBody;
+  const body: JsonValue = "sealed" in stored ? JSON.parse(await deps.keyring.open(stored.sealed, sealContext(scope))) : stored.plain;
+  return { status: row.response_status!, body, headers: row.response_headers ?? {} };
+}
+
+/**
+ * Claims `key` for a request, or says what to answer instead.
+ *
+ * @returns `proceed` with the claim when this request is to run (a new key, an expired one, or one whose
+ *   lock ran out); `replay` with the first answer when that request finished within 24 hours.
+ * @throws {ValidationError} 400 when the key is empty or longer than 255 characters.
+ * @throws {AppError} 422 `idempotency_mismatch` when the key was used with another body.
+ * @throws {ConflictError} 409 `idempotency_in_flight` while the first request runs.
+ */
+export async function beginIdempotentRequest(
+  deps: IdempotencyDeps,
+  input: { scope: IdempotencyScope; key: string; request: unknown },
+): Promise<IdempotencyStart> {
+  const { scope, key } = input;
+  assertValidKey(key);
+  const hash = await requestHash(input.request);
+  const id = byKey(scope, key);
+
+  // Each pass either settles or loses a race to a write that changed the row; a few passes always suffice.
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const now = deps.now();
+    const claim = freshClaim(now, hash);
+    const inserted = await deps.db
+      .insertInto("idempotency_keys")
+      .values({ ...id, ...claim })
+      .onConflict((oc) => oc.columns(["tenant_id", "environment", "method", "path", "key"]).doNothing())
+      .returning("key")
+      .executeTakeFirst();
+    if (inserted) return { outcome: "proceed", claim: { scope, key, lockedUntil: claim.locked_until } };
+
+    const row = await deps.db
+      .selectFrom("idempotency_keys")
+      .selectAll()
+      .where((eb) => eb.and(id))
+      .executeTakeFirst();
+    if (!row) continue; // released (a 5xx) or purged since the insert: insert again
+
+    const expired = row.expires_at.getTime() <= now.getTime();
+    if (!expired) {
+      if (row.request_hash !== hash)
+        throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
+      if (row.state === "done") return { outcome: "replay", answer: await storedAnswer(deps, scope, row) };
+      if (row.locked_until.getTime() > now.getTime())
+        throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_flight");
+    }
+
+    // An answer older than 24 hours, or a request whose lock ran out (its process died): start afresh,
+    // unless another request changed the row since it was read.
+    const taken = await deps.db
+      .updateTable("idempotency_keys")
+      .set(claim)
+      .where((eb) => eb.and(id))
+      .where("state", "=", row.state)
+      .where("locked_until", "=", row.locked_until)
+      .executeTakeFirst();
+    if (taken.numUpdatedRows > 0n) return { outcome: "proceed", claim: { scope, key, lockedUntil: claim.locked_until } };
+  }
+  throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_flight");
+}
+
+/**
+ * Ends a claimed request: stores its answer for replay (sealed with the keyring when `seal` is set: the
+ * answer holds a secret shown once), or, when the status is not replayable (5xx, 429), frees the key so
+ * a retry runs again.
+ *
+ * @returns whether the answer was stored: false when it was not replayable, or when the lock had been
+ *   taken over meanwhile (the request that took it stores its own answer).
+ */
+export async function completeIdempotentRequest(
+  deps: IdempotencyDeps,
+  claim: IdempotencyClaim,
+  answer: IdempotentAnswer,
+  options: { seal?: boolean } = {},
+): Promise<boolean> {
+  if (!isReplayableStatus(answer.status)) {
+    await releaseIdempotencyClaim(deps, claim);
+    return false;
+  }
+  const body: StoredResponseBody = options.seal
+    ? { sealed: await deps.keyring.seal(JSON.stringify(answer.body), sealContext(claim.scope)) }
+    : { plain: answer.body };
+  const id = byKey(claim.scope, claim.key);
+  const result = await deps.db
+    .updateTable("idempotency_keys")
+    .set({ state: "done", response_status: answer.status, response_body: body, response_headers: answer.headers })
+    .where((eb) => eb.and(id))
+    .where("state", "=", "in_flight")
+    .where("locked_until", "=", claim.lockedUntil)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Frees a claimed key without storing an answer (the request failed with a 5xx): a retry runs again. */
+export async function releaseIdempotencyClaim(deps: Pick<Deps, "db">, claim: IdempotencyClaim): Promise<void> {
+  const id = byKey(claim.scope, claim.key);
+  await deps.db
+    .deleteFrom("idempotency_keys")
+    .where((eb) => eb.and(id))
+    .where("state", "=", "in_flight")
+    .where("locked_until", "=", claim.lockedUntil)
+    .execute();
+}
