@@ -2,6 +2,13 @@ import { afterAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ulid } from "ulid";
+import { parseEncryptionKeys } from "../src/config.ts";
+import { openDatabase } from "../src/db/connect.ts";
+import { migrateToLatest } from "../src/db/migrate.ts";
+import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "../src/db/pglite-snapshot.ts";
+import { createKeyring } from "../src/crypto/seal.ts";
+import { credentialField } from "../src/crypto/sealed-fields.ts";
 import { createTokenVerifier } from "../src/services/auth/tokens.ts";
 import { TEST_ENV } from "./support/gateway.ts";
 
@@ -66,6 +73,37 @@ describe("passerelle (the command line)", () => {
     expect(lines[0]).toStartWith("passerelle: ");
     expect(lines[0]).toContain("ECONNREFUSED");
   });
+
+  it("keys rotate re-seals every stored secret under the first key and says how many", async () => {
+    const dataDir = tempDir();
+    const oldKey = `1:${Buffer.alloc(32, 11).toString("base64")}`;
+    const newKey = `2:${Buffer.alloc(32, 22).toString("base64")}`;
+    const tenantId = `ten_${ulid()}`;
+    const v1 = await createKeyring(parseEncryptionKeys(oldKey)!);
+    const context = { tenantId, field: credentialField("providerB", "masterKey") };
+    const open = () => openDatabase({ driver: "pglite", dataDir: join(dataDir, "pglite"), snapshot: () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR) });
+    let database = await open();
+    await migrateToLatest(database.db);
+    await database.db.insertInto("tenants").values({ id: tenantId, name: "Rotate", store_name: "Rotate" }).execute();
+    await database.db
+      .insertInto("provider_credentials")
+      .values({ id: `pcr_${ulid()}`, tenant_id: tenantId, provider: "providerB", environment: "sandbox", version: 1, sealed: { masterKey: await v1.seal("mk_rotate_me", context) }, masked: {} })
+      .execute();
+    await database.close();
+
+    const env = { ...TEST_ENV, DATA_DIR: dataDir, ENCRYPTION_KEYS: `${newKey},${oldKey}` };
+    const first = await run(["keys", "rotate"], env);
+    expect(first.stderr).toBe("");
+    expect(first.stdout).toBe("re-sealed 1 secret(s) under key v2; 0 already were\n");
+    expect((await run(["keys", "rotate"], env)).stdout).toBe("re-sealed 0 secret(s) under key v2; 1 already were\n");
+
+    database = await open();
+    const row = await database.db.selectFrom("provider_credentials").select("sealed").executeTakeFirstOrThrow();
+    await database.close();
+    expect(row.sealed.masterKey).toStartWith("v2:");
+    const onlyNew = await createKeyring(parseEncryptionKeys(newKey)!);
+    expect(await onlyNew.open(row.sealed.masterKey!, context)).toBe("mk_rotate_me");
+  }, 60_000);
 
   it("serve with nothing set starts on the development defaults, says so once, and stops on SIGTERM", async () => {
     const dataDir = tempDir();
