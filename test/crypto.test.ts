@@ -4,6 +4,7 @@ import { ulid } from "ulid";
 import { createKeyring, SealError, type Keyring } from "../src/crypto/seal.ts";
 import { credentialField, tenantSecretField } from "../src/crypto/sealed-fields.ts";
 import { rotateSealedSecrets } from "../src/services/keys/rotate-sealed.ts";
+import { ENDPOINT_SECRET_FIELD } from "../src/services/webhooks/endpoints.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 
 const key = (fill: number) => new Uint8Array(32).fill(fill);
@@ -64,13 +65,20 @@ describe("passerelle keys rotate (rotateSealedSecrets)", () => {
       .values({ id: `tsc_${ulid()}`, tenant_id: tenantId, kind: "callback", sealed_secret: await v1.seal("whsec_callback", { tenantId, field: tenantSecretField("callback") }) })
       .execute();
 
+    const endpointId = `whe_${ulid()}`;
+    await db.insertInto("webhook_endpoints").values({ id: endpointId, tenant_id: tenantId, environment: "sandbox", url: "https://hooks.example.com/x" }).execute();
+    await db
+      .insertInto("webhook_endpoint_secrets")
+      .values({ id: `whs_${ulid()}`, endpoint_id: endpointId, tenant_id: tenantId, sealed_secret: await v1.seal("whsec_endpoint", { tenantId, field: ENDPOINT_SECRET_FIELD }) })
+      .execute();
+
     // The plaintext never reaches the database.
     const raw = JSON.stringify((await sql`select * from provider_credentials`.execute(db)).rows) + JSON.stringify((await sql`select * from tenant_secrets`.execute(db)).rows);
     for (const value of [...Object.values(plain), "whsec_callback"]) expect(raw).not.toContain(value);
 
     const v2 = await createKeyring([{ version: 2, key: key(3) }, { version: 1, key: key(1) }]);
-    expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 4, current: 0 });
-    expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 0, current: 4 });
+    expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 5, current: 0 });
+    expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 0, current: 5 });
 
     const onlyV2 = await createKeyring([{ version: 2, key: key(3) }]);
     const row = await db.selectFrom("provider_credentials").select("sealed").where("tenant_id", "=", tenantId).executeTakeFirstOrThrow();
@@ -81,5 +89,7 @@ describe("passerelle keys rotate (rotateSealedSecrets)", () => {
     const secret = await db.selectFrom("tenant_secrets").select("sealed_secret").where("tenant_id", "=", tenantId).executeTakeFirstOrThrow();
     expect(secret.sealed_secret).toStartWith("v2:");
     expect(await onlyV2.open(secret.sealed_secret, { tenantId, field: tenantSecretField("callback") })).toBe("whsec_callback");
+    const endpointSecret = await db.selectFrom("webhook_endpoint_secrets").select("sealed_secret").where("endpoint_id", "=", endpointId).executeTakeFirstOrThrow();
+    expect(await onlyV2.open(endpointSecret.sealed_secret, { tenantId, field: ENDPOINT_SECRET_FIELD })).toBe("whsec_endpoint");
   });
 });

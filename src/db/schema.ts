@@ -140,6 +140,11 @@ export interface Database {
   provider_credentials: ProviderCredentialsTable;
   idempotency_keys: IdempotencyKeysTable;
   payments: PaymentsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_endpoint_secrets: WebhookEndpointSecretsTable;
+  events: EventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -233,3 +238,100 @@ export interface PaymentsTable {
 export type Payment = Selectable<PaymentsTable>;
 export type NewPayment = Insertable<PaymentsTable>;
 export type PaymentUpdate = Updateable<PaymentsTable>;
+
+/** Every event type (contract §5–§6). */
+export type EventType =
+  | "payment.completed"
+  | "payment.failed"
+  | "payment.cancelled"
+  | "payment.refunded"
+  | "permit.activated"
+  | "permit.declined"
+  | "permit.revoked"
+  | "permit.charge.succeeded"
+  | "permit.charge.failed"
+  | "permit.schedule.past_due"
+  | "webhook.test";
+
+/** A tenant's webhook endpoint, in the environment of the token that made it. */
+export interface WebhookEndpointsTable {
+  /** `whe_` + ULID. */
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  url: string;
+  description: Nullable<string>;
+  /** null: every event type. */
+  event_types: NullableJsonb<EventType[]>;
+  enabled: Generated<boolean>;
+  disabled_reason: Nullable<string>;
+  failing_since: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** An endpoint's signing secrets; after a rotation the old one signs until `expires_at`. */
+export interface WebhookEndpointSecretsTable {
+  id: string;
+  endpoint_id: string;
+  tenant_id: string;
+  /** `v<N>:…`, sealed with the tenant id and `webhookEndpoint.secret`. */
+  sealed_secret: string;
+  created_at: CreatedAt;
+  expires_at: NullableTimestamp;
+}
+
+/** Something that happened to a tenant's objects, as delivered to its webhooks. */
+export interface EventsTable {
+  /** `evt_` + ULID; also the `webhook-id` of every delivery of it. */
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  type: EventType;
+  /** The event's `data` (contract §6). */
+  data: Jsonb<Record<string, JsonValue>>;
+  payment_id: Nullable<string>;
+  created_at: CreatedAt;
+}
+
+/** Where a delivery stands. */
+export type DeliveryState = "pending" | "succeeded" | "failed";
+
+/** One event to one target: a tenant endpoint, or a direct URL (a direct payment's `callback_url`). */
+export interface DeliveriesTable {
+  /** `dlv_` + ULID. */
+  id: string;
+  event_id: string;
+  tenant_id: string;
+  environment: Environment;
+  endpoint_id: Nullable<string>;
+  target_url: Nullable<string>;
+  state: Generated<DeliveryState>;
+  attempts: Generated<number>;
+  next_attempt_at: CreatedAt;
+  locked_until: NullableTimestamp;
+  last_status: Nullable<number>;
+  last_error: Nullable<string>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  delivered_at: NullableTimestamp;
+}
+
+/** One HTTP attempt of a delivery, for the delivery log. */
+export interface DeliveryAttemptsTable {
+  id: Generated<number>;
+  delivery_id: string;
+  attempt: number;
+  attempted_at: Date;
+  url: string;
+  status: Nullable<number>;
+  duration_ms: number;
+  error: Nullable<string>;
+  /** The first 2 KiB of the answer. */
+  response_body: Nullable<string>;
+}
+
+export type WebhookEndpoint = Selectable<WebhookEndpointsTable>;
+export type Event = Selectable<EventsTable>;
+export type Delivery = Selectable<DeliveriesTable>;
+export type DeliveryAttempt = Selectable<DeliveryAttemptsTable>;

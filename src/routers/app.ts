@@ -5,6 +5,7 @@
 import { apiKeysRouter } from "./api-keys.ts";
 import { authRouter } from "./auth.ts";
 import { credentialsRouter } from "./credentials.ts";
+import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { router } from "./trpc.ts";
@@ -14,6 +15,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
+  events: eventsRouter,
   payments: paymentsRouter,
 });
 

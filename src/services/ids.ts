@@ -3,7 +3,7 @@
  */
 import { ulid } from "ulid";
 
-export type IdPrefix = "ten" | "key" | "pay" | "evt" | "whe" | "dlv" | "prm" | "sch" | "chg" | "pcr" | "tsc";
+export type IdPrefix = "ten" | "key" | "pay" | "evt" | "whe" | "whs" | "dlv" | "prm" | "sch" | "chg" | "pcr" | "tsc";
 
 /** A new id with the given prefix, e.g. `ten_01J…`. */
 export function newId(prefix: IdPrefix): string {

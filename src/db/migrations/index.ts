@@ -7,9 +7,11 @@
 import type { Migration } from "kysely/migration";
 import { initialMigration } from "./0001_initial.ts";
 import { paymentsMigration } from "./0002_payments.ts";
+import { eventsWebhooksMigration } from "./0003_events_webhooks.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
   "0001_initial": initialMigration,
   "0002_payments": paymentsMigration,
+  "0003_events_webhooks": eventsWebhooksMigration,
 };

@@ -4,11 +4,13 @@
  * transaction with the row locked, so rotation can run beside a serving gateway and be run again after an
  * interruption.
  */
+import type { Kysely } from "kysely";
 import { credentialField, tenantSecretField } from "../../crypto/sealed-fields.ts";
-import type { Keyring } from "../../crypto/seal.ts";
-import type { SealedFields } from "../../db/schema.ts";
+import type { Keyring, SealContext } from "../../crypto/seal.ts";
+import type { Database, SealedFields } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { resealIdempotencyResponses } from "../idempotency/mod.ts";
+import { ENDPOINT_SECRET_FIELD } from "../webhooks/endpoints.ts";
 
 export interface RotationReport {
   /** Values re-sealed under the current key. */
@@ -20,52 +22,44 @@ export interface RotationReport {
 /** Re-seals every sealed value under `keyring.currentVersion`. */
 export async function rotateSealedSecrets(deps: Pick<Deps, "db">, keyring: Keyring): Promise<RotationReport> {
   const report: RotationReport = { resealed: 0, current: 0 };
-  const outdated = (sealed: string) => keyring.versionOf(sealed) !== keyring.currentVersion;
 
-  const credentialIds = await deps.db.selectFrom("provider_credentials").select("id").execute();
-  for (const { id } of credentialIds) {
-    await deps.db.transaction().execute(async (tx) => {
-      const row = await tx
-        .selectFrom("provider_credentials")
-        .select(["tenant_id", "provider", "sealed"])
-        .where("id", "=", id)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const sealed: SealedFields = { ...row.sealed };
-      let changed = false;
-      for (const [name, value] of Object.entries(row.sealed)) {
-        if (!outdated(value)) {
-          report.current++;
-          continue;
-        }
-        const context = { tenantId: row.tenant_id, field: credentialField(row.provider, name) };
-        sealed[name] = await keyring.seal(await keyring.open(value, context), context);
-        report.resealed++;
-        changed = true;
-      }
-      if (changed) await tx.updateTable("provider_credentials").set({ sealed }).where("id", "=", id).execute();
-    });
-  }
+  /** The value sealed under the current key, or undefined when it already is. */
+  const reseal = async (value: string, context: SealContext): Promise<string | undefined> => {
+    if (keyring.versionOf(value) === keyring.currentVersion) {
+      report.current++;
+      return undefined;
+    }
+    report.resealed++;
+    return keyring.seal(await keyring.open(value, context), context);
+  };
+  /** Runs `work` for each id, each in its own transaction. */
+  const eachRow = async (ids: { id: string }[], work: (tx: Kysely<Database>, id: string) => Promise<void>) => {
+    for (const { id } of ids) await deps.db.transaction().execute((tx) => work(tx, id));
+  };
 
-  const secretIds = await deps.db.selectFrom("tenant_secrets").select("id").execute();
-  for (const { id } of secretIds) {
-    await deps.db.transaction().execute(async (tx) => {
-      const row = await tx
-        .selectFrom("tenant_secrets")
-        .select(["tenant_id", "kind", "sealed_secret"])
-        .where("id", "=", id)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      if (!outdated(row.sealed_secret)) {
-        report.current++;
-        return;
-      }
-      const context = { tenantId: row.tenant_id, field: tenantSecretField(row.kind) };
-      const resealed = await keyring.seal(await keyring.open(row.sealed_secret, context), context);
-      await tx.updateTable("tenant_secrets").set({ sealed_secret: resealed }).where("id", "=", id).execute();
-      report.resealed++;
-    });
-  }
+  await eachRow(await deps.db.selectFrom("provider_credentials").select("id").execute(), async (tx, id) => {
+    const row = await tx.selectFrom("provider_credentials").select(["tenant_id", "provider", "sealed"]).where("id", "=", id).forUpdate().executeTakeFirstOrThrow();
+    const sealed: SealedFields = { ...row.sealed };
+    let changed = false;
+    for (const [name, value] of Object.entries(row.sealed)) {
+      const next = await reseal(value, { tenantId: row.tenant_id, field: credentialField(row.provider, name) });
+      if (next) [sealed[name], changed] = [next, true];
+    }
+    if (changed) await tx.updateTable("provider_credentials").set({ sealed }).where("id", "=", id).execute();
+  });
+
+  await eachRow(await deps.db.selectFrom("tenant_secrets").select("id").execute(), async (tx, id) => {
+    const row = await tx.selectFrom("tenant_secrets").select(["tenant_id", "kind", "sealed_secret"]).where("id", "=", id).forUpdate().executeTakeFirstOrThrow();
+    const next = await reseal(row.sealed_secret, { tenantId: row.tenant_id, field: tenantSecretField(row.kind) });
+    if (next) await tx.updateTable("tenant_secrets").set({ sealed_secret: next }).where("id", "=", id).execute();
+  });
+
+  await eachRow(await deps.db.selectFrom("webhook_endpoint_secrets").select("id").execute(), async (tx, id) => {
+    const row = await tx.selectFrom("webhook_endpoint_secrets").select(["tenant_id", "sealed_secret"]).where("id", "=", id).forUpdate().executeTakeFirstOrThrow();
+    const next = await reseal(row.sealed_secret, { tenantId: row.tenant_id, field: ENDPOINT_SECRET_FIELD });
+    if (next) await tx.updateTable("webhook_endpoint_secrets").set({ sealed_secret: next }).where("id", "=", id).execute();
+  });
+
   // Stored idempotent answers that held a secret shown once (contract §9) are sealed too.
   const idempotency = await resealIdempotencyResponses(deps, keyring);
   report.resealed += idempotency.resealed;
