@@ -8,6 +8,7 @@ import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
 import { tenantsRouter } from "./tenants.ts";
+import { webhooksRouter } from "./webhooks.ts";
 import { router } from "./trpc.ts";
 
 export const appRouter = router({
@@ -16,6 +17,7 @@ export const appRouter = router({
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
   events: eventsRouter,
+  webhooks: webhooksRouter,
   payments: paymentsRouter,
 });
 

@@ -1,0 +1,79 @@
+/**
+ * `/webhooks` (contract §6): a tenant's webhook endpoints, their secrets, test events, delivery log,
+ * retries and replays. An endpoint belongs to the environment of the token that made it.
+ */
+import { z } from "zod";
+import { EVENT_TYPES } from "../services/events/event-types.ts";
+import { createEndpoint, deleteEndpoint, endpointView, findEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../services/webhooks/endpoints.ts";
+import { validateTargetUrl } from "../services/webhooks/url-safety.ts";
+import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { router, tenantProcedure } from "./trpc.ts";
+import type { Context } from "./trpc.ts";
+import type { Environment } from "../config.ts";
+
+const webhookId = z.string().min(1).max(64);
+const url = z.string().min(1).max(2048);
+const events = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).meta({ description: "Event types to receive; absent or empty: all" });
+
+export const endpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string().nullable(),
+    events: z.array(z.enum(EVENT_TYPES)).nullable().meta({ description: "null: every event type" }),
+    enabled: z.boolean(),
+    disabledReason: z.string().nullable(),
+    environment: z.enum(["sandbox", "live"]),
+    createdAt: z.string().meta({ format: "date-time" }),
+    updatedAt: z.string().meta({ format: "date-time" }),
+  })
+  .meta({ id: "WebhookEndpoint" });
+
+type Scoped = { ctx: Context & { tenant: { id: string }; environment: Environment } };
+
+function scopeOf({ ctx }: Scoped) {
+  return { tenantId: ctx.tenant.id, environment: ctx.environment };
+}
+
+function checkedUrl(ctx: Scoped["ctx"], value: string): string {
+  return validateTargetUrl(value, { field: "url", environment: ctx.environment, allowPrivateTargets: ctx.deps.config.allowPrivateTargets });
+}
+
+export const webhooksRouter = router({
+  create: tenantProcedure
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/webhooks", tags: ["webhooks"], summary: "Create a webhook endpoint", description: "The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.", requestHeaders: idempotencyKeyHeader } })
+    .input(z.object({ url, events: events.optional(), description: z.string().max(500).optional() }))
+    .output(endpointSchema.extend({ secret: z.string().meta({ description: "Shown this once" }) }).meta({ id: "CreatedWebhookEndpoint" }))
+    .mutation(({ ctx, input }) =>
+      createEndpoint(ctx.deps, { ...scopeOf({ ctx }), url: checkedUrl(ctx, input.url), events: input.events ?? null, description: input.description ?? null }),
+    ),
+  list: tenantProcedure
+    .meta({ openapi: { method: "GET", path: "/webhooks", tags: ["webhooks"], summary: "List webhook endpoints" } })
+    .output(z.object({ data: z.array(endpointSchema) }))
+    .query(async ({ ctx }) => ({ data: await listEndpoints(ctx.deps, scopeOf({ ctx })) })),
+  get: tenantProcedure
+    .meta({ openapi: { method: "GET", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Read a webhook endpoint" } })
+    .input(z.object({ webhook_id: webhookId }))
+    .output(endpointSchema)
+    .query(async ({ ctx, input }) => endpointView(await findEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id))),
+  update: tenantProcedure
+    .meta({ openapi: { method: "PATCH", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Change url, events, description or enabled" } })
+    .input(z.object({ webhook_id: webhookId, url: url.optional(), events: events.nullable().optional(), description: z.string().max(500).nullable().optional(), enabled: z.boolean().optional() }))
+    .output(endpointSchema)
+    .mutation(({ ctx, input }) => {
+      const { webhook_id, ...changes } = input;
+      return updateEndpoint(ctx.deps, scopeOf({ ctx }), webhook_id, { ...changes, url: changes.url === undefined ? undefined : checkedUrl(ctx, changes.url) });
+    }),
+  delete: tenantProcedure
+    .meta({ openapi: { method: "DELETE", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Delete a webhook endpoint" } })
+    .input(z.object({ webhook_id: webhookId }))
+    .output(z.object({ id: z.string(), deleted: z.literal(true) }))
+    .mutation(({ ctx, input }) => deleteEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
+  rotateSecret: tenantProcedure
+    .use(idempotent({ sealResponse: true }))
+    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/rotate-secret", tags: ["webhooks"], summary: "Rotate the signing secret", description: "The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.", requestHeaders: idempotencyKeyHeader } })
+    .input(z.object({ webhook_id: webhookId }))
+    .output(z.object({ secret: z.string(), previousExpiresAt: z.string().meta({ format: "date-time" }) }))
+    .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
+});
