@@ -7,7 +7,7 @@
  *   passerelle migrate                apply the database migrations and exit
  *   passerelle token --admin [--env live] [--ttl 3600]
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
- *   passerelle sandbox [--port-a 4001] [--port-b 4002]   the provider simulators, standalone
+ *   passerelle sandbox [--port-a 4001] [--port-b 4002] [--approve-delay-ms 2000]   the provider simulators, standalone
  *   passerelle keys rotate            re-seal every stored secret under the first ENCRYPTION_KEYS key
  *   passerelle openapi                print the OpenAPI document
  */
@@ -21,7 +21,7 @@ const USAGE = `usage: passerelle <command>
   migrate                  apply the database migrations
   token --admin | --tenant <ten_…> [--env sandbox|live] [--ttl <seconds>]
                            print a bearer token on one line
-  sandbox [--port-a <n>] [--port-b <n>]
+  sandbox [--port-a <n>] [--port-b <n>] [--approve-delay-ms <n>]
                            serve the provider simulators standalone (default ports 4001, 4002)
   keys rotate              re-seal every stored secret under the first ENCRYPTION_KEYS key
   openapi                  print the OpenAPI document`;
@@ -105,17 +105,26 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "sandbox": {
-      const { values } = parseArgs({ args: rest, options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" }, "approve-delay-ms": { type: "string", default: "2000" } },
+      });
+      const approveDelayMs = Number(values["approve-delay-ms"]);
+      if (!Number.isInteger(approveDelayMs) || approveDelayMs < 0) fail("--approve-delay-ms must be a whole number of milliseconds");
       const host = process.env.HOST ?? "127.0.0.1";
-      const servers = (["providerA", "providerB"] as const).map((name) => {
+      const running = (["providerA", "providerB"] as const).map((name) => {
         const port = Number(name === "providerA" ? values["port-a"] : values["port-b"]);
         if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port-${name === "providerA" ? "a" : "b"} must be a port number`);
-        const server = Bun.serve({ port, hostname: host, fetch: createSimulatorApp(name).fetch });
+        const simulator = createSimulatorApp(name, { approveDelayMs });
+        const server = Bun.serve({ port, hostname: host, fetch: simulator.fetch });
         process.stdout.write(`${name} simulator on ${server.url.toString().replace(/\/$/, "")}\n`);
-        return server;
+        return { server, simulator };
       });
       stopOnSignals(async () => {
-        for (const server of servers) await server.stop(true);
+        for (const { server, simulator } of running) {
+          simulator.close();
+          await server.stop(true);
+        }
       });
       return;
     }

@@ -32,6 +32,8 @@ export interface HttpApp {
   /** The gateway's request handler: Elysia wrapped with request id, log line and metrics. */
   fetch: (request: Request) => Promise<Response>;
   routes: { method: string; path: string }[];
+  /** Stops what the app runs beside requests (the mounted simulators' timers and retries). */
+  close(): void;
 }
 
 const READY_TIMEOUT_MS = 2_000;
@@ -129,9 +131,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       { parse: "none" },
     );
 
-  if (deps.config.simulators) {
-    for (const name of ["providerA", "providerB"] as const) app.mount(simulatorMountPath(name), createSimulatorApp(name).fetch);
-  }
+  const simulators = deps.config.simulators
+    ? (["providerA", "providerB"] as const).map((name) => {
+        const simulator = createSimulatorApp(name, { basePath: simulatorMountPath(name), approveDelayMs: deps.config.simulatorApproveDelayMs });
+        app.mount(simulatorMountPath(name), simulator.fetch);
+        return simulator;
+      })
+    : [];
 
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError });
 
@@ -166,5 +172,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return response;
   };
 
-  return { app: app as unknown as Elysia, fetch, routes };
+  return {
+    app: app as unknown as Elysia,
+    fetch,
+    routes,
+    close: () => simulators.forEach((simulator) => simulator.close()),
+  };
 }

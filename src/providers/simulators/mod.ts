@@ -7,13 +7,24 @@
  * Each simulator is a plain fetch handler over its own paths; the protocols themselves are added by the
  * provider A and provider B work. What every simulator answers already is its liveness route.
  */
-import { Elysia } from "elysia";
+import { createProviderASimulator, type ProviderASimulatorOptions } from "./providerA/mod.ts";
+import { createProviderBSimulator, type ProviderBSimulatorOptions } from "./providerB/mod.ts";
 
 export type SimulatorName = "providerA" | "providerB";
 
-/** A simulator as an Elysia app serving from `/` (mount it under a prefix, or serve it on its own port). */
-export function createSimulatorApp(name: SimulatorName) {
-  return new Elysia({ name: `simulator-${name}` }).get("/_sim/health", () => Response.json({ status: "ok", simulator: name }));
+/**
+ * What a simulator can be given: provider A's delays and webhook retries, provider B's IPN retries and
+ * `publicBaseUrl`; both take `basePath`, `now` and `fetch` (see each one's options).
+ */
+export interface SimulatorOptions extends ProviderASimulatorOptions, ProviderBSimulatorOptions {}
+
+/**
+ * A simulator as an Elysia app serving from `/` (mount it under a prefix, or serve it on its own port).
+ * Both have a `close()` that cancels their timers and webhook / IPN attempts.
+ */
+export function createSimulatorApp(name: SimulatorName, options: SimulatorOptions = {}) {
+  if (name === "providerA") return createProviderASimulator(options);
+  return createProviderBSimulator(options);
 }
 
 /** The path under which the gateway mounts a simulator when `SIMULATORS` is on. */

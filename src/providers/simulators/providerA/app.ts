@@ -1,0 +1,105 @@
+/**
+ * The provider A simulator as an Elysia app serving from `/`: the provider's API under `/v1`
+ * (`api-routes.ts`), the simulator's control surface and console beside it (`control-routes.ts`), and the
+ * provider's error shape for every refusal, written once here. All state lives in the instance;
+ * `close()` cancels its timers and webhook attempts.
+ */
+import { Elysia } from "elysia";
+import { apiRoutes } from "./api-routes.ts";
+import type { SimulatorContext } from "./context.ts";
+import { controlRoutes } from "./control-routes.ts";
+import { createLedger } from "./ledger.ts";
+import { createTimers } from "./timers.ts";
+import { createWebhookSender } from "./webhook-sender.ts";
+import { ProviderAError, renderEvent } from "./wire.ts";
+
+export interface ProviderASimulatorOptions {
+  /** How long after the USSD push a sandbox payment below 1000 is approved (`SIMULATOR_APPROVE_DELAY_MS`). Default 2000. */
+  approveDelayMs?: number;
+  /** How long after the push a sandbox payment above 5000 is declined. Default: `approveDelayMs`. */
+  declineDelayMs?: number;
+  /** The clock for timestamps and webhook signatures. Default: the system clock. */
+  now?: () => Date;
+  /** What sends the webhooks. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Waits before each webhook retry (so its length is the number of retries). Default 1 s, 5 s, 30 s. */
+  webhookRetryDelaysMs?: readonly number[];
+  /** Per webhook attempt. Default 5000. */
+  webhookTimeoutMs?: number;
+  /** Where the simulator is mounted (e.g. `/sandbox/providerA`), added to the request's origin in the links it hands out. Default none. */
+  basePath?: string;
+  /** Absolute URL the simulator's links start from (e.g. `https://gw.example/sandbox/providerA`); wins over origin and `basePath`. */
+  publicBaseUrl?: string;
+}
+
+const DEFAULT_APPROVE_DELAY_MS = 2_000;
+const DEFAULT_WEBHOOK_RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 5_000;
+
+/**
+ * A provider A simulator with its own memory.
+ *
+ * @example
+ * ```ts
+ * const simulator = createProviderASimulator({ approveDelayMs: 50 });
+ * const server = Bun.serve({ port: 0, fetch: simulator.fetch });
+ * const { secretKey } = await (await fetch(`${server.url}_sim/accounts`, { method: "POST" })).json();
+ * // … `Authorization: Bearer ${secretKey}` on `/v1/…`
+ * simulator.close();
+ * server.stop(true);
+ * ```
+ */
+export function createProviderASimulator(options: ProviderASimulatorOptions = {}) {
+  const now = options.now ?? (() => new Date());
+  const approveDelayMs = options.approveDelayMs ?? DEFAULT_APPROVE_DELAY_MS;
+  const basePath = options.basePath ? `/${options.basePath.replace(/^\/+|\/+$/g, "")}` : "";
+  const publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
+  const timers = createTimers();
+  const webhooks = createWebhookSender({
+    fetch: options.fetch ?? fetch,
+    now,
+    timers,
+    retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_WEBHOOK_RETRY_DELAYS_MS,
+    timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+  });
+  let nextEventId = 1;
+  const ledger = createLedger({
+    now,
+    onStatusChange({ account, trx, event }) {
+      if (!account.webhookUrl) return;
+      const body = JSON.stringify(renderEvent({ id: nextEventId++, name: event, trx, createdAt: now() }));
+      webhooks.send({ accountId: account.id, url: account.webhookUrl, secret: account.webhookSecret, event, transactionId: trx.id, body });
+    },
+  });
+  const ctx: SimulatorContext = {
+    ledger,
+    timers,
+    webhooks,
+    approveDelayMs,
+    declineDelayMs: options.declineDelayMs ?? approveDelayMs,
+    linkBase: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
+  };
+
+  const app = new Elysia({ name: "simulator-providerA" })
+    .onError(({ code, error }) => {
+      if (error instanceof ProviderAError) return Response.json(error.toBody(), { status: error.status });
+      if (code === "NOT_FOUND") return Response.json({ message: "Not found" }, { status: 404 });
+      return Response.json({ message: "Internal error" }, { status: 500 });
+    })
+    .use(controlRoutes(ctx))
+    .use(apiRoutes(ctx));
+
+  return Object.assign(app, {
+    /** Cancels the pending sandbox outcomes and webhook attempts; the app answers on but schedules nothing. */
+    close(): void {
+      timers.close();
+      webhooks.close();
+    },
+    /** Resolves once every webhook sent so far is delivered or given up. */
+    webhooksIdle(): Promise<void> {
+      return webhooks.idle();
+    },
+  });
+}
+
+export type ProviderASimulator = ReturnType<typeof createProviderASimulator>;

@@ -1,0 +1,18 @@
+/**
+ * The provider A simulator (providers.md, "Provider A" and "The simulators' own control surface"): a
+ * FedaPay-compatible API at `/v1/…`, the sandbox rules of spec §8, signed webhooks, and the sandbox
+ * console at `/console`.
+ *
+ * @example
+ * ```ts
+ * import { createProviderASimulator } from "./providerA/mod.ts";
+ * const simulator = createProviderASimulator({ approveDelayMs: 50 });
+ * const server = Bun.serve({ port: 0, fetch: simulator.fetch });
+ * // …
+ * simulator.close();
+ * ```
+ */
+export { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "./app.ts";
+export { sandboxOutcomeFor, SANDBOX_DECLINE_CODE, type SandboxOutcome } from "./sandbox-outcome.ts";
+export { signFedapayWebhook, type WebhookDelivery } from "./webhook-sender.ts";
+export { WIRE_MODE_COUNTRIES, type WireMode, type WireTransaction } from "./wire.ts";

@@ -1,0 +1,17 @@
+/**
+ * What every part of one provider B simulator shares: its store, its IPN sender, its clock, and how it
+ * tells where it is reachable.
+ */
+import type { IpnSender } from "./ipn-sender.ts";
+import type { SimulatorStore } from "./store.ts";
+
+export interface SimulatorContext {
+  store: SimulatorStore;
+  ipn: IpnSender;
+  now: () => Date;
+  /**
+   * The URL the simulator's own pages start from, as the caller of `request` sees it: the `publicBaseUrl`
+   * option, or the request's origin followed by the mount path (a mount strips its prefix from the URL).
+   */
+  baseUrlOf: (request: Request) => string;
+}

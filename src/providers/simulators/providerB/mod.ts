@@ -1,0 +1,88 @@
+/**
+ * The provider B simulator: a PayDunya-compatible API (providers.md, "Provider B") with its hosted pages,
+ * IPNs and our PERMIT protocol, plus the control surface of "The simulators' own control surface". All
+ * state lives in the instance; `close()` stops the IPN retries.
+ *
+ * | Route | Does |
+ * |---|---|
+ * | `POST /sandbox-api/v1/checkout-invoice/create`, `GET …/checkout-invoice/confirm/{token}` | checkout, mode `test` |
+ * | `POST /sandbox-api/v1/permit/create`, `GET …/permit/confirm/{token}`, `POST …/permit/charge`, `POST …/permit/revoke` | PERMIT, mode `test` |
+ * | the same under `/api/v1/…` | mode `live` |
+ * | `GET /sandbox-checkout/invoice/{token}`, `GET /checkout/invoice/{token}`, `…/receipt/{token}` | hosted checkout page, receipt |
+ * | `GET /permit/authorize/{token}` | PERMIT authorisation page |
+ * | `POST /_sim/accounts` | a test account: `{ masterKey, privateKey, publicKey, token }` |
+ * | `POST /_sim/invoices/{token}/pay`, `…/fail`, `…/cancel` | the checkout buttons; each sends the IPN |
+ * | `POST /_sim/permits/{token}/authorize`, `…/decline`, `…/revoke`, `…/expire` | permit state changes; each sends the IPN |
+ * | `POST /_sim/permits/{token}/fail-next`, `…/succeed-next`, `…/pending-next` | how the permit's next charges end |
+ * | `GET /_sim/ipns`, `GET /_sim/health` | the IPN delivery log; liveness |
+ *
+ * @example
+ * const simulator = createProviderBSimulator({ basePath: "/sandbox/providerB" });
+ * gateway.mount("/sandbox/providerB", simulator.fetch);
+ * // … on shutdown:
+ * simulator.close();
+ */
+import { Elysia } from "elysia";
+import { providerApiRoutes } from "./api-routes.ts";
+import type { SimulatorContext } from "./context.ts";
+import { controlRoutes } from "./control-routes.ts";
+import { hostedPageRoutes } from "./hosted-pages.ts";
+import { createIpnSender } from "./ipn-sender.ts";
+import { createSimulatorStore } from "./store.ts";
+import { RESPONSE_CODES, refusal } from "./wire.ts";
+
+export type { IpnDelivery } from "./ipn-sender.ts";
+
+export interface ProviderBSimulatorOptions {
+  /** Absolute URL the simulator's pages start from (e.g. `https://gw.example/sandbox/providerB`); wins over the request's origin. */
+  publicBaseUrl?: string;
+  /** Where the simulator is mounted (e.g. `/sandbox/providerB`), added to the request's origin. Default none. */
+  basePath?: string;
+  /** The clock for invoice, permit and receipt dates. Default: the system clock. */
+  now?: () => Date;
+  /** What posts the IPNs. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Waits before each IPN retry; its length bounds the retries. Default 0.5, 2, 5, 15 and 30 s. */
+  ipnRetryDelaysMs?: readonly number[];
+  /** How long one IPN attempt may take. Default 10 s. */
+  ipnAttemptTimeoutMs?: number;
+}
+
+export const DEFAULT_IPN_RETRY_DELAYS_MS: readonly number[] = [500, 2_000, 5_000, 15_000, 30_000];
+
+const trimSlash = (value: string) => value.replace(/\/+$/, "");
+
+/** Builds one provider B simulator: an Elysia app serving from `/`, with `close()`. */
+export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}) {
+  const basePath = options.basePath ? `/${options.basePath.replace(/^\/+|\/+$/g, "")}` : "";
+  const publicBaseUrl = options.publicBaseUrl ? trimSlash(options.publicBaseUrl) : undefined;
+  const sim: SimulatorContext = {
+    store: createSimulatorStore(),
+    ipn: createIpnSender({
+      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+      retryDelaysMs: options.ipnRetryDelaysMs ?? DEFAULT_IPN_RETRY_DELAYS_MS,
+      attemptTimeoutMs: options.ipnAttemptTimeoutMs ?? 10_000,
+    }),
+    now: options.now ?? (() => new Date()),
+    baseUrlOf: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
+  };
+
+  const app = new Elysia()
+    .onError(({ code, error }) => {
+      if (code === "NOT_FOUND") return refusal(404, RESPONSE_CODES.notFound, "Not Found");
+      return refusal(500, RESPONSE_CODES.internal, `Simulator error: ${error instanceof Error ? error.message : String(error)}`);
+    })
+    .get("/_sim/health", () => Response.json({ status: "ok", simulator: "providerB" }))
+    .use(controlRoutes(sim))
+    .use(providerApiRoutes(sim, "test"))
+    .use(providerApiRoutes(sim, "live"))
+    .use(hostedPageRoutes(sim));
+
+  return Object.assign(app, {
+    /** Stops every pending IPN retry and in-flight IPN. */
+    close: () => sim.ipn.close(),
+  });
+}
+
+/** A provider B simulator, as `createProviderBSimulator` returns it. */
+export type ProviderBSimulator = ReturnType<typeof createProviderBSimulator>;

@@ -1,0 +1,130 @@
+/**
+ * The provider B simulator's memory: merchant accounts, invoices, permits and the answers of past permit
+ * charges by idempotency key. One store per simulator instance — nothing lives at module level.
+ */
+import { createHash } from "node:crypto";
+
+/** The provider's own word for the environment: the sandbox API is `test`, the live API `live`. */
+export type Mode = "test" | "live";
+
+export interface MerchantAccount {
+  masterKey: string;
+  privateKey: string;
+  publicKey: string;
+  token: string;
+  /** What every confirm answer and IPN carries as `hash`: lower-case hex SHA-512 of the master key. */
+  hash: string;
+}
+
+export interface Customer {
+  name: string | null;
+  phone: string | null;
+  email: string | null;
+}
+
+export interface InvoiceActions {
+  cancel_url: string | null;
+  return_url: string | null;
+  callback_url: string | null;
+}
+
+export type InvoiceStatus = "pending" | "completed" | "cancelled" | "failed";
+
+export interface Invoice {
+  token: string;
+  mode: Mode;
+  account: MerchantAccount;
+  /** Where the simulator was reachable when the invoice was made; its page and receipt URLs start here. */
+  baseUrl: string;
+  totalAmount: number;
+  description: string;
+  items: Record<string, unknown>;
+  taxes: Record<string, unknown>;
+  storeName: string;
+  customData: Record<string, unknown>;
+  actions: InvoiceActions;
+  customer: Customer;
+  status: InvoiceStatus;
+  failReason: string | null;
+  paymentMethod: string | null;
+  receiptIdentifier: string | null;
+  providerReference: string | null;
+  createdAt: Date;
+  /** Set when the invoice is a permit charge. */
+  permitToken: string | null;
+}
+
+export type PermitStatus = "pending" | "active" | "declined" | "revoked" | "expired";
+
+/** How the permit's next charges end (the `fail-next` / `succeed-next` switch, and `pending-next`). */
+export type ChargeSwitch = "by-amount" | "fail" | "pending";
+
+export interface Permit {
+  token: string;
+  mode: Mode;
+  account: MerchantAccount;
+  baseUrl: string;
+  description: string;
+  maxAmount: number | null;
+  customer: Customer;
+  customData: Record<string, unknown>;
+  actions: InvoiceActions;
+  status: PermitStatus;
+  paymentMethod: string | null;
+  chargeSwitch: ChargeSwitch;
+  createdAt: Date;
+  authorizedAt: Date | null;
+}
+
+/** A permit charge's answer, kept so that the same idempotency key answers it again. */
+export interface ChargeAnswer {
+  response_code: string;
+  response_text: string;
+  invoice_token: string;
+  permit_token: string;
+  amount: number;
+  status: "completed" | "failed" | "pending";
+  fail_reason: string | null;
+}
+
+export interface SimulatorStore {
+  accounts: Map<string, MerchantAccount>;
+  invoices: Map<string, Invoice>;
+  permits: Map<string, Permit>;
+  /** Keyed by `masterKey mode idempotencyKey`. */
+  charges: Map<string, ChargeAnswer>;
+}
+
+/** An empty store. */
+export function createSimulatorStore(): SimulatorStore {
+  return { accounts: new Map(), invoices: new Map(), permits: new Map(), charges: new Map() };
+}
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A random string of letters and digits, e.g. `randomToken(20)` → `"LRWkyGfcnXSTvRAjUYN7"`. */
+export function randomToken(length: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(length));
+  let out = "";
+  for (const byte of bytes) out += ALPHANUMERIC[byte % ALPHANUMERIC.length];
+  return out;
+}
+
+/** The lower-case hex SHA-512 the provider puts in `hash`, e.g. `ipnHashOf(account.masterKey)`. */
+export function ipnHashOf(masterKey: string): string {
+  return createHash("sha512").update(masterKey).digest("hex");
+}
+
+/** A new merchant account with keys shaped like the provider's (master key in 8-4-4-4-12 groups). */
+export function createMerchantAccount(store: SimulatorStore): MerchantAccount {
+  const masterKey = [8, 4, 4, 4, 12].map((length) => randomToken(length)).join("-");
+  const account: MerchantAccount = {
+    masterKey,
+    privateKey: `test_private_${randomToken(27)}`,
+    publicKey: `test_public_${randomToken(27)}`,
+    token: randomToken(20),
+    hash: ipnHashOf(masterKey),
+  };
+  store.accounts.set(masterKey, account);
+  return account;
+}
