@@ -5,7 +5,9 @@
  */
 export {};
 
-const child = Bun.spawn(["bun", "test", ...process.argv.slice(2)], {
+// Tests that start servers, workers or a PGlite snapshot get 15 s each unless they say otherwise
+// (bun's default is 5 s; bunfig.toml has no setting for it).
+const child = Bun.spawn(["bun", "test", "--timeout", "15000", ...process.argv.slice(2)], {
   stdout: "inherit",
   stderr: "pipe",
   stdin: "inherit",

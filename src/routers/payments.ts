@@ -3,7 +3,9 @@
  */
 import { z } from "zod";
 import { getPayment, listPayments, PAYMENT_KINDS, PAYMENT_STATES, paymentSchema, PROVIDERS } from "../services/payments/mod.ts";
-import { pageQuery } from "../services/paging.ts";
+import { pageOf, pageQuery } from "../services/paging.ts";
+import { listDeliveries } from "../services/webhooks/delivery-log.ts";
+import { deliverySchema } from "./webhooks.ts";
 import { router, tenantProcedure } from "./trpc.ts";
 
 const listPaymentsInput = z.object({
@@ -58,4 +60,19 @@ export const paymentsRouter = router({
     .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }) }))
     .output(paymentSchema)
     .query(({ ctx, input }) => getPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, paymentId: input.payment_id })),
+  deliveries: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/payments/{payment_id}/deliveries",
+        tags: ["payments"],
+        summary: "The deliveries of a payment's events",
+        description: "To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.",
+      },
+    })
+    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }), ...pageQuery }))
+    .output(pageOf(deliverySchema))
+    .query(({ ctx, input }) =>
+      listDeliveries(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, { paymentId: input.payment_id, limit: input.limit, cursor: input.cursor }),
+    ),
 });

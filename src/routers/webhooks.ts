@@ -6,6 +6,9 @@ import { z } from "zod";
 import { EVENT_TYPES } from "../services/events/event-types.ts";
 import { createEndpoint, deleteEndpoint, endpointView, findEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../services/webhooks/endpoints.ts";
 import { validateTargetUrl } from "../services/webhooks/url-safety.ts";
+import { replayEndpoint, retryDelivery, sendTestEvent } from "../services/webhooks/delivery-actions.ts";
+import { listDeliveries } from "../services/webhooks/delivery-log.ts";
+import { pageOf, pageQuery } from "../services/paging.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { router, tenantProcedure } from "./trpc.ts";
 import type { Context } from "./trpc.ts";
@@ -28,6 +31,35 @@ export const endpointSchema = z
     updatedAt: z.string().meta({ format: "date-time" }),
   })
   .meta({ id: "WebhookEndpoint" });
+
+const attemptSchema = z.object({
+  attempt: z.number().int(),
+  attemptedAt: z.string().meta({ format: "date-time" }),
+  url: z.string(),
+  status: z.number().int().nullable().meta({ description: "null when no answer came" }),
+  durationMs: z.number().int(),
+  error: z.string().nullable(),
+  responseBody: z.string().nullable().meta({ description: "The first 2 KiB of the answer" }),
+});
+
+export const deliverySchema = z
+  .object({
+    id: z.string(),
+    eventId: z.string(),
+    eventType: z.enum(EVENT_TYPES),
+    endpointId: z.string().nullable(),
+    targetUrl: z.string().nullable().meta({ description: "A direct payment's callback_url; null for an endpoint" }),
+    state: z.enum(["pending", "succeeded", "failed"]),
+    attemptCount: z.number().int(),
+    nextAttemptAt: z.string().meta({ format: "date-time" }).nullable(),
+    lastStatus: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    deliveredAt: z.string().meta({ format: "date-time" }).nullable(),
+    createdAt: z.string().meta({ format: "date-time" }),
+    updatedAt: z.string().meta({ format: "date-time" }),
+    attempts: z.array(attemptSchema),
+  })
+  .meta({ id: "Delivery" });
 
 type Scoped = { ctx: Context & { tenant: { id: string }; environment: Environment } };
 
@@ -76,4 +108,26 @@ export const webhooksRouter = router({
     .input(z.object({ webhook_id: webhookId }))
     .output(z.object({ secret: z.string(), previousExpiresAt: z.string().meta({ format: "date-time" }) }))
     .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
+  test: tenantProcedure
+    .use(idempotent())
+    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/test", tags: ["webhooks"], summary: "Send a webhook.test event to this endpoint", requestHeaders: idempotencyKeyHeader } })
+    .input(z.object({ webhook_id: webhookId }))
+    .output(z.object({ eventId: z.string(), deliveryId: z.string() }))
+    .mutation(({ ctx, input }) => sendTestEvent(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
+  deliveries: tenantProcedure
+    .meta({ openapi: { method: "GET", path: "/webhooks/{webhook_id}/deliveries", tags: ["webhooks"], summary: "The delivery log of an endpoint", description: "Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer." } })
+    .input(z.object({ webhook_id: webhookId, ...pageQuery }))
+    .output(pageOf(deliverySchema))
+    .query(({ ctx, input }) => listDeliveries(ctx.deps, scopeOf({ ctx }), { endpointId: input.webhook_id, limit: input.limit, cursor: input.cursor })),
+  retry: tenantProcedure
+    .meta({ openapi: { method: "POST", path: "/webhooks/deliveries/{delivery_id}/retry", tags: ["webhooks"], summary: "Deliver again now" } })
+    .input(z.object({ delivery_id: z.string().min(1).max(64) }))
+    .output(deliverySchema)
+    .mutation(({ ctx, input }) => retryDelivery(ctx.deps, scopeOf({ ctx }), input.delivery_id)),
+  replay: tenantProcedure
+    .use(idempotent())
+    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/replay", tags: ["webhooks"], summary: "Re-deliver every event of a window (at most 14 days)", requestHeaders: idempotencyKeyHeader } })
+    .input(z.object({ webhook_id: webhookId, since: z.iso.datetime({ offset: true }), until: z.iso.datetime({ offset: true }).optional() }))
+    .output(z.object({ endpointId: z.string(), since: z.string(), until: z.string(), replayed: z.number().int() }))
+    .mutation(({ ctx, input }) => replayEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id, { since: input.since, until: input.until })),
 });
