@@ -14,6 +14,7 @@ import type { Deps } from "../services/deps.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { mapError } from "./error-body.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
 import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
@@ -138,6 +139,23 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         return simulator;
       })
     : [];
+
+  for (const route of RAW_BODY_ROUTES) {
+    app.route(
+      route.method,
+      route.path.replace(/\{(\w+)\}/g, ":$1"),
+      async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+        try {
+          return await route.handle(deps, request, params ?? {});
+        } catch (error) {
+          const mapped = mapError(error, infoOf(request).requestId);
+          if (mapped.unexpected) onUnexpectedError(error, infoOf(request));
+          return errorResponse(mapped);
+        }
+      },
+      { parse: "none" },
+    );
+  }
 
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError });
 

@@ -4,13 +4,14 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 
 const healthBody = z.object({
   status: z.enum(["ok", "unavailable"]),
   checks: z.record(z.string(), z.enum(["ok", "down"])).optional(),
 });
 
-export const plainRoutePaths: ZodOpenApiPathsObject = {
+const healthPaths: ZodOpenApiPathsObject = {
   "/health/live": {
     get: {
       operationId: "health-live",
@@ -30,4 +31,10 @@ export const plainRoutePaths: ZodOpenApiPathsObject = {
       },
     },
   },
+};
+
+/** Every plain route's OpenAPI description: health, and the raw-body provider webhooks. */
+export const plainRoutePaths: ZodOpenApiPathsObject = {
+  ...healthPaths,
+  ...Object.fromEntries(RAW_BODY_ROUTES.map((route) => [route.path, route.openapi])),
 };
