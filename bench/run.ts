@@ -16,16 +16,31 @@ import { parseBenchOptions, USAGE, type BenchOptions } from "./harness/options.t
 import { formatSettings, formatTable, machineFacts, saveReport, type BenchReport, type ResultRow } from "./harness/report.ts";
 import { measureBackgroundCpu, readRssMb } from "./harness/proc-stats.ts";
 import { combineRounds } from "./harness/rounds.ts";
-import { fillRequest, references, scenarios, type BenchVariables, type Reference, type ReferenceServerName, type Scenario } from "./scenarios.ts";
+import { fanoutScenarios, fillRequest, references, scenarios, type BenchVariables, type FanoutScenario, type Reference, type ReferenceServerName, type Scenario } from "./scenarios.ts";
+import { measureFanout, measureFetchReference, setUpFanout, type FanoutContext, type FanoutSetup } from "./harness/fanout.ts";
 import { createScratchDatabase, deleteRedisKeys, pingRedis, randomSuffix } from "./harness/scratch-stores.ts";
 import { launchGateway, launchReferenceServer, mintAdminToken, REPO_ROOT, type LaunchedServer } from "./harness/servers.ts";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+const matches = (filter: string | undefined, name: string) => !filter || name.toLowerCase().includes(filter.toLowerCase());
+
+/** Fan-out scenarios selected by `--filter`, with the sizes the options give. */
+function planFanout(options: BenchOptions): FanoutScenario[] {
+  return fanoutScenarios
+    .filter((s) => matches(options.filter, s.name) || matches(options.filter, "fan-out"))
+    .map((s) => {
+      // --fanout-events sizes the burst; a paced run keeps its own length (its rate fixes its duration).
+      const events = s.eventsPerSecond ? s.events : (options.fanoutEvents ?? s.events);
+      const endpoints = options.fanoutEndpoints ?? s.endpoints;
+      return { ...s, events, endpoints, name: `${s.name} (${events} events × ${endpoints} endpoints)` };
+    });
+}
+
 /** Scenarios selected by `--filter`, grouped under the reference each is compared with, in list order. */
-function plan(filter: string | undefined): { reference: Reference; scenarios: Scenario[] }[] {
-  const chosen = scenarios.filter((s) => !filter || s.name.toLowerCase().includes(filter.toLowerCase()));
-  if (chosen.length === 0) throw new Error(`bench: no scenario matches --filter '${filter}'`);
+function plan(filter: string | undefined, fanout: FanoutScenario[]): { reference: Reference; scenarios: Scenario[] }[] {
+  const chosen = scenarios.filter((s) => matches(filter, s.name));
+  if (chosen.length === 0 && fanout.length === 0) throw new Error(`bench: no scenario matches --filter '${filter}'`);
   const groups = new Map<string, { reference: Reference; scenarios: Scenario[] }>();
   for (const scenario of chosen) {
     const reference = references.find((r) => r.name === scenario.reference);
@@ -49,7 +64,8 @@ async function launch(server: Promise<LaunchedServer>, cleanup: Cleanup): Promis
 
 async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const startedAt = new Date().toISOString();
-  const groups = plan(options.filter);
+  const fanout = planFanout(options);
+  const groups = plan(options.filter, fanout);
   const generator = await chooseGenerator(options.generator);
   log(`bench: load generator ${generator.version}${generator.name === "bun" ? " (wrk not found on PATH)" : ""}`);
 
@@ -82,6 +98,15 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     referenceTargets.set(reference.server, launched.target);
   }
 
+  // The fan-out's receiver, tenant and endpoints are set up once; each round sends a fresh batch.
+  let fanoutContext: FanoutContext | undefined;
+  const fanoutSetups = new Map<number, FanoutSetup>();
+  if (fanout.length > 0) {
+    const receiver = await launch(launchReferenceServer("webhook-receiver", options.startTimeoutS), cleanup);
+    fanoutContext = { gateway: gateway.target, gatewayEnv: launchedGateway.env, adminToken: variables.adminToken, receiver: receiver.target };
+    for (const endpoints of new Set(fanout.map((s) => s.endpoints))) fanoutSetups.set(endpoints, await setUpFanout(fanoutContext, endpoints));
+  }
+
   const rounds: ResultRow[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
     const tag = options.rounds > 1 ? ` (round ${round}/${options.rounds})` : "";
@@ -98,6 +123,18 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
         if (row.load && referenceRow.load) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
         rows.push(row);
       }
+    }
+    // One reference row for the fan-outs (they share it), as many requests as the largest batch.
+    const largest = fanout.reduce<FanoutScenario | undefined>((big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big), undefined);
+    const referenceRow = largest ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints)) : undefined;
+    if (referenceRow) rows.push(referenceRow);
+    for (const scenario of fanout) {
+      log(`bench: ${scenario.name}${tag}`);
+      const row = await measureFanout(scenario, fanoutContext!, fanoutSetups.get(scenario.endpoints)!, round);
+      // A paced run's rate is its setting, not a result: no ratio.
+      if (row.load && referenceRow?.load && !scenario.eventsPerSecond) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
+      if (gateway.target.child.hasExited()) row.failure = `the gateway exited during the fan-out. Its output:\n${indent(gateway.target.child.outputTail())}`;
+      rows.push(row);
     }
     rounds.push(rows);
   }

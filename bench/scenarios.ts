@@ -16,7 +16,7 @@ export interface BenchRequest {
 }
 
 /** Reference servers `run.ts` can start: each is a script in `bench/reference-servers/`, listed in `harness/servers.ts`. */
-export type ReferenceServerName = "elysia-constant";
+export type ReferenceServerName = "elysia-constant" | "webhook-receiver";
 
 /** A yardstick measured in the same run: a request to a reference server, not to the gateway. */
 export interface Reference {
@@ -33,6 +33,24 @@ export interface Scenario {
   /** The `name` of the reference whose requests/s this scenario's requests/s is divided by. */
   reference: string;
   request: BenchRequest;
+  measures: string;
+}
+
+/**
+ * A webhook fan-out (issue 4 point 7), measured by `harness/fanout.ts` rather than by a load generator:
+ * `events` events for one tenant with `endpoints` endpoints at a local receiver (`reference-servers/
+ * webhook-receiver.ts`), timed per delivery from its event's commit to its 2xx. Its reference is a
+ * plain fetch loop to the same receiver (`load/fetch-loop.ts`). `--fanout-events` and
+ * `--fanout-endpoints` override the sizes.
+ */
+export interface FanoutScenario {
+  name: string;
+  /** The name of the fetch-loop reference row. */
+  reference: string;
+  events: number;
+  endpoints: number;
+  /** Events started per second, steadily; undefined: a burst, as fast as the producers go. */
+  eventsPerSecond?: number;
   measures: string;
 }
 
@@ -57,6 +75,25 @@ export const scenarios: Scenario[] = [
     request: { method: "GET", path: "/auth/whoami", headers: { authorization: "Bearer {{adminToken}}" } },
     measures:
       "the REST bridge end to end: request id, JWT verification (cached after the first hit), the tRPC procedure with output validation, the JSON body, metrics",
+  },
+];
+
+export const fanoutScenarios: FanoutScenario[] = [
+  {
+    name: "webhook fan-out, event committed → 2xx received",
+    reference: "plain fetch loop to the receiver (20 in flight)",
+    events: 1000,
+    endpoints: 4,
+    measures:
+      "a burst: N events recorded as fast as 8 producers go (recordEvent + scheduleDeliveries) for one tenant with E endpoints at a local receiver; the gateway's workers (BullMQ, PostgreSQL) lease, sign, POST through safeFetch and record each attempt; deliveries/s over the batch (throughput) and per-delivery latency from commit to 2xx (backlog included)",
+  },
+  {
+    name: "webhook fan-out at 100 events/s, event committed → 2xx received",
+    reference: "plain fetch loop to the receiver (20 in flight)",
+    events: 500,
+    endpoints: 4,
+    eventsPerSecond: 100,
+    measures: "the same path at a steady 100 events/s (400 deliveries/s), below the burst's throughput: the latency of a delivery when nothing is queued ahead of it",
   },
 ];
 

@@ -24,6 +24,7 @@ import { buildOpenApiDocument } from "./http/openapi.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
+import { registerWorkers, type WorkerOptions } from "./jobs/workers.ts";
 import { createLogger } from "./logger.ts";
 import { appRouter, type AppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
@@ -45,6 +46,8 @@ export interface GatewayParts {
   queue?: JobQueue;
   logger?: Logger;
   now?: () => Date;
+  /** Worker settings (concurrency, sweep interval); production uses the defaults. */
+  workers?: WorkerOptions;
 }
 
 export interface StartOptions {
@@ -118,6 +121,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     rateLimiter,
     now: parts.now ?? (() => new Date()),
   };
+  const workers = registerWorkers(deps, parts.workers);
   const metrics = createMetrics();
   const openapi = generateOpenApi();
   const http = createHttpApp({
@@ -144,12 +148,17 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
         addresses.url = server.url.toString().replace(/\/$/, "");
         addresses.metricsUrl = metricsServer.url.toString().replace(/\/$/, "");
       }
-      if (options.workers ?? true) await queue.start();
+      if (options.workers ?? true) {
+        await workers.start();
+        await queue.start();
+      }
       return addresses;
     },
     async stop() {
       await server?.stop();
+      http.close();
       await metricsServer?.stop(true);
+      workers.stop();
       if (ownsQueue) await queue.close();
       await rateLimiter.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());

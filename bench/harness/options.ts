@@ -22,6 +22,9 @@ export interface BenchOptions {
   redisUrl: string;
   /** Skip writing `bench/results/`. */
   noSave: boolean;
+  /** Fan-out scenario sizes; undefined: the scenario's own. */
+  fanoutEvents: number | undefined;
+  fanoutEndpoints: number | undefined;
 }
 
 export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* variable shown)
@@ -35,6 +38,8 @@ export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* 
   --start-timeout <s>   wait this long for /health/ready         (BENCH_START_TIMEOUT, default 30)
   --postgres-url <url>  admin connection for the scratch DB      (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres)
   --redis-url <url>     Redis for the gateway's jobs             (BENCH_REDIS_URL, default redis://127.0.0.1:6379)
+  --fanout-events <n>   events of the webhook fan-out            (BENCH_FANOUT_EVENTS, default 1000)
+  --fanout-endpoints <n> endpoints each event goes to            (BENCH_FANOUT_ENDPOINTS, default 4)
   --no-save             do not write bench/results/*.json`;
 
 function seconds(name: string, text: string): number {
@@ -47,6 +52,10 @@ function count(name: string, text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value <= 0) throw new Error(`bench: ${name} must be a positive integer, got '${text}'`);
   return value;
+}
+
+function optionalCount(name: string, text: string | undefined): number | undefined {
+  return text ? count(name, text) : undefined;
 }
 
 /** Parses `argv` (without the program name) and `env`. Throws with a one-line message on a bad value. */
@@ -65,6 +74,8 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
       "postgres-url": { type: "string" },
       "redis-url": { type: "string" },
       "no-save": { type: "boolean" },
+      "fanout-events": { type: "string" },
+      "fanout-endpoints": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -85,6 +96,8 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     postgresUrl: pick(values["postgres-url"], "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
     redisUrl: pick(values["redis-url"], "BENCH_REDIS_URL", "redis://127.0.0.1:6379"),
     noSave: values["no-save"] ?? false,
+    fanoutEvents: optionalCount("--fanout-events", values["fanout-events"] ?? env.BENCH_FANOUT_EVENTS),
+    fanoutEndpoints: optionalCount("--fanout-endpoints", values["fanout-endpoints"] ?? env.BENCH_FANOUT_ENDPOINTS),
   };
   if (!Number.isFinite(options.warmupS) || options.warmupS < 0) throw new Error("bench: --warmup must be 0 or more seconds");
   if (options.threads > options.connections) throw new Error("bench: --threads cannot exceed --connections");

@@ -43,7 +43,8 @@ export function gatewayEnv(stores: GatewayStores, port: number, metricsPort: num
     ENCRYPTION_KEYS: `1:${randomBase64(32)}`,
     API_KEY_PEPPER: randomBase64(32),
     SIMULATORS: "off",
-    ALLOW_PRIVATE_TARGETS: "off",
+    // The fan-out scenario's receiver listens on loopback; nothing else the bench sends is outbound.
+    ALLOW_PRIVATE_TARGETS: "true",
     // Far above any rate reached here: the limiter's cost is measured, its 429s are not.
     RATE_LIMIT_RPS: "1000000",
     RATE_LIMIT_BURST: "1000000",
@@ -82,6 +83,7 @@ export async function mintAdminToken(env: Record<string, string>): Promise<strin
 /** How each reference server is started: a script in bench/reference-servers/ given its port, and a path that answers 200 once it is up. */
 const REFERENCE_SERVERS: Record<ReferenceServerName, { script: string; readyPath: string }> = {
   "elysia-constant": { script: join(import.meta.dir, "..", "reference-servers", "elysia-constant.ts"), readyPath: "/" },
+  "webhook-receiver": { script: join(import.meta.dir, "..", "reference-servers", "webhook-receiver.ts"), readyPath: "/" },
 };
 
 /** Spawns the reference server `name` in its own process; `ready` waits until it answers. */

@@ -1,0 +1,92 @@
+/**
+ * The gateway's workers on a {@link JobQueue}: which handler runs each queue, how many at once, and the
+ * repeatable jobs. The rules live in `services/`; this file only schedules them.
+ *
+ * | Queue      | Handler                       | Notes                                                   |
+ * |------------|-------------------------------|---------------------------------------------------------|
+ * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 20)           |
+ * | `sweeper`  | `runSweeper`                  | repeatable, every `sweepEveryMs` (default 1 minute)     |
+ *
+ * The sweeper's schedule lives in the queue's backend, so losing Redis loses it too: while the workers
+ * run, each process re-asserts it once per interval (an upsert of the same schedule changes nothing),
+ * so a flushed Redis gets its sweeper back within one interval, and the sweeper then re-enqueues the
+ * deliveries whose jobs went with it.
+ *
+ * @module
+ */
+import type { Deps } from "../services/deps.ts";
+import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
+import { WEBHOOKS_QUEUE, type DeliveryJobData } from "../services/webhooks/delivery-jobs.ts";
+import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
+
+/** The queue of the periodic sweep (contract §8). */
+export const SWEEPER_QUEUE = "sweeper";
+/** The repeatable job's id on {@link SWEEPER_QUEUE}. */
+export const SWEEPER_SCHEDULER_ID = "sweep";
+
+/** Options of {@link registerWorkers}; the defaults are production's, tests shorten them. */
+export interface WorkerOptions {
+  /** Deliveries attempted at once by this process. Default 20. */
+  webhookConcurrency?: number;
+  /** How often the sweeper runs. Default 60 000 ms. */
+  sweepEveryMs?: number;
+  sweep?: SweepOptions;
+  /** Passed to every `deliverOnce` (the jitter's randomness, a resolver). */
+  deliver?: Omit<DeliverOptions, "attempt">;
+}
+
+/** The registered workers: `start()` when the queue starts running them, `stop()` before it closes. */
+export interface Workers {
+  /** Puts the sweeper's schedule in place (and keeps it there). Never rejects: failures are logged. */
+  start(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Registers every handler on `deps.queue`. Call it once per queue instance, before `queue.start()`;
+ * a process that only enqueues (`serve --no-workers`) registers them too and never starts them.
+ *
+ * @example
+ * ```ts
+ * const workers = registerWorkers(deps, { webhookConcurrency: 20 });
+ * await workers.start();
+ * await deps.queue.start();
+ * ```
+ */
+export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Workers {
+  const sweepEveryMs = options.sweepEveryMs ?? 60_000;
+  deps.queue.process<DeliveryJobData>(
+    WEBHOOKS_QUEUE,
+    async (job) => {
+      await deliverOnce(deps, job.data.deliveryId, { ...options.deliver, attempt: job.data.attempt });
+    },
+    { concurrency: options.webhookConcurrency ?? 20 },
+  );
+  deps.queue.process(SWEEPER_QUEUE, async () => {
+    await runSweeper(deps, options.sweep);
+  });
+
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const assertSchedule = async (): Promise<void> => {
+    try {
+      await deps.queue.repeat(SWEEPER_QUEUE, SWEEPER_SCHEDULER_ID, sweepEveryMs, "sweep", {});
+    } catch (err) {
+      deps.logger.warn({ err, queue: SWEEPER_QUEUE }, "could not schedule the sweeper; trying again in one interval");
+    }
+  };
+  return {
+    async start() {
+      if (timer) return;
+      await assertSchedule();
+      // Only Redis can lose the schedule; the in-process driver keeps it as long as the process lives.
+      if (deps.queue.driver === "bullmq") {
+        timer = setInterval(() => void assertSchedule(), sweepEveryMs);
+        timer.unref?.();
+      }
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}

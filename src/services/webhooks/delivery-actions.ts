@@ -1,0 +1,185 @@
+/**
+ * What a tenant can ask of its deliveries by hand (contract §6): deliver one again now, replay a window
+ * of events to an endpoint, send a `webhook.test` event. Every function is scoped by tenant and
+ * environment, and answers 404 for anything else.
+ *
+ * A delivery is one row per (event, endpoint) — the unique index says so — so a retry or a replay
+ * re-opens the existing row rather than adding one: it goes back to `pending`, due now, its attempts
+ * kept, so the delivery log of that event at that endpoint stays one story. The attempt count carries on
+ * too, and with it the retry schedule: a delivery that had used up its attempts gets exactly one more,
+ * one that had succeeded at its first attempt gets the rest of the schedule if the new attempt fails.
+ */
+import { ConflictError, ValidationError } from "../../errors.ts";
+import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events/record-event.ts";
+import { newId } from "../ids.ts";
+import { enqueueManualAttempt } from "./delivery-jobs.ts";
+import { getDelivery, type DeliveryScope, type DeliveryView } from "./delivery-log.ts";
+import { findEndpoint } from "./endpoints.ts";
+import { scheduleDeliveries } from "./schedule-deliveries.ts";
+
+/** The longest window a replay may cover (contract §6). */
+export const MAX_REPLAY_WINDOW_MS = 14 * 86_400_000;
+/** Events re-opened per transaction during a replay. */
+const REPLAY_BATCH = 500;
+
+/**
+ * Delivers one delivery again now, whatever its state. A delivery whose attempt is under way right now
+ * is left to it (the answer shows it pending).
+ *
+ * @example
+ * ```ts
+ * const delivery = await retryDelivery(deps, { tenantId, environment: "sandbox" }, "dlv_01J…");
+ * delivery.state; // "pending"
+ * ```
+ * @throws {NotFoundError} when the delivery is not the caller's.
+ * @throws {ConflictError} when its endpoint was deleted or is disabled.
+ */
+export async function retryDelivery(deps: Deps, scope: DeliveryScope, deliveryId: string): Promise<DeliveryView> {
+  const current = await getDelivery(deps, scope, deliveryId);
+  if (current.endpointId === null && current.targetUrl === null) throw new ConflictError("The delivery's webhook endpoint was deleted");
+  if (current.endpointId !== null) {
+    const endpoint = await findEndpoint(deps, scope, current.endpointId);
+    if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  }
+  const now = deps.now();
+  const reopened = await deps.db
+    .updateTable("deliveries")
+    .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+    .where("id", "=", deliveryId)
+    .where("tenant_id", "=", scope.tenantId)
+    .where("environment", "=", scope.environment)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now)]))
+    .returning(["id", "attempts"])
+    .executeTakeFirst();
+  if (reopened) await enqueueManualAttempt(deps, { deliveryId, attempt: reopened.attempts + 1 });
+  return getDelivery(deps, scope, deliveryId);
+}
+
+function toDate(value: Date | string, field: string): Date {
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) throw new ValidationError([`${field} must be an RFC 3339 date-time`]);
+  return date;
+}
+
+/**
+ * Re-delivers to one endpoint every event of the window `[since, until]` (at most 14 days; `until`
+ * defaults to now) of the endpoint's tenant and environment whose type it subscribes to now, including
+ * events from before it existed. `webhook.test` events are replayed only to the endpoint they were sent
+ * to. An event the endpoint already has a delivery of re-opens that delivery; any other gets a new one.
+ *
+ * @example
+ * ```ts
+ * await replayEndpoint(deps, scope, "whe_01J…", { since: new Date(Date.now() - 86_400_000) });
+ * // { endpointId: "whe_01J…", since: "…", until: "…", replayed: 12 }
+ * ```
+ * @throws {NotFoundError} when the endpoint is not the caller's.
+ * @throws {ValidationError} for a window that is empty, inverted or longer than 14 days.
+ * @throws {ConflictError} when the endpoint is disabled.
+ */
+export async function replayEndpoint(
+  deps: Deps,
+  scope: DeliveryScope,
+  endpointId: string,
+  window: { since: Date | string; until?: Date | string | undefined },
+): Promise<{ endpointId: string; since: string; until: string; replayed: number }> {
+  const endpoint = await findEndpoint(deps, scope, endpointId);
+  const now = deps.now();
+  const since = toDate(window.since, "since");
+  const until = window.until === undefined ? now : toDate(window.until, "until");
+  if (until.getTime() <= since.getTime()) throw new ValidationError(["until must be after since"]);
+  if (until.getTime() - since.getTime() > MAX_REPLAY_WINDOW_MS) throw new ValidationError(["since must be at most 14 days before until"]);
+  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+
+  let replayed = 0;
+  let after: string | undefined;
+  for (;;) {
+    let events = deps.db
+      .selectFrom("events")
+      .select("events.id")
+      .where("events.tenant_id", "=", scope.tenantId)
+      .where("events.environment", "=", scope.environment)
+      .where("events.created_at", ">=", since)
+      .where("events.created_at", "<=", until)
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb("events.type", "!=", "webhook.test"),
+            endpoint.event_types ? eb("events.type", "in", endpoint.event_types) : eb.lit(true),
+          ]),
+          eb.exists(
+            eb
+              .selectFrom("deliveries")
+              .select("deliveries.id")
+              .whereRef("deliveries.event_id", "=", "events.id")
+              .where("deliveries.endpoint_id", "=", endpointId),
+          ),
+        ]),
+      )
+      .orderBy("events.id")
+      .limit(REPLAY_BATCH);
+    if (after) events = events.where("events.id", ">", after);
+    const batch = await events.execute();
+    if (batch.length === 0) break;
+    after = batch[batch.length - 1]!.id;
+
+    const reopened = await deps.db
+      .insertInto("deliveries")
+      .values(
+        batch.map((event) => ({
+          id: newId("dlv"),
+          event_id: event.id,
+          tenant_id: scope.tenantId,
+          environment: scope.environment,
+          endpoint_id: endpointId,
+          target_url: null,
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(["event_id", "endpoint_id"])
+          .where("endpoint_id", "is not", null)
+          .doUpdateSet({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+          // A delivery whose attempt is under way right now is left to it.
+          .where((eb) => eb.or([eb("deliveries.locked_until", "is", null), eb("deliveries.locked_until", "<", now)])),
+      )
+      .returning(["id", "attempts"])
+      .execute();
+    for (const row of reopened) await enqueueManualAttempt(deps, { deliveryId: row.id, attempt: row.attempts + 1 });
+    replayed += reopened.length;
+    if (batch.length < REPLAY_BATCH) break;
+  }
+  return { endpointId, since: since.toISOString(), until: until.toISOString(), replayed };
+}
+
+/**
+ * Records a `webhook.test` event for one endpoint (whatever its filters) and sends it.
+ *
+ * @example
+ * ```ts
+ * const { eventId, deliveryId } = await sendTestEvent(deps, scope, "whe_01J…");
+ * ```
+ * @throws {NotFoundError} when the endpoint is not the caller's.
+ * @throws {ConflictError} when the endpoint is disabled.
+ */
+export async function sendTestEvent(deps: Deps, scope: DeliveryScope, endpointId: string): Promise<{ eventId: string; deliveryId: string }> {
+  const endpoint = await findEndpoint(deps, scope, endpointId);
+  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  const recorded = await deps.db.transaction().execute((tx) =>
+    recordEvent(tx, deps.now(), {
+      tenantId: scope.tenantId,
+      environment: scope.environment,
+      type: "webhook.test",
+      data: { endpointId, message: "A test event from Passerelle" },
+      onlyEndpointId: endpointId,
+    }),
+  );
+  const deliveryId = recorded.deliveryIds[0];
+  // Disabled between the check and the transaction: the event is kept, with nothing to send.
+  if (!deliveryId) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  await scheduleDeliveries(deps, recorded.deliveryIds);
+  return { eventId: recorded.eventId, deliveryId };
+}

@@ -1,0 +1,121 @@
+/**
+ * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every request it gets and
+ * answers what the test tells it to (a status, a slow answer, a request held until released), plus a
+ * bounded wait for conditions.
+ */
+
+/** One request the receiver got. */
+export interface Receipt {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  receivedAt: number;
+  /** The status answered; null while the answer is pending (or never came: held, connection dropped). */
+  status: number | null;
+}
+
+/** Decides the answer to one request; `index` counts the requests with the same path and `webhook-id`, from 0. */
+export type Responder = (receipt: Receipt, index: number) => Response | Promise<Response>;
+
+export interface WebhookReceiver {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  receipts: Receipt[];
+  /** Replaces the answer for the requests to come. */
+  respondWith(responder: Responder): void;
+  /** The receipts of one event (`webhook-id`), optionally at one path. */
+  receiptsOf(webhookId: string, path?: string): Receipt[];
+  /** Answered requests with a 2xx status, by `<path> <webhook-id>`. */
+  successesByTarget(): Map<string, number>;
+  stop(): Promise<void>;
+}
+
+const ok: Responder = () => new Response("ok");
+
+/**
+ * Starts a receiver on 127.0.0.1 (a free port, or `port`).
+ *
+ * @example
+ * ```ts
+ * const receiver = await startReceiver();
+ * receiver.respondWith((_, index) => new Response(null, { status: index === 0 ? 503 : 200 }));
+ * ```
+ */
+export async function startReceiver(options: { port?: number; respond?: Responder } = {}): Promise<WebhookReceiver> {
+  let responder = options.respond ?? ok;
+  const receipts: Receipt[] = [];
+  const seen = new Map<string, number>();
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: options.port ?? 0,
+    idleTimeout: 30,
+    async fetch(request) {
+      const receipt: Receipt = {
+        path: new URL(request.url).pathname,
+        headers: Object.fromEntries(request.headers),
+        body: await request.text(),
+        receivedAt: Date.now(),
+        status: null,
+      };
+      receipts.push(receipt);
+      const id = `${receipt.path} ${receipt.headers["webhook-id"] ?? ""}`;
+      const index = seen.get(id) ?? 0;
+      seen.set(id, index + 1);
+      const response = await responder(receipt, index);
+      receipt.status = response.status;
+      return response;
+    },
+  });
+  const port = server.port!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    receipts,
+    respondWith(next) {
+      responder = next;
+    },
+    receiptsOf(webhookId, path) {
+      return receipts.filter((r) => r.headers["webhook-id"] === webhookId && (path === undefined || r.path === path));
+    },
+    successesByTarget() {
+      const counts = new Map<string, number>();
+      for (const r of receipts) {
+        if (r.status === null || r.status < 200 || r.status >= 300) continue;
+        const key = `${r.path} ${r.headers["webhook-id"]}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return counts;
+    },
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}
+
+/** A port that was free a moment ago and has nothing listening on it now (a receiver that is down). */
+export async function freePort(): Promise<number> {
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = server.port!;
+  await server.stop(true);
+  return port;
+}
+
+/**
+ * Polls `check` every `intervalMs` until it returns a truthy value, which it returns; fails the test
+ * with `what` after `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * await waitUntil(() => receiver.receipts.length === 2, { what: "two requests", timeoutMs: 3000 });
+ * ```
+ */
+export async function waitUntil<T>(check: () => T | Promise<T>, options: { what: string; timeoutMs?: number; intervalMs?: number }): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 5000} ms waiting for ${options.what}`);
+    await Bun.sleep(options.intervalMs ?? 20);
+  }
+}
