@@ -41,7 +41,7 @@ interface Answer {
 interface ThingInput {
   group: string;
   name: string;
-  outcome?: "created" | "not_found" | "refused" | "invalid" | "unavailable" | "crash";
+  outcome?: "created" | "not_found" | "refused" | "invalid" | "unavailable" | "crash" | "provider_timeout";
 }
 
 let counter = 0;
@@ -255,6 +255,18 @@ for (const surface of SURFACES) {
       expect(fourth.replayed).toBe("true");
       expect(fourth.body).toEqual(third.body);
       expect(callsOf(name)).toBe(3);
+    });
+
+    it("stores a provider timeout (504): the provider may have acted, so the retry must not run again", async () => {
+      const { name, key } = fresh("provider-timeout");
+      const input = { group: "g1", name, outcome: "provider_timeout" as const };
+      const first = await createThing(surface, input, { key });
+      expect(first.status).toBe(504);
+      expect(first.body.code).toBe("provider_timeout");
+      const second = await createThing(surface, input, { key });
+      expect(second.status).toBe(504);
+      expect(second.replayed).toBe("true");
+      expect(callsOf(name)).toBe(1);
     });
 
     it("does not store a crash (500) either", async () => {

@@ -96,6 +96,7 @@ async function runIdempotencyFixture(name: string, outcome: string | undefined):
   if (outcome === "invalid") throw new ValidationError(["name must be shorter", "group is odd"]);
   if (outcome === "unavailable") throw new UnavailableError();
   if (outcome === "crash") throw new Error("the fixture crashed");
+  if (outcome === "provider_timeout") throw new ProviderError(504, "The provider did not answer in time; the payment stays pending");
   return call;
 }
 
@@ -109,7 +110,7 @@ export const idempotencyFixtureRouter = router({
       z.object({
         group: z.string().min(1),
         name: z.string().min(1),
-        outcome: z.enum(["created", "not_found", "refused", "invalid", "unavailable", "crash"]).optional(),
+        outcome: z.enum(["created", "not_found", "refused", "invalid", "unavailable", "crash", "provider_timeout"]).optional(),
       }),
     )
     .output(thingOutput)

@@ -77,12 +77,20 @@ function assertValidKey(key: string): void {
     throw new ValidationError([`Idempotency-Key must be shorter than or equal to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`]);
 }
 
+/** Error codes of a 5xx answered after the request reached a provider: it may have acted (contract §4). */
+const PROVIDER_REACHED = new Set(["provider_error", "provider_timeout"]);
+
 /**
  * Answers stored for replay: everything below 500, except 429 — a rate-limited request did not run, and
- * its retry must not be refused for 24 hours. 5xx answers are never stored (contract §9): the retry runs.
+ * its retry must not be refused for 24 hours. Other 5xx answers are not stored (contract §9): nothing
+ * happened, so the retry runs again — except the provider's 502 and 504. Those come after our payment was
+ * recorded and the provider may have received it (a USSD push may be on the phone): running the retry
+ * again would make a second payment, so it gets the first answer, and the payment settles through its
+ * status and events.
  */
-export function isReplayableStatus(status: number): boolean {
-  return status < 500 && status !== 429;
+export function isReplayableStatus(status: number, body?: unknown): boolean {
+  if (status >= 500) return PROVIDER_REACHED.has((body as { code?: unknown } | undefined)?.code as string);
+  return status !== 429;
 }
 
 function sealContext(scope: IdempotencyScope) {
@@ -188,7 +196,7 @@ export async function completeIdempotentRequest(
   answer: IdempotentAnswer,
   options: { seal?: boolean } = {},
 ): Promise<boolean> {
-  if (!isReplayableStatus(answer.status)) {
+  if (!isReplayableStatus(answer.status, answer.body)) {
     await releaseIdempotencyClaim(deps, claim);
     return false;
   }
