@@ -19,6 +19,7 @@ import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "./db/pglite-snapshot.ts";
 import { createHttpApp } from "./http/app.ts";
+import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
@@ -131,6 +132,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     metrics,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
+  // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).
+  await createSimulatorServiceAccounts(config, http.fetch, logger);
 
   let server: ReturnType<typeof Bun.serve> | undefined;
   let metricsServer: ReturnType<typeof Bun.serve> | undefined;

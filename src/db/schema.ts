@@ -145,6 +145,7 @@ export interface Database {
   events: EventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  ipn_messages: IpnMessagesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -233,6 +234,14 @@ export interface PaymentsTable {
   created_at: CreatedAt;
   updated_at: CreatedAt;
   completed_at: NullableTimestamp;
+  /** Provider A: when the provider approved it (migration 0005). */
+  approved_at: NullableTimestamp;
+  /** Provider A: the last read from the provider (refresh-on-read's one-second floor). */
+  provider_synced_at: NullableTimestamp;
+  /** Provider A: how many `providerA-sync` runs have happened; the sweeper derives the job id from it. */
+  sync_attempt: Generated<number>;
+  /** Provider A: when the next `providerA-sync` run is due; null when no more are scheduled. */
+  next_sync_at: NullableTimestamp;
 }
 
 export type Payment = Selectable<PaymentsTable>;
@@ -335,3 +344,28 @@ export type WebhookEndpoint = Selectable<WebhookEndpointsTable>;
 export type Event = Selectable<EventsTable>;
 export type Delivery = Selectable<DeliveriesTable>;
 export type DeliveryAttempt = Selectable<DeliveryAttemptsTable>;
+
+/** Where a stored provider B IPN stands. */
+export type IpnState = "orphan" | "received" | "processed" | "rejected";
+
+/** A verified provider B IPN (stored without its hash), or an orphan waiting for its checkout. */
+export interface IpnMessagesTable {
+  id: Generated<number>;
+  provider: ColumnType<Provider, Provider | undefined, Provider>;
+  subject: "checkout" | "permit";
+  token: string;
+  payment_id: Nullable<string>;
+  tenant_id: Nullable<string>;
+  environment: Nullable<Environment>;
+  body: Jsonb<Record<string, JsonValue>>;
+  body_digest: string;
+  hash_digest: Nullable<string>;
+  state: IpnState;
+  attempts: Generated<number>;
+  last_error: Nullable<string>;
+  received_at: CreatedAt;
+  processed_at: NullableTimestamp;
+  expires_at: NullableTimestamp;
+}
+
+export type IpnMessage = Selectable<IpnMessagesTable>;

@@ -8,6 +8,8 @@
  */
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Deps } from "../services/deps.ts";
+import { PROVIDER_A_WEBHOOK_ROUTES } from "./providerA-webhook.ts";
+import { providerBWebhookRoute } from "./providerB-webhook.ts";
 
 export interface RawBodyRoute {
   method: "POST";
@@ -21,3 +23,5 @@ export interface RawBodyRoute {
 
 /** Every raw-body route of the gateway. */
 export const RAW_BODY_ROUTES: RawBodyRoute[] = [];
+RAW_BODY_ROUTES.push(providerBWebhookRoute);
+RAW_BODY_ROUTES.push(...PROVIDER_A_WEBHOOK_ROUTES);

@@ -6,6 +6,7 @@
  * |------------|-------------------------------|---------------------------------------------------------|
  * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 20)           |
  * | `sweeper`  | `runSweeper`                  | repeatable, every `sweepEveryMs` (default 1 minute)     |
+ * | `providerA-sync` | `runSyncJob` of one direct payment | concurrency 10; schedule in `services/direct-payments/sync-jobs.ts` |
  *
  * The sweeper's schedule lives in the queue's backend, so losing Redis loses it too: while the workers
  * run, each process re-asserts it once per interval (an upsert of the same schedule changes nothing),
@@ -18,6 +19,9 @@ import type { Deps } from "../services/deps.ts";
 import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
 import { WEBHOOKS_QUEUE, type DeliveryJobData } from "../services/webhooks/delivery-jobs.ts";
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
+import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
+import { registerProviderBWorkers } from "./provider-b-workers.ts";
+import { PROVIDER_A_SYNC_QUEUE, runSyncJob, type SyncJobData } from "../services/direct-payments/sync-jobs.ts";
 
 /** The queue of the periodic sweep (contract §8). */
 export const SWEEPER_QUEUE = "sweeper";
@@ -62,9 +66,12 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     },
     { concurrency: options.webhookConcurrency ?? 20 },
   );
+  deps.queue.process<SyncJobData>(PROVIDER_A_SYNC_QUEUE, (job) => runSyncJob(deps, job.data), { concurrency: 10 });
   deps.queue.process(SWEEPER_QUEUE, async () => {
     await runSweeper(deps, options.sweep);
+    await sweepProviderB(deps);
   });
+  registerProviderBWorkers(deps);
 
   let timer: ReturnType<typeof setInterval> | undefined;
   const assertSchedule = async (): Promise<void> => {

@@ -7,6 +7,8 @@ import { authRouter } from "./auth.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
+import { providerARouter } from "./providerA.ts";
+import { providerBRouter } from "./providerB.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { webhooksRouter } from "./webhooks.ts";
 import { router } from "./trpc.ts";
@@ -19,6 +21,8 @@ export const appRouter = router({
   events: eventsRouter,
   webhooks: webhooksRouter,
   payments: paymentsRouter,
+  providerA: providerARouter,
+  providerB: providerBRouter,
 });
 
 /** The router's type, for `@trpc/client`. */

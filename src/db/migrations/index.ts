@@ -8,10 +8,14 @@ import type { Migration } from "kysely/migration";
 import { initialMigration } from "./0001_initial.ts";
 import { paymentsMigration } from "./0002_payments.ts";
 import { eventsWebhooksMigration } from "./0003_events_webhooks.ts";
+import { providerAMigration } from "./0005_provider_a.ts";
+import { providerBMigration } from "./0006_provider_b.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
   "0001_initial": initialMigration,
   "0002_payments": paymentsMigration,
   "0003_events_webhooks": eventsWebhooksMigration,
+  "0005_provider_a": providerAMigration,
+  "0006_provider_b": providerBMigration,
 };

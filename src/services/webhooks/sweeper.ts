@@ -6,6 +6,7 @@
  */
 import type { Deps } from "../deps.ts";
 import { purgeExpiredIdempotencyKeys } from "../idempotency/mod.ts";
+import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
 import { deliveryJobId, enqueueDeliveryAttempt, lostLeaseJobId, WEBHOOKS_QUEUE } from "./delivery-jobs.ts";
 
 export interface SweepOptions {
@@ -78,5 +79,7 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
 export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport & { idempotencyKeysPurged: number }> {
   const report = await sweepDueDeliveries(deps, options);
   const { deleted } = await purgeExpiredIdempotencyKeys(deps);
+  // Pending direct payments whose providerA-sync job is missing are re-enqueued (contract §8).
+  await sweepDirectPaymentSyncs(deps);
   return { ...report, idempotencyKeysPurged: deleted };
 }

@@ -1,0 +1,142 @@
+/**
+ * Provider A's HTTP client (providers.md): bearer secret key, JSON both ways, a timeout per call, and an
+ * inline retry of a refused connection only — nothing was sent then, so sending again (with the same
+ * `Idempotency-Key`) cannot charge twice. A timeout or a 5xx after sending is reported as such and
+ * settled later by reading the transaction, never by sending blind again. Knows nothing of tenants.
+ */
+import type { z } from "zod";
+import {
+  wireErrorSchema,
+  wireTokenSchema,
+  wireTransactionEnvelopeSchema,
+  type WireCreateTransaction,
+  type WireMode,
+  type WireTransaction,
+} from "./wire.ts";
+
+/**
+ * Why a call failed:
+ * - `refused`: the provider answered 4xx (it received the request and said no);
+ * - `unreachable`: the connection was refused before anything was sent (after the inline retries);
+ * - `server_error`: a 5xx, an unreadable answer or a broken connection after sending — outcome unknown;
+ * - `timeout`: no answer within the timeout — outcome unknown.
+ */
+export type ProviderAFailureKind = "refused" | "unreachable" | "server_error" | "timeout";
+
+/** A failed provider A call. `status` is the HTTP status when there was one. */
+export class ProviderACallError extends Error {
+  override name = "ProviderACallError";
+  constructor(
+    readonly kind: ProviderAFailureKind,
+    message: string,
+    readonly status: number | null = null,
+    /** The provider's field errors, flattened to `<field> <message>`. */
+    readonly providerErrors: string[] = [],
+  ) {
+    super(message);
+  }
+
+  /** Whether the request may have reached the provider and been acted on. */
+  get outcomeUnknown(): boolean {
+    return this.kind === "server_error" || this.kind === "timeout";
+  }
+}
+
+export interface ProviderAClientOptions {
+  /** Without `/v1` (`https://sandbox-api.fedapay.com`, or the simulator's mount). */
+  baseUrl: string;
+  secretKey: string;
+  /** Per call (`PROVIDER_TIMEOUT_MS`). */
+  timeoutMs: number;
+  fetch?: typeof fetch;
+  /** Waits before the retries of a refused connection. Default 100 ms, 400 ms (two retries). */
+  connectRetryDelaysMs?: readonly number[];
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ECONNREFUSED" || code === "ConnectionRefused";
+}
+
+function flattenErrors(errors: Record<string, string[] | string> | undefined): string[] {
+  if (!errors) return [];
+  return Object.entries(errors).flatMap(([field, messages]) => (Array.isArray(messages) ? messages : [messages]).map((m) => `${field} ${m}`));
+}
+
+/** A provider A client for one account. */
+export function createProviderAClient(options: ProviderAClientOptions) {
+  const doFetch = options.fetch ?? fetch;
+  const base = `${options.baseUrl.replace(/\/+$/, "")}/v1`;
+  const retryDelays = options.connectRetryDelaysMs ?? [100, 400];
+
+  async function call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.secretKey}`, accept: "application/json" };
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    if (init.idempotencyKey) headers["idempotency-key"] = init.idempotencyKey;
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    let response: Response | undefined;
+    let text = "";
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await doFetch(`${base}${path}`, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(options.timeoutMs) });
+        text = await response.text();
+        break;
+      } catch (error) {
+        if (isConnectionRefused(error)) {
+          const delay = retryDelays[attempt];
+          if (delay === undefined) throw new ProviderACallError("unreachable", "Provider A refused the connection");
+          await Bun.sleep(delay);
+          continue;
+        }
+        const name = (error as { name?: string } | null)?.name;
+        if (name === "TimeoutError" || name === "AbortError") throw new ProviderACallError("timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
+        throw new ProviderACallError("server_error", "The connection to provider A broke before it answered");
+      }
+    }
+    let json: unknown;
+    try {
+      json = text === "" ? null : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (response.status >= 400 && response.status < 500) {
+      const parsed = wireErrorSchema.safeParse(json);
+      const message = (parsed.success && parsed.data.message) || `Provider A refused the request (HTTP ${response.status})`;
+      throw new ProviderACallError("refused", message, response.status, parsed.success ? flattenErrors(parsed.data.errors) : []);
+    }
+    if (response.status >= 500 || response.status < 200 || response.status >= 300)
+      throw new ProviderACallError("server_error", `Provider A answered HTTP ${response.status}`, response.status);
+    if (schema === null) return json as T;
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new ProviderACallError("server_error", "Provider A answered something unreadable", response.status);
+    return parsed.data;
+  }
+
+  const transaction = async (method: "GET" | "POST", path: string, init?: { body?: unknown; idempotencyKey?: string }): Promise<WireTransaction> =>
+    (await call(method, path, wireTransactionEnvelopeSchema, init))["v1/transaction"];
+
+  return {
+    /** `POST /v1/transactions`, with `idempotencyKey` (our `pay_` id) as the `Idempotency-Key`. */
+    createTransaction(body: WireCreateTransaction, idempotencyKey: string): Promise<WireTransaction> {
+      return transaction("POST", "/transactions", { body, idempotencyKey });
+    },
+    /** `POST /v1/transactions/{id}/token` → the payment token. */
+    async createToken(transactionId: number): Promise<string> {
+      return (await call("POST", `/transactions/${transactionId}/token`, wireTokenSchema)).token;
+    },
+    /** `POST /v1/{mode}` `{ token }`: sends the USSD prompt. The answer is undocumented, so it is not read. */
+    async sendNow(mode: WireMode, token: string, idempotencyKey: string): Promise<void> {
+      await call("POST", `/${mode}`, null, { body: { token }, idempotencyKey });
+    },
+    /** `GET /v1/transactions/{id}`. */
+    getTransaction(transactionId: number): Promise<WireTransaction> {
+      return transaction("GET", `/transactions/${transactionId}`);
+    },
+    /** `GET /v1/transactions/merchant/{reference}`: finds the transaction we created with that `merchant_reference`. */
+    getByMerchantReference(reference: string): Promise<WireTransaction> {
+      return transaction("GET", `/transactions/merchant/${encodeURIComponent(reference)}`);
+    },
+  };
+}
+
+export type ProviderAClient = ReturnType<typeof createProviderAClient>;

@@ -1,0 +1,78 @@
+/**
+ * Provider A's wire shapes (providers.md, "Provider A"): what the adapter sends and reads. Only the
+ * adapter folder sees these types; the core gets domain values from `map.ts`.
+ */
+import { z } from "zod";
+
+/** Provider A's transaction statuses (providers.md). */
+export const WIRE_STATUSES = [
+  "pending",
+  "approved",
+  "declined",
+  "canceled",
+  "refunded",
+  "transferred",
+  "approved_partially_refunded",
+  "transferred_partially_refunded",
+] as const;
+
+export type WireStatus = (typeof WIRE_STATUSES)[number];
+
+/** The wire modes of a direct (USSD push) payment. */
+export type WireMode = "mtn_open" | "moov" | "sbin" | "moov_tg" | "togocel" | "mtn_open_gn" | "mtn_ci" | "airtel_ne" | "free_sn";
+
+/** `POST /v1/transactions` body. */
+export interface WireCreateTransaction {
+  description: string;
+  amount: number;
+  currency: { iso: string };
+  mode: WireMode;
+  /** Our `pay_` id: the provider finds the transaction by it (`GET /v1/transactions/merchant/{ref}`). */
+  merchant_reference: string;
+  custom_metadata: Record<string, string>;
+  customer: {
+    firstname?: string;
+    lastname?: string;
+    email?: string;
+    phone_number: { number: string; country: string };
+  };
+}
+
+/**
+ * A `v1/transaction` as read back. Lenient: the provider adds fields freely, and only these are used.
+ * `status` stays a string so an unknown future status is seen (and ignored) rather than failing the read.
+ */
+export const wireTransactionSchema = z.looseObject({
+  klass: z.string().optional(),
+  id: z.number().int().positive(),
+  reference: z.string().nullish(),
+  status: z.string(),
+  mode: z.string().nullish(),
+  amount: z.number().optional(),
+  merchant_reference: z.string().nullish(),
+  last_error_code: z.string().nullish(),
+  approved_at: z.string().nullish(),
+  declined_at: z.string().nullish(),
+  canceled_at: z.string().nullish(),
+  refunded_at: z.string().nullish(),
+});
+
+export type WireTransaction = z.infer<typeof wireTransactionSchema>;
+
+/** `{ "v1/transaction": { … } }`, the envelope of every transaction answer. */
+export const wireTransactionEnvelopeSchema = z.looseObject({ "v1/transaction": wireTransactionSchema });
+
+/** `POST /v1/transactions/{id}/token` answer. */
+export const wireTokenSchema = z.looseObject({ token: z.string().min(1), url: z.string().optional() });
+
+/** The provider's error body: `{ message, errors?: { "<field>": ["…"] } }`. */
+export const wireErrorSchema = z.looseObject({
+  message: z.string().optional(),
+  errors: z.record(z.string(), z.union([z.array(z.string()), z.string()])).optional(),
+});
+
+/** A webhook body: `{ name: "transaction.approved", entity: { …transaction… } }`. Read only after the signature checked out. */
+export const wireWebhookSchema = z.looseObject({
+  name: z.string().optional(),
+  entity: z.looseObject({ id: z.number().int().positive() }).optional(),
+});

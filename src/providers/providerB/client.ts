@@ -1,0 +1,95 @@
+/**
+ * Provider B's HTTP client: create a hosted checkout invoice and confirm one, with the merchant's keys in
+ * the four `PAYDUNYA-*` headers. It knows nothing of tenants: the caller opens the credentials and picks
+ * the base URL. Every failure is a {@link ProviderError}: a refusal (any status whose body carries a
+ * `response_code` other than "00") → 422 with `providerResponseCode`; garbage or 5xx → 502; no answer
+ * within the timeout → 504.
+ *
+ * @example
+ * ```ts
+ * const client = providerBClient({ baseUrl: config.providerB.sandboxUrl, timeoutMs: 15_000, keys });
+ * const { token, response_text: pageUrl } = await client.createCheckoutInvoice(request);
+ * const confirmation = await client.confirmCheckoutInvoice(token);
+ * ```
+ */
+import type { z } from "zod";
+import { ProviderError } from "../../errors.ts";
+import { checkoutConfirmation, checkoutInvoiceCreated, providerAnswer, SUCCESS_CODE, type CheckoutConfirmation, type CheckoutInvoiceCreated, type CheckoutInvoiceCreateRequest } from "./wire.ts";
+
+/** A merchant account's keys (spec 2.5). */
+export interface ProviderBKeys {
+  masterKey: string;
+  privateKey: string;
+  token: string;
+  publicKey?: string;
+}
+
+export interface ProviderBClientOptions {
+  /** Including the version path: `…/sandbox-api/v1` or `…/api/v1`. */
+  baseUrl: string;
+  timeoutMs: number;
+  keys: ProviderBKeys;
+  fetch?: typeof fetch;
+}
+
+export interface ProviderBClient {
+  createCheckoutInvoice(request: CheckoutInvoiceCreateRequest): Promise<CheckoutInvoiceCreated>;
+  /** The invoice as provider B sees it now; an unknown token is a 422 refusal (`1003`). */
+  confirmCheckoutInvoice(token: string): Promise<CheckoutConfirmation>;
+}
+
+/** The key headers of a call (`PAYDUNYA-PUBLIC-KEY` only when the merchant has one). */
+export function keyHeaders(keys: ProviderBKeys): Record<string, string> {
+  const headers: Record<string, string> = {
+    "PAYDUNYA-MASTER-KEY": keys.masterKey,
+    "PAYDUNYA-PRIVATE-KEY": keys.privateKey,
+    "PAYDUNYA-TOKEN": keys.token,
+  };
+  if (keys.publicKey) headers["PAYDUNYA-PUBLIC-KEY"] = keys.publicKey;
+  return headers;
+}
+
+/** Builds a client for one merchant account and one mode (the base URL says which). */
+export function providerBClient(options: ProviderBClientOptions): ProviderBClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? fetch;
+
+  async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
+    let response: Response;
+    try {
+      response = await doFetch(`${baseUrl}${path}`, {
+        method,
+        headers: { ...keyHeaders(options.keys), "content-type": "application/json", accept: "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: "manual",
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+    } catch (error) {
+      const name = error instanceof Error ? error.name : "";
+      if (name === "TimeoutError" || name === "AbortError") throw new ProviderError(504, `Provider B did not answer within ${options.timeoutMs} ms`);
+      throw new ProviderError(502, "Provider B could not be reached");
+    }
+    let json: unknown;
+    try {
+      json = await response.json();
+    } catch {
+      throw new ProviderError(502, `Provider B answered ${response.status} without a JSON body`);
+    }
+    const answer = providerAnswer.safeParse(json);
+    if (!answer.success) throw new ProviderError(502, `Provider B answered ${response.status} without a response_code`);
+    // The provider's SDKs only read the body: a 4xx with a response_code is a refusal, not garbage.
+    if (answer.data.response_code !== SUCCESS_CODE) {
+      if (response.status >= 500) throw new ProviderError(502, `Provider B failed with ${response.status}`);
+      const text = typeof answer.data.response_text === "string" && answer.data.response_text ? answer.data.response_text : "Provider B refused the request";
+      throw new ProviderError(422, text, { providerResponseCode: answer.data.response_code });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new ProviderError(502, "Provider B answered with an unexpected body");
+    return parsed.data;
+  }
+
+  return {
+    createCheckoutInvoice: (request) => call("POST", "/checkout-invoice/create", request, checkoutInvoiceCreated),
+    confirmCheckoutInvoice: (token) => call("GET", `/checkout-invoice/confirm/${encodeURIComponent(token)}`, undefined, checkoutConfirmation),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Which provider A account a direct payment uses (contract §3, §4): the tenant's own account for that
+ * environment when it stored one, otherwise the service's own account of that environment (configured, or
+ * created on the simulator at start-up in development). A payment remembers its account
+ * (`provider_account`: `service` or the credential set id, with its version), and every later call about
+ * it — reads, webhook verification — uses that same account.
+ */
+import type { Environment } from "../../config.ts";
+import type { Payment } from "../../db/schema.ts";
+import { NotConfiguredError } from "../../errors.ts";
+import { createProviderAClient, type ProviderAClient } from "../../providers/providerA/mod.ts";
+import { openCredentials } from "../credentials/provider-credentials.ts";
+import type { Deps } from "../deps.ts";
+
+/** `provider_account` of payments made on the service's own account. */
+export const SERVICE_ACCOUNT = "service";
+
+export interface ProviderAAccount {
+  /** `service`, or the tenant's `provider_credentials.id`. */
+  accountId: string;
+  credentialVersion: number | null;
+  secretKey: string;
+  webhookSecret: string;
+}
+
+/** The service's own account of an environment, or null when it has none. */
+export function serviceAccount(deps: Pick<Deps, "config">, environment: Environment): ProviderAAccount | null {
+  const a = deps.config.providerA;
+  const secretKey = environment === "live" ? a.liveSecretKey : a.sandboxSecretKey;
+  const webhookSecret = environment === "live" ? a.liveWebhookSecret : a.sandboxWebhookSecret;
+  if (!secretKey) return null;
+  return { accountId: SERVICE_ACCOUNT, credentialVersion: null, secretKey, webhookSecret: webhookSecret ?? "" };
+}
+
+/** A tenant's own account: its active set, or the given version. Null when there is none. */
+export async function tenantAccount(
+  deps: Pick<Deps, "db" | "keyring">,
+  input: { tenantId: string; environment: Environment; version?: number },
+): Promise<ProviderAAccount | null> {
+  let query = deps.db
+    .selectFrom("provider_credentials")
+    .select(["id", "version"])
+    .where("tenant_id", "=", input.tenantId)
+    .where("provider", "=", "providerA")
+    .where("environment", "=", input.environment);
+  query = input.version === undefined ? query.where("active", "=", true) : query.where("version", "=", input.version);
+  const row = await query.executeTakeFirst();
+  if (!row) return null;
+  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: row.version });
+  if (!opened?.fields.secretKey) return null;
+  return { accountId: row.id, credentialVersion: row.version, secretKey: opened.fields.secretKey, webhookSecret: opened.fields.webhookSecret ?? "" };
+}
+
+/**
+ * The account a new direct payment of this tenant and environment is made on.
+ *
+ * @throws {NotConfiguredError} (424) when neither the tenant nor the service has an account there.
+ */
+export async function accountForNewPayment(deps: Pick<Deps, "db" | "keyring" | "config">, tenantId: string, environment: Environment): Promise<ProviderAAccount> {
+  const account = (await tenantAccount(deps, { tenantId, environment })) ?? serviceAccount(deps, environment);
+  if (!account) throw new NotConfiguredError(`Provider A is not configured for the ${environment} environment`);
+  return account;
+}
+
+/** The account a payment was made on, or null when its secret is no longer available. */
+export async function accountOfPayment(deps: Pick<Deps, "db" | "keyring" | "config">, payment: Payment): Promise<ProviderAAccount | null> {
+  if (payment.provider_account === SERVICE_ACCOUNT) return serviceAccount(deps, payment.environment);
+  return tenantAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version ?? undefined });
+}
+
+/** A client for `account` in `environment`, with the configured base URL and timeout. */
+export function clientFor(deps: Pick<Deps, "config">, environment: Environment, account: ProviderAAccount): ProviderAClient {
+  const a = deps.config.providerA;
+  return createProviderAClient({
+    baseUrl: environment === "live" ? a.liveUrl : a.sandboxUrl,
+    secretKey: account.secretKey,
+    timeoutMs: deps.config.providerTimeoutMs,
+  });
+}

@@ -1,0 +1,191 @@
+/**
+ * `POST /providerA/direct-payment` (spec endpoint 1, contract §4): record the payment, then the three
+ * provider A calls — create (our `pay_` id as `Idempotency-Key`, `merchant_reference` and in
+ * `custom_metadata`), token, USSD push — then schedule its sync. Failures as contract §4 says:
+ *
+ * | what happened                                            | answer | record                    |
+ * |----------------------------------------------------------|--------|---------------------------|
+ * | the provider refused (4xx)                               | 422    | `failed`                  |
+ * | the connection was refused before anything was sent      | 502    | `failed`                  |
+ * | 5xx / timeout on create or push (it may have acted)      | 502/504| `pending`, outcomeUnknown |
+ * | 5xx / timeout on the token call (no push was sent)        | 502/504| `failed`                  |
+ *
+ * The merchant's `callback_url` is ours to call: it is stored, never sent to provider A.
+ */
+import type { Environment } from "../../config.ts";
+import { ProviderError, ValidationError } from "../../errors.ts";
+import {
+  CALLING_CODES,
+  currencyOf,
+  METHOD_WIRE,
+  ProviderACallError,
+  wireModeOf,
+  type DirectPaymentCountry,
+  type PaymentMethod,
+} from "../../providers/providerA/mod.ts";
+import type { Deps } from "../deps.ts";
+import { newId } from "../ids.ts";
+import { validateTargetUrl } from "../webhooks/url-safety.ts";
+import { accountForNewPayment, clientFor } from "./accounts.ts";
+import { applyDirectPaymentUpdate } from "./apply-update.ts";
+import { enqueueSync, syncWaitMs } from "./sync-jobs.ts";
+
+/** Spec 2.1, as validated by the router's schema. */
+export interface DirectPaymentInput {
+  description: string;
+  amount: number;
+  payment_method: PaymentMethod;
+  phone_number: { number: string; country: string };
+  firstname?: string;
+  lastname?: string;
+  email?: string;
+  callback_url?: string;
+}
+
+/** Spec 2.2, plus our `paymentId`. */
+export interface DirectPaymentAnswer {
+  ok: true;
+  transactionId: number;
+  status: "pending";
+  description: string;
+  amount: number;
+  paymentId: string;
+}
+
+/**
+ * The rules one field's schema cannot see (contract §4): the operator must serve the phone's country, the
+ * number's calling code must match the country, the amount at most `MAX_AMOUNT`, and `callback_url` a
+ * URL we may call. Returns the normalised `callback_url`.
+ *
+ * @throws {ValidationError} with one `<path> <rule>` entry per violation.
+ */
+export function checkDirectPaymentRules(input: DirectPaymentInput, policy: { environment: Environment; maxAmount: number; allowPrivateTargets: boolean }): string | undefined {
+  const messages: string[] = [];
+  const { country, number } = input.phone_number;
+  const served = METHOD_WIRE[input.payment_method].country;
+  if (served !== country) messages.push(`payment_method ${input.payment_method} is not available for country ${country}`);
+  const callingCode = CALLING_CODES[country as DirectPaymentCountry];
+  if (callingCode === undefined) messages.push(`phone_number.country must be one of the following values: ${Object.keys(CALLING_CODES).join(", ")}`);
+  else if (!number.startsWith(`+${callingCode}`)) messages.push(`phone_number.number must start with +${callingCode} for country ${country}`);
+  if (input.amount > policy.maxAmount) messages.push(`amount must not be greater than ${policy.maxAmount}`);
+  let callbackUrl: string | undefined;
+  if (input.callback_url !== undefined) {
+    try {
+      callbackUrl = validateTargetUrl(input.callback_url, { field: "callback_url", environment: policy.environment, allowPrivateTargets: policy.allowPrivateTargets });
+    } catch (error) {
+      if (error instanceof ValidationError) messages.push(...error.messages);
+      else throw error;
+    }
+  }
+  if (messages.length > 0) throw new ValidationError(messages);
+  return callbackUrl;
+}
+
+function failureAnswer(error: ProviderACallError): ProviderError {
+  if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
+  if (error.kind === "unreachable") return new ProviderError(502, "Provider A could not be reached; nothing was sent");
+  if (error.kind === "timeout") return new ProviderError(504, "Provider A did not answer in time; the payment's outcome will be settled from the provider");
+  return new ProviderError(502, "Provider A failed to answer; the payment's outcome will be settled from the provider");
+}
+
+/**
+ * Initiates a direct payment for a tenant in an environment.
+ *
+ * @example
+ * ```ts
+ * const answer = await createDirectPayment(deps, { tenantId, environment: "sandbox", input });
+ * answer.transactionId; // provider A's integer id
+ * ```
+ * @throws {ValidationError} for the cross-field rules; {@link ProviderError} per the table above;
+ *   `NotConfiguredError` (424) when no provider A account serves the environment.
+ */
+export async function createDirectPayment(
+  deps: Deps,
+  request: { tenantId: string; environment: Environment; input: DirectPaymentInput },
+): Promise<DirectPaymentAnswer> {
+  const { tenantId, environment, input } = request;
+  const callbackUrl = checkDirectPaymentRules(input, { environment, maxAmount: deps.config.maxAmount, allowPrivateTargets: deps.config.allowPrivateTargets });
+  const account = await accountForNewPayment(deps, tenantId, environment);
+  const country = input.phone_number.country;
+  const currency = currencyOf(country);
+  const paymentId = newId("pay");
+  const now = deps.now();
+  const firstSyncAt = new Date(now.getTime() + syncWaitMs(0));
+  const customer = {
+    ...(input.firstname !== undefined && { firstname: input.firstname }),
+    ...(input.lastname !== undefined && { lastname: input.lastname }),
+    ...(input.email !== undefined && { email: input.email }),
+    phone: input.phone_number.number,
+    country,
+  };
+  await deps.db
+    .insertInto("payments")
+    .values({
+      id: paymentId,
+      tenant_id: tenantId,
+      environment,
+      provider: "providerA",
+      kind: "direct_payment",
+      provider_account: account.accountId,
+      credential_version: account.credentialVersion,
+      amount: input.amount,
+      currency,
+      description: input.description,
+      customer,
+      payment_method: input.payment_method,
+      callback_url: callbackUrl ?? null,
+      created_at: now,
+      updated_at: now,
+      sync_attempt: 0,
+      next_sync_at: firstSyncAt,
+    })
+    .execute();
+
+  const client = clientFor(deps, environment, account);
+  const mode = wireModeOf(input.payment_method);
+  let step: "create" | "token" | "push" = "create";
+  let transactionId: number;
+  try {
+    const created = await client.createTransaction(
+      {
+        description: input.description,
+        amount: input.amount,
+        currency: { iso: currency },
+        mode,
+        merchant_reference: paymentId,
+        custom_metadata: { paymentId },
+        customer: {
+          ...(input.firstname !== undefined && { firstname: input.firstname }),
+          ...(input.lastname !== undefined && { lastname: input.lastname }),
+          ...(input.email !== undefined && { email: input.email }),
+          phone_number: { number: input.phone_number.number, country },
+        },
+      },
+      paymentId,
+    );
+    transactionId = created.id;
+    await deps.db
+      .updateTable("payments")
+      .set({ provider_transaction_id: String(created.id), reference: created.reference ?? null, provider_status: created.status, updated_at: deps.now() })
+      .where("id", "=", paymentId)
+      .execute();
+    step = "token";
+    const token = await client.createToken(created.id);
+    step = "push";
+    await client.sendNow(mode, token, paymentId);
+  } catch (error) {
+    if (!(error instanceof ProviderACallError)) throw error;
+    const pushMayHaveHappened = error.outcomeUnknown && step !== "token";
+    if (pushMayHaveHappened) {
+      // Only while pending: a webhook may already have settled it from the provider's side.
+      await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", paymentId).where("state", "=", "pending").execute();
+      await enqueueSync(deps, { paymentId, attempt: 0 }, firstSyncAt);
+      deps.logger.warn({ paymentId, step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
+    } else {
+      await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error" });
+    }
+    throw failureAnswer(error);
+  }
+  await enqueueSync(deps, { paymentId, attempt: 0 }, firstSyncAt);
+  return { ok: true, transactionId, status: "pending", description: input.description, amount: input.amount, paymentId };
+}

@@ -1,0 +1,82 @@
+/**
+ * Provider A's webhooks (contract §4, providers.md): `POST /providerA/webhook/{environment}` for the
+ * service's account and `…/{environment}/{tenant_id}` for a tenant's own. Each is verified with that
+ * account's webhook secret only — raw bytes, `t=…,s=…`, 300 s tolerance, constant time — and applied only
+ * to a transaction of that account and environment. The body is never trusted: a verified webhook only
+ * says "read this transaction again", and that read is what is applied. Unknown transactions are answered
+ * 200 (else the provider retries forever).
+ */
+import type { Environment } from "../../config.ts";
+import type { Payment } from "../../db/schema.ts";
+import { NotFoundError, UnauthorizedError } from "../../errors.ts";
+import { verifyProviderASignature, wireWebhookSchema } from "../../providers/providerA/mod.ts";
+import type { Deps } from "../deps.ts";
+import { isId } from "../ids.ts";
+import { SERVICE_ACCOUNT, serviceAccount, tenantAccount } from "./accounts.ts";
+import { syncFromProvider } from "./refresh.ts";
+
+export interface ProviderAWebhook {
+  environment: string;
+  /** Present on the tenant's route. */
+  tenantId?: string;
+  rawBody: Uint8Array;
+  signature: string | null;
+}
+
+function parseLoosely(rawBody: Uint8Array): { transactionId?: number; merchantReference?: string } {
+  try {
+    const parsed = wireWebhookSchema.safeParse(JSON.parse(new TextDecoder().decode(rawBody)));
+    if (!parsed.success || !parsed.data.entity) return {};
+    const reference = (parsed.data.entity as { merchant_reference?: unknown }).merchant_reference;
+    return { transactionId: parsed.data.entity.id, merchantReference: typeof reference === "string" ? reference : undefined };
+  } catch {
+    return {};
+  }
+}
+
+/** The payment of this account and environment the webhook is about: by provider id, else by our `pay_` id. */
+async function findPayment(deps: Pick<Deps, "db">, scope: { environment: Environment; tenantId?: string }, facts: ReturnType<typeof parseLoosely>): Promise<Payment | undefined> {
+  const base = () => {
+    let q = deps.db.selectFrom("payments").selectAll().where("environment", "=", scope.environment).where("provider", "=", "providerA");
+    q = scope.tenantId ? q.where("tenant_id", "=", scope.tenantId).where("provider_account", "!=", SERVICE_ACCOUNT) : q.where("provider_account", "=", SERVICE_ACCOUNT);
+    return q;
+  };
+  if (facts.transactionId !== undefined) {
+    const row = await base().where("provider_transaction_id", "=", String(facts.transactionId)).orderBy("id", "desc").limit(1).executeTakeFirst();
+    if (row) return row;
+  }
+  if (facts.merchantReference && isId("pay", facts.merchantReference))
+    return base().where("id", "=", facts.merchantReference).where("provider_transaction_id", "is", null).executeTakeFirst();
+  return undefined;
+}
+
+/**
+ * Verifies and applies one webhook.
+ *
+ * @throws {NotFoundError} for an environment that is not `sandbox` or `live`;
+ *   {@link UnauthorizedError} when the signature does not check out with the account's secret.
+ */
+export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebhook): Promise<{ received: true }> {
+  if (webhook.environment !== "sandbox" && webhook.environment !== "live") throw new NotFoundError("Not found");
+  const environment: Environment = webhook.environment;
+  const facts = parseLoosely(webhook.rawBody);
+  const scope = { environment, tenantId: webhook.tenantId };
+  if (webhook.tenantId !== undefined && !isId("ten", webhook.tenantId)) throw new UnauthorizedError("Invalid provider A webhook signature");
+  const payment = await findPayment(deps, scope, facts);
+
+  // The account the route stands for: the payment's own credential version when the webhook is about one
+  // of ours, the active one otherwise.
+  const account = webhook.tenantId
+    ? await tenantAccount(deps, { tenantId: webhook.tenantId, environment, version: payment?.credential_version ?? undefined })
+    : serviceAccount(deps, environment);
+  const secret = account?.webhookSecret;
+  const verified =
+    !!secret &&
+    verifyProviderASignature({ header: webhook.signature, rawBody: webhook.rawBody, secrets: [secret], nowSeconds: Math.floor(deps.now().getTime() / 1000) });
+  if (!verified) {
+    deps.logger.warn({ environment, tenantId: webhook.tenantId }, "provider A webhook with a bad signature refused");
+    throw new UnauthorizedError("Invalid provider A webhook signature");
+  }
+  if (payment) await syncFromProvider(deps, payment);
+  return { received: true };
+}

@@ -1,0 +1,97 @@
+/**
+ * Reading a direct payment again from provider A and applying what it says (contract §4, "Freshness"):
+ * - {@link syncFromProvider}: one read and its application, used by the sync job and after a webhook;
+ * - {@link refreshOnRead}: what a status read does — a pending record is refreshed at most once a second
+ *   per payment, and concurrent readers share one upstream call. In a process they await the same
+ *   promise; across processes, the conditional update of `provider_synced_at` lets one reader win the
+ *   second and the others serve the row as stored.
+ *
+ * A payment whose create call got no answer has no provider id yet: it is found by our `pay_` id, sent
+ * as the transaction's `merchant_reference`. When the provider has no such transaction long after the
+ * call, it never received it, and the payment is `failed` (contract §4: `failed` = refused or never received).
+ */
+import type { Payment } from "../../db/schema.ts";
+import { ProviderACallError, toTransactionFacts } from "../../providers/providerA/mod.ts";
+import type { Deps } from "../deps.ts";
+import { accountOfPayment, clientFor } from "./accounts.ts";
+import { applyDirectPaymentUpdate } from "./apply-update.ts";
+
+/** A pending record is read again from the provider at most this often. */
+export const REFRESH_FLOOR_MS = 1_000;
+
+/** After this long without the provider knowing our `merchant_reference`, the create call never reached it. */
+export const NOT_RECEIVED_AFTER_MS = 2 * 60_000;
+
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring">;
+
+/**
+ * Reads the payment at provider A and applies the answer. Never throws for a provider failure: it logs it
+ * and returns the row as stored (the sync job tries again later).
+ */
+export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Payment> {
+  const account = await accountOfPayment(deps, row);
+  if (!account) {
+    deps.logger.warn({ paymentId: row.id }, "provider A account of a direct payment is gone; cannot sync it");
+    return row;
+  }
+  const client = clientFor(deps, row.environment, account);
+  try {
+    const wire = row.provider_transaction_id !== null ? await client.getTransaction(Number(row.provider_transaction_id)) : await client.getByMerchantReference(row.id);
+    const facts = toTransactionFacts(wire);
+    if (!facts) {
+      deps.logger.warn({ paymentId: row.id, status: wire.status }, "provider A reported a status this gateway does not know");
+      return row;
+    }
+    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", facts })).row;
+  } catch (error) {
+    if (error instanceof ProviderACallError && error.kind === "refused" && error.status === 404 && row.provider_transaction_id === null) {
+      if (deps.now().getTime() - row.created_at.getTime() >= NOT_RECEIVED_AFTER_MS)
+        return (await applyDirectPaymentUpdate(deps, row.id, { kind: "failed", failureCode: "not_received" })).row;
+      return row;
+    }
+    if (!(error instanceof ProviderACallError)) throw error;
+    deps.logger.warn({ paymentId: row.id, kind: error.kind, status: error.status }, "could not read a direct payment from provider A");
+    return row;
+  }
+}
+
+const inFlight = new WeakMap<object, Map<string, Promise<Payment>>>();
+
+/**
+ * The row to show a reader: refreshed from provider A when it is pending and was not read in the last
+ * second; served from the database otherwise.
+ *
+ * @example
+ * ```ts
+ * const fresh = await refreshOnRead(deps, row);
+ * ```
+ */
+export async function refreshOnRead(deps: SyncDeps, row: Payment): Promise<Payment> {
+  if (row.state !== "pending") return row;
+  const now = deps.now();
+  if (row.provider_synced_at && now.getTime() - row.provider_synced_at.getTime() < REFRESH_FLOOR_MS) return row;
+  let flights = inFlight.get(deps.db);
+  if (!flights) inFlight.set(deps.db, (flights = new Map()));
+  const running = flights.get(row.id);
+  if (running) return running;
+  const flight = (async () => {
+    const floor = new Date(now.getTime() - REFRESH_FLOOR_MS);
+    const claimed = await deps.db
+      .updateTable("payments")
+      .set({ provider_synced_at: now })
+      .where("id", "=", row.id)
+      .where((eb) => eb.or([eb("provider_synced_at", "is", null), eb("provider_synced_at", "<=", floor)]))
+      .returningAll()
+      .executeTakeFirst();
+    // Another process read it within the second: its answer is in the row.
+    if (!claimed) return (await deps.db.selectFrom("payments").selectAll().where("id", "=", row.id).executeTakeFirst()) ?? row;
+    return syncFromProvider(deps, claimed);
+  })();
+  flights.set(row.id, flight);
+  try {
+    return await flight;
+  } finally {
+    flights.delete(row.id);
+  }
+}
+

@@ -1,0 +1,73 @@
+/**
+ * The `ipn` queue (contract §8): one job per stored IPN, carrying only its id. The job confirms with
+ * provider B and applies the answer (`confirmAndApply`); the sweeper re-enqueues stored IPNs that are
+ * still unprocessed and have no live job.
+ */
+import { confirmAndApply } from "../checkout/apply-confirmation.ts";
+import type { Deps } from "../deps.ts";
+
+export const IPN_QUEUE = "ipn";
+export const PROCESS_IPN_JOB = "process-ipn";
+
+export interface IpnJobData {
+  ipnId: number;
+}
+
+export function ipnJobId(ipnId: number): string {
+  return `ipn${ipnId}`;
+}
+
+/** Enqueues the processing of a stored IPN. Never throws: the sweeper finds it otherwise. */
+export async function enqueueIpn(deps: Pick<Deps, "queue" | "logger">, ipnId: number, options: { jobId?: string } = {}): Promise<boolean> {
+  try {
+    await deps.queue.add<IpnJobData>(IPN_QUEUE, PROCESS_IPN_JOB, { ipnId }, { jobId: options.jobId ?? ipnJobId(ipnId), attempts: 5, backoff: { type: "exponential", delayMs: 1_000 } });
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err, ipnId }, "could not enqueue an IPN; the sweeper will");
+    return false;
+  }
+}
+
+/**
+ * The `ipn` job: a stored, verified IPN only tells us to look — the confirm call decides. Already
+ * processed (a duplicate job) → nothing to do. A provider failure throws, so the job is retried.
+ */
+export async function processIpn(deps: Deps, ipnId: number): Promise<void> {
+  const ipn = await deps.db.selectFrom("ipn_messages").select(["id", "state", "payment_id", "subject"]).where("id", "=", ipnId).executeTakeFirst();
+  if (!ipn || ipn.state !== "received" || !ipn.payment_id) return;
+  try {
+    await confirmAndApply(deps, ipn.payment_id, { ipnId });
+  } catch (error) {
+    await deps.db
+      .updateTable("ipn_messages")
+      .set((eb) => ({ attempts: eb("attempts", "+", 1), last_error: error instanceof Error ? error.message.slice(0, 500) : "error" }))
+      .where("id", "=", ipnId)
+      .execute();
+    throw error;
+  }
+}
+
+/**
+ * Sweeper clause: stored IPNs still `received` after `minAgeMs` (default 10 s) with no live job — the
+ * enqueue failed, Redis was lost, or the process died between storing and processing — are enqueued again.
+ */
+export async function sweepUnprocessedIpns(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { minAgeMs?: number; limit?: number } = {}): Promise<number> {
+  const before = new Date(deps.now().getTime() - (options.minAgeMs ?? 10_000));
+  const rows = await deps.db
+    .selectFrom("ipn_messages")
+    .select("id")
+    .where("state", "=", "received")
+    .where("received_at", "<=", before)
+    .orderBy("received_at")
+    .orderBy("id")
+    .limit(options.limit ?? 1000)
+    .execute();
+  let enqueued = 0;
+  for (const row of rows) {
+    const id = Number(row.id);
+    if (await deps.queue.has(IPN_QUEUE, ipnJobId(id))) continue;
+    if (await enqueueIpn(deps, id)) enqueued++;
+  }
+  if (enqueued > 0) deps.logger.info({ enqueued }, "sweeper re-enqueued unprocessed IPNs");
+  return enqueued;
+}

@@ -1,0 +1,36 @@
+/**
+ * Provider B's clauses of the periodic sweep (contract §8): stored IPNs that were never processed, pending
+ * checkouts whose sync job is missing, and orphan IPNs to re-match or expire. Runs in the `sweeper` job
+ * beside the delivery sweep; a failure here is logged and never stops the other clauses.
+ */
+import { sweepCheckoutSyncs } from "../checkout/checkout-sync.ts";
+import type { Deps } from "../deps.ts";
+import { sweepUnprocessedIpns } from "./ipn-jobs.ts";
+import { sweepOrphans } from "./orphans.ts";
+
+export interface ProviderBSweepReport {
+  ipnsEnqueued: number;
+  syncsEnqueued: number;
+  orphansRematched: number;
+  orphansExpired: number;
+}
+
+/** One sweep of provider B's work. Never throws. */
+export async function sweepProviderB(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">, options: { ipnMinAgeMs?: number } = {}): Promise<ProviderBSweepReport> {
+  const report: ProviderBSweepReport = { ipnsEnqueued: 0, syncsEnqueued: 0, orphansRematched: 0, orphansExpired: 0 };
+  const step = async (name: string, run: () => Promise<void>) => {
+    try {
+      await run();
+    } catch (err) {
+      deps.logger.error({ err, clause: name }, "provider B sweep clause failed");
+    }
+  };
+  await step("ipns", async () => void (report.ipnsEnqueued = await sweepUnprocessedIpns(deps, { minAgeMs: options.ipnMinAgeMs })));
+  await step("syncs", async () => void (report.syncsEnqueued = await sweepCheckoutSyncs(deps)));
+  await step("orphans", async () => {
+    const { rematched, expired } = await sweepOrphans(deps);
+    report.orphansRematched = rematched;
+    report.orphansExpired = expired;
+  });
+  return report;
+}
