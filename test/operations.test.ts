@@ -161,6 +161,14 @@ describe("request logs", () => {
     expect(text).toContain("[redacted]");
   });
 
+  it("redact secrets that appear in a request's path", async () => {
+    await fetch(`${url}/sandbox/providerA/_sim/accounts/sk_sandbox_AbC123xyz/webhook`, { headers: { "x-request-id": "secret-path" } });
+    await fetch(`${url}/no/psk_sandbox_abc-DEF_123/here`, { headers: { "x-request-id": "secret-path-2" } });
+    const lines = tg.logs.filter((line) => line.requestId === "secret-path" || line.requestId === "secret-path-2");
+    expect(lines.map((line) => line.route)).toEqual(["/sandbox/providerA/_sim/accounts/[redacted]/webhook", "/no/[redacted]/here"]);
+    expect(JSON.stringify(tg.logs)).not.toContain("AbC123xyz");
+  });
+
   it("never log the bearer token of a request", () => {
     const all = JSON.stringify(tg.logs);
     expect(all).not.toContain("eyJ");

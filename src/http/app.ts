@@ -16,6 +16,7 @@ import { mapError } from "./error-body.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
+import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
 import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
 
@@ -181,7 +182,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         requestId: requestInfo.requestId,
         tenantId: requestInfo.tenantId,
         method: request.method,
-        route: new URL(request.url).pathname,
+        route: redactPath(new URL(request.url).pathname),
         status: response.status,
         durationMs: Math.round(seconds * 1e4) / 10,
       },
