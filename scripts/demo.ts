@@ -1,0 +1,81 @@
+#!/usr/bin/env bun
+/**
+ * `bun run demo`: against a gateway started with `bun run start` (development defaults, simulators on),
+ * makes one payment of each kind through the public API, as a merchant would:
+ *   1. an operator token creates a demo tenant, whose API key is exchanged for a bearer token;
+ *   2. a direct payment of 500 FCFA (approved by the sandbox within seconds) is followed to `approved`;
+ *   3. provider B credentials from a sandbox account are stored and a hosted checkout is created: open
+ *      its page, press Pay, and the checkout completes.
+ * It reads the same configuration as the server (so the same JWT secret) and talks to it over HTTP.
+ */
+import { loadConfig } from "../src/config.ts";
+import { mintToken } from "../src/services/auth/tokens.ts";
+
+const config = loadConfig(process.env);
+const base = (process.env.DEMO_URL ?? `http://localhost:${config.port}`).replace(/\/$/, "");
+
+async function call<T>(method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+try {
+  await call("GET", "/health/ready", null);
+} catch {
+  say(`No gateway answers at ${base}. Start it first with: bun run start`);
+  process.exit(1);
+}
+
+const admin = await mintToken(config.jwt, { sub: "demo-operator", role: "admin", ttlSeconds: 600 });
+const created = await call<{ tenant: { id: string }; apiKey: { id: string; secret: string } }>("POST", "/tenants", admin, { name: "Demo shop" });
+const { access_token: token } = await call<{ access_token: string }>("POST", "/auth/token", null, {
+  grant_type: "client_credentials",
+  client_id: created.apiKey.id,
+  client_secret: created.apiKey.secret,
+});
+say(`1. Tenant ${created.tenant.id} created; its API key was exchanged for a sandbox bearer token.`);
+
+const payment = await call<{ transactionId: number; paymentId: string; status: string }>("POST", "/providerA/direct-payment", token, {
+  description: "Demo order",
+  amount: 500,
+  payment_method: "mnoA_open",
+  phone_number: { number: "+22997000000", country: "bj" },
+  firstname: "Awa",
+  lastname: "Diallo",
+  email: "awa@example.com",
+});
+say(`2. Direct payment ${payment.paymentId} (provider transaction ${payment.transactionId}) is ${payment.status}…`);
+let status = payment.status;
+for (let i = 0; i < 40 && status === "pending"; i++) {
+  await Bun.sleep(250);
+  status = (await call<{ status: string }>("GET", `/providerA/transaction/${payment.transactionId}/is-approved`, token)).status;
+}
+say(`   … and now ${status}.`);
+
+const account = await call<{ masterKey: string; privateKey: string; publicKey: string; token: string }>("POST", "/sandbox/providerB/_sim/accounts", null, {});
+await call("PUT", `/tenants/${created.tenant.id}/credentials/providerB`, token, { ...account, environment: "sandbox" });
+const checkout = await call<{ response_text: string; token: string; paymentId: string }>(
+  "POST",
+  "/providerB/checkout",
+  token,
+  {
+    amount: 5000,
+    description: "Demo basket",
+    returnUrl: "https://example.com/thanks",
+    cancelUrl: "https://example.com/cart",
+    customer: { name: "Awa Diallo", email: "awa@example.com", phone: "+221770000000" },
+    customData: { orderRef: "demo-1" },
+  },
+  { "x-tenant-id": created.tenant.id },
+);
+say(`3. Checkout ${checkout.paymentId} created. Open ${checkout.response_text} and press Pay;`);
+say(`   then GET ${base}/payments/${checkout.paymentId} shows it succeeded, and GET ${base}/events lists payment.completed.`);
+say(`   API reference: ${base}/docs · provider A sandbox console: ${base}/sandbox/providerA/console`);
