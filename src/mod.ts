@@ -21,6 +21,7 @@ import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "./db/pglite-snaps
 import { createHttpApp } from "./http/app.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
+import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue } from "./jobs/mod.ts";
@@ -124,6 +125,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   };
   const workers = registerWorkers(deps, parts.workers);
   const metrics = createMetrics();
+  registerStuckPaymentsGauge(metrics.registry, deps);
   const openapi = generateOpenApi();
   const http = createHttpApp({
     deps,

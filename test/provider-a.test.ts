@@ -7,6 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
 import { signProviderAWebhook } from "../src/providers/providerA/mod.ts";
 import { runSweeper } from "../src/services/webhooks/sweeper.ts";
+import { runSyncJob } from "../src/services/direct-payments/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { deleteKeysUnderPrefix } from "./support/redis.ts";
 import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
@@ -375,4 +376,61 @@ describe("keeping status true without readers", () => {
       });
     }
   }, 20_000);
+});
+
+describe("a create call that got no answer (contract §4: found by our pay_ id)", () => {
+  const rowOf = (id: string) => tg.gateway.deps.db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+
+  it("the provider created it but its answer never came: 504, pending; the sync job finds it by our pay_ id and settles it", async () => {
+    // No webhook from the provider: only the providerA-sync job can learn the outcome.
+    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, { method: "PUT", body: JSON.stringify({ url: null }), headers: { "content-type": "application/json" } });
+    try {
+      faults.push({ match: /^POST \/v1\/transactions$/, kind: "slow" });
+      const { status, body } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1300, description: "create lost" }) });
+      expect(status).toBe(504);
+      expect(body.code).toBe("provider_timeout");
+      const row = (await api("/payments?limit=1")).body.data[0];
+      expect(row).toMatchObject({ state: "pending", outcomeUnknown: true, providerTransactionId: null, description: "create lost" });
+      // The provider did create it (with our id as merchant_reference); the customer's payment goes through there.
+      const all = (await (await fetch(`${simBase}/_sim/transactions`)).json()) as { transactions: { id: number; merchant_reference: string | null }[] };
+      const atProvider = all.transactions.filter((t) => t.merchant_reference === row.id);
+      expect(atProvider.length).toBe(1);
+      expect((await fetch(`${simBase}/_sim/transactions/${atProvider[0]!.id}/approve`, { method: "POST" })).status).toBe(200);
+      const settled = await waitUntil(async () => ((await rowOf(row.id)).state === "succeeded" ? rowOf(row.id) : undefined), {
+        what: "the sync job settled the lost create",
+        timeoutMs: 12_000,
+        intervalMs: 100,
+      });
+      expect(upstreamCalls).toContain(`GET /v1/transactions/merchant/${row.id}`);
+      expect(settled).toMatchObject({ provider_transaction_id: String(atProvider[0]!.id), outcome_unknown: false, provider_status: "approved" });
+      const status_ = await statusOf(atProvider[0]!.id);
+      expect(status_.body).toMatchObject({ status: "approved", approved: true, paymentId: row.id, outcomeUnknown: false });
+      expect((await eventsOf(row.id)).map((e) => e.type)).toEqual(["payment.completed"]);
+    } finally {
+      await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
+        method: "PUT",
+        body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
+        headers: { "content-type": "application/json" },
+      });
+    }
+  }, 20_000);
+
+  it("the provider never received it: pending while it may still appear, then failed/not_received from the sync job (2 min on)", async () => {
+    faults.push({ match: /^POST \/v1\/transactions$/, kind: "fail5xx" });
+    const { status } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1400, description: "create never received" }) });
+    expect(status).toBe(502);
+    const id = (await api("/payments?limit=1")).body.data[0].id as string;
+    const at = (offsetMs: number) => ({ ...tg.gateway.deps, now: () => new Date(Date.now() + offsetMs) });
+    // One minute on: the provider does not know our pay_ id yet, which proves nothing — still pending.
+    await runSyncJob(at(60_000), { paymentId: id, attempt: (await rowOf(id)).sync_attempt });
+    expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
+    expect(upstreamCalls).toContain(`GET /v1/transactions/merchant/${id}`);
+    // Three minutes on, still unknown to the provider: it never received the request.
+    await runSyncJob(at(3 * 60_000), { paymentId: id, attempt: (await rowOf(id)).sync_attempt });
+    const failed = (await api(`/payments/${id}`)).body;
+    expect(failed).toMatchObject({ state: "failed", failureCode: "not_received", outcomeUnknown: false, providerTransactionId: null });
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(["payment.failed"]);
+    const all = (await (await fetch(`${simBase}/_sim/transactions`)).json()) as { transactions: { merchant_reference: string | null }[] };
+    expect(all.transactions.some((t) => t.merchant_reference === id)).toBe(false);
+  });
 });

@@ -294,3 +294,63 @@ describe("POST /providerB/webhook bodies", () => {
     await waitUntil(async () => (await paymentOf(tenantId, answer.paymentId)).state === "succeeded", { what: "completed", timeoutMs: 10_000 });
   }, 20_000);
 });
+
+describe("the receipt on the payment record (issue 6)", () => {
+  it("stores the receipt, payment method and customer as confirmed, and shows them in the payment view", async () => {
+    const { tenantId, keys } = await gw.tenantWithAccount(sim);
+    const answer = await checkout(tenantId);
+    const pending = await paymentOf(tenantId, answer.paymentId);
+    expect(pending).toMatchObject({ state: "pending", receiptUrl: null, receiptIdentifier: null, providerReference: null });
+    const paid = await sim.press(answer.token, "pay", {
+      payment_method: "orange-money-senegal",
+      customer: { name: "Awa N. Diop", phone: "+221771112233", email: "awa.diop@example.com" },
+    });
+    expect(paid.status).toBe(200);
+    const settled = await waitUntil(
+      async () => {
+        const view = await paymentOf(tenantId, answer.paymentId);
+        return view.state === "succeeded" ? view : undefined;
+      },
+      { what: "the checkout completed", timeoutMs: 10_000 },
+    );
+    // What provider B confirms now is what the record keeps.
+    const confirm = (await (
+      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
+        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
+      })
+    ).json()) as Json;
+    expect(confirm.receipt_url).toContain(answer.token);
+    expect(settled).toMatchObject({
+      paymentMethod: "orange-money-senegal",
+      receiptUrl: confirm.receipt_url,
+      receiptIdentifier: confirm.receipt_identifier,
+      providerReference: confirm.provider_reference,
+      customer: { name: "Awa N. Diop", phone: "+221771112233", email: "awa.diop@example.com" },
+    });
+    expect(typeof settled.receiptIdentifier).toBe("string");
+    // The same view in the list.
+    const list = (await (await gw.call("GET", `/payments?providerTransactionId=${answer.token}`, tenantId)).json()) as Json;
+    expect(list.data[0]).toMatchObject({ id: answer.paymentId, receiptUrl: confirm.receipt_url, receiptIdentifier: confirm.receipt_identifier });
+  }, 20_000);
+});
+
+describe("forged IPNs are rate-limited (issue 6, point 4)", () => {
+  it("answers 401 up to the budget for one token, then 429, and nothing changes", async () => {
+    const { tenantId, keys } = await gw.tenantWithAccount(sim);
+    const answer = await checkout(tenantId);
+    const confirm = (await (
+      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
+        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
+      })
+    ).json()) as Json;
+    const forged = encodePhpForm({ data: { ...confirm, status: "completed", hash: createHash("sha512").update("not-the-master-key").digest("hex") } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await postIpn(forged)).status);
+    expect(statuses[0]).toBe(401);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(20);
+    expect(statuses.slice(-5)).toEqual([429, 429, 429, 429, 429]);
+    expect((await paymentOf(tenantId, answer.paymentId)).state).toBe("pending");
+    expect(await gw.gateway.deps.db.selectFrom("ipn_messages").selectAll().where("token", "=", answer.token).execute()).toEqual([]);
+  });
+});

@@ -242,6 +242,12 @@ export interface PaymentsTable {
   sync_attempt: Generated<number>;
   /** Provider A: when the next `providerA-sync` run is due; null when no more are scheduled. */
   next_sync_at: NullableTimestamp;
+  /** Provider B: the receipt's URL as confirmed (migration 0007). */
+  receipt_url: Nullable<string>;
+  /** Provider B: the receipt's identifier as confirmed. */
+  receipt_identifier: Nullable<string>;
+  /** Provider B: its own reference of the payment, as confirmed. */
+  provider_reference: Nullable<string>;
 }
 
 export type Payment = Selectable<PaymentsTable>;

@@ -2,6 +2,7 @@
  * The one router: the typed tRPC API at `/trpc`, and — through each procedure's `meta.openapi` — the REST
  * surface and the OpenAPI document.
  */
+import { adminRouter } from "./admin.ts";
 import { apiKeysRouter } from "./api-keys.ts";
 import { authRouter } from "./auth.ts";
 import { credentialsRouter } from "./credentials.ts";
@@ -23,6 +24,7 @@ export const appRouter = router({
   payments: paymentsRouter,
   providerA: providerARouter,
   providerB: providerBRouter,
+  admin: adminRouter,
 });
 
 /** The router's type, for `@trpc/client`. */

@@ -1,7 +1,11 @@
 /**
  * Identifiers we mint: a prefix and a ULID (26 characters, Crockford base32, sortable by creation time).
  */
-import { ulid } from "ulid";
+import { monotonicFactory } from "ulid";
+
+// Monotonic within this process: ids minted in the same millisecond still sort in the order they were
+// made, which "newest first" lists and keyset paging rely on.
+const ulid = monotonicFactory();
 
 export type IdPrefix = "ten" | "key" | "pay" | "evt" | "whe" | "whs" | "dlv" | "prm" | "sch" | "chg" | "pcr" | "tsc";
 

@@ -40,7 +40,8 @@ export interface TestGateway {
 }
 
 /** Builds a gateway on fresh storage; `env` adds or overrides configuration variables. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+/** `parts.now` injects the gateway's clock (default the real one). */
+export async function startTestGateway(env: Record<string, string> = {}, parts: { now?: () => Date } = {}): Promise<TestGateway> {
   const prefix = testQueuePrefix();
   // Everything this gateway keeps in Redis (jobs, rate limits) lives under the test's own prefix.
   const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env });
@@ -49,7 +50,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const queue = createJobQueue({ redisUrl, prefix, logger });
-  const gateway = await createGateway(config, { database, queue, logger });
+  const gateway = await createGateway(config, { database, queue, logger, ...(parts.now ? { now: parts.now } : {}) });
 
   return {
     gateway,

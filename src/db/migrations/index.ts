@@ -10,6 +10,7 @@ import { paymentsMigration } from "./0002_payments.ts";
 import { eventsWebhooksMigration } from "./0003_events_webhooks.ts";
 import { providerAMigration } from "./0005_provider_a.ts";
 import { providerBMigration } from "./0006_provider_b.ts";
+import { receiptsStuckMigration } from "./0007_receipts_stuck.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "0003_events_webhooks": eventsWebhooksMigration,
   "0005_provider_a": providerAMigration,
   "0006_provider_b": providerBMigration,
+  "0007_receipts_stuck": receiptsStuckMigration,
 };

@@ -99,6 +99,10 @@ export async function applyConfirmation(deps: Deps, paymentId: string, confirmat
           customer: customerOf(confirmation, payment.customer),
           payment_method: confirmation.customer?.payment_method ?? payment.payment_method,
           failure_code: to === "failed" ? (confirmation.fail_reason ?? "failed") : null,
+          // The receipt as provider B confirmed it (issue 6): kept on the record, shown in the payment view.
+          receipt_url: confirmation.receipt_url ?? payment.receipt_url,
+          receipt_identifier: confirmation.receipt_identifier ?? payment.receipt_identifier,
+          provider_reference: confirmation.provider_reference ?? payment.provider_reference,
           updated_at: now,
           completed_at: now,
         })

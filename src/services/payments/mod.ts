@@ -5,6 +5,7 @@
  * @module
  */
 export { getPayment, type GetPaymentInput } from "./get-payment.ts";
+export { countStuckPayments, listStuckPayments, STUCK_AFTER_MS, type ListStuckInput, type StuckPaymentView } from "./stuck-payments.ts";
 export { listPayments, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";
 export {
   CURRENCIES,
