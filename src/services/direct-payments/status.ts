@@ -5,20 +5,10 @@
  */
 import { z } from "zod";
 import type { Payment } from "../../db/schema.ts";
-import { PAID_STATUSES, PAYMENT_METHODS } from "../../providers/providerA/mod.ts";
+import { PAID_STATUSES, PAYMENT_METHODS, WIRE_STATUSES } from "../../providers/providerA/mod.ts";
 
 /** Every status a direct payment can show: provider A's, plus our `failed`. */
-export const DIRECT_PAYMENT_STATUSES = [
-  "pending",
-  "approved",
-  "declined",
-  "canceled",
-  "refunded",
-  "transferred",
-  "approved_partially_refunded",
-  "transferred_partially_refunded",
-  "failed",
-] as const;
+export const DIRECT_PAYMENT_STATUSES = [...WIRE_STATUSES, "failed"] as const;
 
 export type DirectPaymentStatus = (typeof DIRECT_PAYMENT_STATUSES)[number];
 
