@@ -10,16 +10,46 @@
 import { join } from "node:path";
 import { indent, stopChild } from "./harness/child-process.ts";
 import { createCleanup, type Cleanup } from "./harness/cleanup.ts";
-import { chooseGenerator } from "./load/mod.ts";
-import { measure, type Target } from "./harness/measure.ts";
+import { chooseGenerator, type Generator } from "./load/mod.ts";
+import { measure, settle, type Surroundings, type Target } from "./harness/measure.ts";
 import { parseBenchOptions, USAGE, type BenchOptions } from "./harness/options.ts";
-import { formatSettings, formatTable, machineFacts, saveReport, type BenchReport, type ResultRow } from "./harness/report.ts";
+import { formatCostTable, formatSettings, formatTable, machineFacts, saveReport, type BenchReport, type ResultRow } from "./harness/report.ts";
 import { measureBackgroundCpu, readRssMb } from "./harness/proc-stats.ts";
 import { combineRounds } from "./harness/rounds.ts";
-import { fanoutScenarios, fillRequest, references, scenarios, type BenchVariables, type FanoutScenario, type Reference, type ReferenceServerName, type Scenario } from "./scenarios.ts";
+import {
+  FANOUT_PHASE,
+  fanoutScenarios,
+  fillPlaceholders,
+  fillRequest,
+  IPN_PHASE,
+  ipnScenarios,
+  references,
+  scenarios,
+  type BenchVariables,
+  type FanoutScenario,
+  type IpnScenario,
+  type Reference,
+  type ReferenceTarget,
+  type Scenario,
+  type SetupName,
+} from "./scenarios.ts";
 import { measureFanout, measureFetchReference, setUpFanout, type FanoutContext, type FanoutSetup } from "./harness/fanout.ts";
-import { createScratchDatabase, deleteRedisKeys, pingRedis, randomSuffix } from "./harness/scratch-stores.ts";
-import { launchGateway, launchReferenceServer, mintAdminToken, REPO_ROOT, type LaunchedServer } from "./harness/servers.ts";
+import { measureInsertReference, measureIpnIntake, prepareIpns, type IpnContext } from "./harness/ipn-intake.ts";
+import {
+  gatewayApi,
+  pointProviderAWebhook,
+  prepareProviderWorld,
+  refreshToken,
+  setUpProviderA,
+  setUpProviderB,
+  sinkBaseUrl,
+  type GatewayApi,
+  type ProviderASetup,
+  type ProviderBSetup,
+  type ProviderWorld,
+} from "./harness/provider-setup.ts";
+import { createScratchDatabase, deleteRedisKeys, openDatabaseStats, pingRedis, randomSuffix, type DatabaseStats } from "./harness/scratch-stores.ts";
+import { launchGateway, launchReferenceServer, launchSimulators, mintAdminToken, REPO_ROOT, type LaunchedServer } from "./harness/servers.ts";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -37,11 +67,21 @@ function planFanout(options: BenchOptions): FanoutScenario[] {
     });
 }
 
-/** Scenarios selected by `--filter`, grouped under the reference each is compared with, in list order. */
-function plan(filter: string | undefined, fanout: FanoutScenario[]): { reference: Reference; scenarios: Scenario[] }[] {
+/** IPN scenarios selected by `--filter` (`ipn` selects them all). */
+function planIpn(options: BenchOptions): IpnScenario[] {
+  return ipnScenarios.filter((s) => matches(options.filter, s.name) || matches(options.filter, s.webhookName) || matches(options.filter, "ipn"));
+}
+
+interface Group {
+  reference: Reference;
+  scenarios: Scenario[];
+}
+
+/** Scenarios selected by `--filter`, grouped under the reference each is compared with, in phase then list order. */
+function plan(filter: string | undefined, others: number): Group[] {
   const chosen = scenarios.filter((s) => matches(filter, s.name));
-  if (chosen.length === 0 && fanout.length === 0) throw new Error(`bench: no scenario matches --filter '${filter}'`);
-  const groups = new Map<string, { reference: Reference; scenarios: Scenario[] }>();
+  if (chosen.length === 0 && others === 0) throw new Error(`bench: no scenario matches --filter '${filter}'`);
+  const groups = new Map<string, Group>();
   for (const scenario of chosen) {
     const reference = references.find((r) => r.name === scenario.reference);
     if (!reference) throw new Error(`bench: scenario '${scenario.name}' names an unknown reference '${scenario.reference}'`);
@@ -49,7 +89,7 @@ function plan(filter: string | undefined, fanout: FanoutScenario[]): { reference
     group.scenarios.push(scenario);
     groups.set(reference.name, group);
   }
-  return [...groups.values()];
+  return [...groups.values()].sort((a, b) => a.reference.phase - b.reference.phase);
 }
 
 async function launch(server: Promise<LaunchedServer>, cleanup: Cleanup): Promise<{ target: Target; startupMs: number }> {
@@ -62,10 +102,80 @@ async function launch(server: Promise<LaunchedServer>, cleanup: Cleanup): Promis
   return { target: { baseUrl: launched.baseUrl, child: launched.child }, startupMs };
 }
 
+/** The set-ups made through the gateway's API, and the placeholders they fill. */
+interface Setups {
+  providerA?: ProviderASetup;
+  providerB?: ProviderBSetup;
+}
+
+function variablesOf(adminToken: string, setups: Setups, world: ProviderWorld | undefined): BenchVariables {
+  const variables: BenchVariables = { adminToken };
+  if (setups.providerA && world)
+    variables.providerA = {
+      tenantToken: setups.providerA.tenant.token,
+      approvedTransactionId: String(setups.providerA.approvedTransactionId),
+      referenceSecretKey: world.referenceAccount.secretKey,
+    };
+  if (setups.providerB && world)
+    variables.providerB = {
+      tenantId: setups.providerB.tenant.id,
+      tenantToken: setups.providerB.tenant.token,
+      masterKey: setups.providerB.keys.masterKey,
+      privateKey: setups.providerB.keys.privateKey,
+      token: setups.providerB.keys.token,
+      storeName: setups.providerB.tenant.storeName,
+      callbackUrl: `${sinkBaseUrl(world.receiver)}/providerB/webhook`,
+    };
+  return variables;
+}
+
+/** One group of a round: its reference, then each scenario against the gateway, ratios and added p50 within the round. */
+async function measureGroup(
+  group: Group,
+  variables: BenchVariables,
+  targets: { gateway: Target; reference: Target },
+  env: { generator: Generator; options: BenchOptions; cleanup: Cleanup; around: Surroundings; databaseStats: DatabaseStats },
+  tag: string,
+): Promise<ResultRow[]> {
+  const { generator, options, cleanup, around } = env;
+  const rows: ResultRow[] = [];
+  log(`bench: ${group.reference.name}${tag}`);
+  const referenceEntry = {
+    ...group.reference,
+    kind: "reference" as const,
+    reference: null,
+    request: fillRequest(group.reference.request, variables),
+    ...(group.reference.flow ? { flow: fillPlaceholders(group.reference.flow, variables) } : {}),
+  };
+  const referenceRow = await measure(referenceEntry, targets.reference, generator, options, cleanup, around);
+  rows.push(referenceRow);
+  for (const scenario of group.scenarios) {
+    log(`bench: ${scenario.name}${tag}`);
+    const entry = {
+      ...scenario,
+      kind: "scenario" as const,
+      request: fillRequest(scenario.request, variables),
+      ...(scenario.flow ? { flow: fillPlaceholders(scenario.flow, variables) } : {}),
+    };
+    const row = await measure(entry, targets.gateway, generator, options, cleanup, { ...around, databaseStats: env.databaseStats, gatewayUrl: targets.gateway.baseUrl });
+    if (row.load && referenceRow.load) {
+      row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
+      const [mine, theirs] = [row.load.latencyMs.p50, referenceRow.load.latencyMs.p50];
+      if (mine !== null && theirs !== null) row.addedP50Ms = mine - theirs;
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
 async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const startedAt = new Date().toISOString();
   const fanout = planFanout(options);
-  const groups = plan(options.filter, fanout);
+  const ipn = planIpn(options);
+  const groups = plan(options.filter, fanout.length + ipn.length);
+  const needs = new Set<SetupName>();
+  for (const group of groups) for (const entry of [group.reference, ...group.scenarios]) if (entry.setup) needs.add(entry.setup);
+  if (ipn.length > 0) needs.add("providerB");
   const generator = await chooseGenerator(options.generator);
   log(`bench: load generator ${generator.version}${generator.name === "bun" ? " (wrk not found on PATH)" : ""}`);
 
@@ -77,23 +187,62 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     await deleteRedisKeys(options.redisUrl, queuePrefix);
   });
   log(`bench: database ${database.name}, Redis prefix ${queuePrefix}`);
+  const databaseStats = openDatabaseStats(options.postgresUrl, database.name);
+  cleanup.add("close the database statistics connection", () => databaseStats.close());
 
-  const launchedGateway = await launchGateway({ databaseUrl: database.url, redisUrl: options.redisUrl, queuePrefix }, options.startTimeoutS);
+  // The simulators (one `passerelle sandbox` process) and the providers' receiver start before the
+  // gateway: its configuration names them and the service's provider A account made on the simulator.
+  let world: ProviderWorld | undefined;
+  if (needs.size > 0) {
+    const simulators = await launchSimulators(options.startTimeoutS, options.approveDelayMs);
+    const simulatorsUp = await launch(Promise.resolve(simulators), cleanup);
+    const receiver = await launch(launchReferenceServer("webhook-receiver", options.startTimeoutS), cleanup);
+    world = await prepareProviderWorld({ ...simulators, ...simulatorsUp.target }, receiver.target);
+    log(`bench: simulators at ${simulators.providerAUrl} (provider A) and ${simulators.providerBUrl} (provider B), ready in ${Math.round(simulatorsUp.startupMs)} ms`);
+  }
+  const providerWorld = world;
+  const launchedGateway = await launchGateway(
+    { databaseUrl: database.url, redisUrl: options.redisUrl, queuePrefix },
+    options.startTimeoutS,
+    providerWorld
+      ? () => ({
+          providerAUrl: providerWorld.simulators.providerAUrl,
+          providerASecretKey: providerWorld.serviceAccount.secretKey,
+          providerAWebhookSecret: providerWorld.serviceAccount.webhookSecret,
+          providerBUrl: providerWorld.simulators.providerBUrl,
+          publicBaseUrl: sinkBaseUrl(providerWorld.receiver),
+        })
+      : undefined,
+    options.cpuProf ? { dir: join(import.meta.dir, "results", "profiles"), name: `gateway-${startedAt.replace(/:/g, "-")}` } : undefined,
+  );
+  if (options.cpuProf) log(`bench: profiling the gateway: bench/results/profiles/gateway-${startedAt.replace(/:/g, "-")}.cpuprofile (.md beside it), written when it stops`);
   const gateway = await launch(Promise.resolve(launchedGateway), cleanup);
   const idleRssMb = readRssMb(gateway.target.child.pid);
   log(`bench: gateway ready in ${Math.round(gateway.startupMs)} ms at ${gateway.target.baseUrl}`);
+  if (world) await pointProviderAWebhook(world.simulators.providerAUrl, world.serviceAccount.secretKey, `${gateway.target.baseUrl}/providerA/webhook/sandbox`);
   const background = await measureBackgroundCpu(gateway.target.child.pid);
   if (background && background.machineCores - background.processCores > 0.25)
     log(
       `bench: ! before the run, other processes kept ${(background.machineCores - background.processCores).toFixed(2)} of ` +
         `${navigator.hardwareConcurrency} cores busy: the numbers below will be low and noisy`,
     );
-  const variables: BenchVariables = { adminToken: await mintAdminToken(launchedGateway.env) };
+  const adminToken = await mintAdminToken(launchedGateway.env);
+  const api: GatewayApi = gatewayApi(gateway.target.baseUrl);
+
+  // Tenants, tokens, credentials and endpoints, through the gateway's own API.
+  const setups: Setups = {};
+  if (world && needs.has("providerA")) setups.providerA = await setUpProviderA(api, adminToken);
+  if (world && needs.has("providerB")) setups.providerB = await setUpProviderB(api, adminToken, world);
 
   // Reference servers start once and stay up (idle, they take no CPU) so that rounds can alternate.
-  const referenceTargets = new Map<ReferenceServerName, Target>();
+  const referenceTargets = new Map<ReferenceTarget, Target>();
   for (const { reference } of groups) {
     if (referenceTargets.has(reference.server)) continue;
+    if (reference.server === "provider-a-simulator" || reference.server === "provider-b-simulator") {
+      const sims = world!.simulators;
+      referenceTargets.set(reference.server, { baseUrl: reference.server === "provider-a-simulator" ? sims.providerAUrl : sims.providerBUrl, child: sims.child });
+      continue;
+    }
     const launched = await launch(launchReferenceServer(reference.server, options.startTimeoutS), cleanup);
     referenceTargets.set(reference.server, launched.target);
   }
@@ -103,39 +252,71 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const fanoutSetups = new Map<number, FanoutSetup>();
   if (fanout.length > 0) {
     const receiver = await launch(launchReferenceServer("webhook-receiver", options.startTimeoutS), cleanup);
-    fanoutContext = { gateway: gateway.target, gatewayEnv: launchedGateway.env, adminToken: variables.adminToken, receiver: receiver.target };
+    fanoutContext = { gateway: gateway.target, gatewayEnv: launchedGateway.env, adminToken, receiver: receiver.target };
     for (const endpoints of new Set(fanout.map((s) => s.endpoints))) fanoutSetups.set(endpoints, await setUpFanout(fanoutContext, endpoints));
   }
+
+  const around: Surroundings = world
+    ? { simulatorsPid: world.simulators.child.pid, quietPids: [gateway.target.child.pid, world.simulators.child.pid] }
+    : { quietPids: [gateway.target.child.pid] };
+  const ipnContext: IpnContext | undefined =
+    ipn.length > 0 && world && setups.providerB
+      ? { gateway: gateway.target, api, world, setup: setups.providerB, databaseUrl: database.url, databaseStats }
+      : undefined;
 
   const rounds: ResultRow[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
     const tag = options.rounds > 1 ? ` (round ${round}/${options.rounds})` : "";
+    // Tenant tokens from POST /auth/token last an hour: a fresh one per round.
+    for (const setup of [setups.providerA, setups.providerB]) if (setup) await refreshToken(api, setup.tenant);
+    const variables = variablesOf(adminToken, setups, world);
+
+    const steps: { phase: number; run: () => Promise<ResultRow[]> }[] = groups.map((group) => ({
+      phase: group.reference.phase,
+      run: () =>
+        measureGroup(group, variables, { gateway: gateway.target, reference: referenceTargets.get(group.reference.server)! }, { generator, options, cleanup, around, databaseStats }, tag),
+    }));
+    if (fanout.length > 0)
+      steps.push({
+        phase: FANOUT_PHASE,
+        run: async () => {
+          const rows: ResultRow[] = [];
+          await settle(around.quietPids);
+          // One reference row for the fan-outs (they share it), as many requests as the largest batch.
+          const largest = fanout.reduce<FanoutScenario | undefined>((big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big), undefined);
+          const referenceRow = largest ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints)) : undefined;
+          if (referenceRow) rows.push(referenceRow);
+          for (const scenario of fanout) {
+            log(`bench: ${scenario.name}${tag}`);
+            const row = await measureFanout(scenario, fanoutContext!, fanoutSetups.get(scenario.endpoints)!, round);
+            // A paced run's rate is its setting, not a result: no ratio.
+            if (row.load && referenceRow?.load && !scenario.eventsPerSecond) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
+            if (gateway.target.child.hasExited()) row.failure = `the gateway exited during the fan-out. Its output:\n${indent(gateway.target.child.outputTail())}`;
+            rows.push(row);
+          }
+          return rows;
+        },
+      });
+    if (ipnContext)
+      steps.push({
+        phase: IPN_PHASE,
+        run: async () => {
+          const rows: ResultRow[] = [];
+          for (const scenario of ipn) {
+            log(`bench: ${scenario.name}${tag}: preparing ${options.ipns} paid checkouts`);
+            const prepared = await prepareIpns(ipnContext, options.ipns, cleanup);
+            log(`bench: ${scenario.reference}${tag}`);
+            const referenceRow = await measureInsertReference(scenario, ipnContext, prepared.sampleData, options);
+            log(`bench: ${scenario.name}${tag}`);
+            const [intake, webhook, paced] = await measureIpnIntake(scenario, ipnContext, prepared, options, cleanup);
+            if (intake.load && referenceRow.load) intake.ratio = intake.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
+            rows.push(referenceRow, intake, webhook, paced);
+          }
+          return rows;
+        },
+      });
     const rows: ResultRow[] = [];
-    for (const group of groups) {
-      log(`bench: ${group.reference.name}${tag}`);
-      const referenceEntry = { ...group.reference, kind: "reference" as const, reference: null };
-      const referenceRow = await measure(referenceEntry, referenceTargets.get(group.reference.server)!, generator, options, cleanup);
-      rows.push(referenceRow);
-      for (const scenario of group.scenarios) {
-        log(`bench: ${scenario.name}${tag}`);
-        const entry = { ...scenario, kind: "scenario" as const, request: fillRequest(scenario.request, variables) };
-        const row = await measure(entry, gateway.target, generator, options, cleanup);
-        if (row.load && referenceRow.load) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
-        rows.push(row);
-      }
-    }
-    // One reference row for the fan-outs (they share it), as many requests as the largest batch.
-    const largest = fanout.reduce<FanoutScenario | undefined>((big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big), undefined);
-    const referenceRow = largest ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints)) : undefined;
-    if (referenceRow) rows.push(referenceRow);
-    for (const scenario of fanout) {
-      log(`bench: ${scenario.name}${tag}`);
-      const row = await measureFanout(scenario, fanoutContext!, fanoutSetups.get(scenario.endpoints)!, round);
-      // A paced run's rate is its setting, not a result: no ratio.
-      if (row.load && referenceRow?.load && !scenario.eventsPerSecond) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
-      if (gateway.target.child.hasExited()) row.failure = `the gateway exited during the fan-out. Its output:\n${indent(gateway.target.child.outputTail())}`;
-      rows.push(row);
-    }
+    for (const step of steps.sort((a, b) => a.phase - b.phase)) rows.push(...(await step.run()));
     rounds.push(rows);
   }
   const rows = combineRounds(rounds);
@@ -150,6 +331,8 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
       connections: options.connections,
       threads: generator.name === "wrk" ? options.threads : null,
       rounds: options.rounds,
+      ...(world ? { approveDelayMs: options.approveDelayMs } : {}),
+      ...(ipnContext ? { ipns: options.ipns } : {}),
     },
     gateway: {
       startupMs: gateway.startupMs,
@@ -160,9 +343,13 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     backgroundCpuCores: background ? background.machineCores - background.processCores : null,
     rows,
   };
-  process.stdout.write(`\n${formatSettings(report)}\n\n${formatTable(rows)}\n\n`);
+  process.stdout.write(`\n${formatSettings(report)}\n\n${formatTable(rows)}\n\nWhere the time went (medians):\n\n${formatCostTable(rows)}\n\n`);
   const logTail = report.gateway.logTail.trim();
   if (logTail) log(`bench: the gateway logged (LOG_LEVEL=warn), last lines:\n${indent(logTail.split("\n").slice(-20).join("\n"))}`);
+  if (world) {
+    const simulatorTail = world.simulators.child.outputTail().trim().split("\n").filter((line) => !/simulator on http/.test(line));
+    if (simulatorTail.length > 0) log(`bench: the simulators wrote, last lines:\n${indent(simulatorTail.slice(-10).join("\n"))}`);
+  }
   if (!options.noSave) log(`bench: results written to ${saveReport(join(import.meta.dir, "results"), report)} and latest.json`);
   return rows.every((row) => row.failure === null);
 }

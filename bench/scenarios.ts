@@ -2,9 +2,11 @@
  * What `bun run bench` measures, as data. A later issue adds a scenario with one entry in {@link scenarios}
  * (and, when it needs a new yardstick, one in {@link references}).
  *
- * Header and body values may hold `{{name}}` placeholders, filled from the run's {@link BenchVariables}
- * once the gateway is up (the admin token is minted then).
+ * Header, path and body values — and a flow's fields — may hold `{{name}}` placeholders (dotted for the
+ * provider set-ups: `{{providerA.tenantToken}}`), filled from the run's {@link BenchVariables} once the
+ * gateway is up and the set-ups an entry names in `setup` have run.
  */
+import type { Flow } from "./load/flow-driver.ts";
 
 /** One HTTP request, sent again and again by every connection of the load generator. */
 export interface BenchRequest {
@@ -18,11 +20,31 @@ export interface BenchRequest {
 /** Reference servers `run.ts` can start: each is a script in `bench/reference-servers/`, listed in `harness/servers.ts`. */
 export type ReferenceServerName = "elysia-constant" | "webhook-receiver";
 
+/** Where a reference's load goes: a reference server, or one of the simulators of the `passerelle sandbox` process. */
+export type ReferenceTarget = ReferenceServerName | "provider-a-simulator" | "provider-b-simulator";
+
+/**
+ * What an entry needs set up through the gateway's API before it is measured (`harness/provider-setup.ts`):
+ * `providerA` — a tenant, its token, an approved direct payment; `providerB` — a tenant with provider B
+ * credentials and a webhook endpoint.
+ */
+export type SetupName = "providerA" | "providerB";
+
 /** A yardstick measured in the same run: a request to a reference server, not to the gateway. */
 export interface Reference {
   name: string;
-  server: ReferenceServerName;
+  server: ReferenceTarget;
+  /** The request of the load (or, with `flow`, of the probe only). */
   request: BenchRequest;
+  /** Load with `load/flow-driver.ts` running this flow instead of with wrk / the Bun generator. */
+  flow?: Flow;
+  setup?: SetupName;
+  /**
+   * When in a round its group runs (lower first). Rows that leave background work behind them (webhooks,
+   * sync jobs) come after the ones that leave none; the fan-out is {@link FANOUT_PHASE}, the IPN intake
+   * {@link IPN_PHASE}.
+   */
+  phase: number;
   /** One line for the README and the JSON: what this rate stands for. */
   measures: string;
 }
@@ -33,6 +55,9 @@ export interface Scenario {
   /** The `name` of the reference whose requests/s this scenario's requests/s is divided by. */
   reference: string;
   request: BenchRequest;
+  /** Load with `load/flow-driver.ts` running this flow (so that it is measured as its reference is). */
+  flow?: Flow;
+  setup?: SetupName;
   measures: string;
 }
 
@@ -54,17 +79,122 @@ export interface FanoutScenario {
   measures: string;
 }
 
-/** Values known only once the gateway runs, for `{{name}}` placeholders. */
+/**
+ * The IPN intake (issue 6 point 6, issue 8), measured by `harness/ipn-intake.ts`: verified IPNs — the
+ * bodies the provider B simulator posted when the invoices of checkouts made in set-up were paid — replayed
+ * at `POST /providerB/webhook` by the flow driver, and the time until the tenant's webhook gets each
+ * `payment.completed`. Its reference is a single-row INSERT loop on the same PostgreSQL (`load/insert-loop.ts`).
+ */
+export interface IpnScenario {
+  name: string;
+  reference: string;
+  referenceMeasures: string;
+  /** The second row: IPN posted → the tenant's webhook receiver got the event. */
+  webhookName: string;
+  webhookMeasures: string;
+  measures: string;
+}
+
+export const FANOUT_PHASE = 3;
+export const IPN_PHASE = 5;
+
+/** Values known only once the gateway runs (and the set-ups ran), for `{{name}}` placeholders. */
 export interface BenchVariables {
   adminToken: string;
+  providerA?: { tenantToken: string; approvedTransactionId: string; referenceSecretKey: string };
+  providerB?: { tenantId: string; tenantToken: string; masterKey: string; privateKey: string; token: string; storeName: string; callbackUrl: string };
 }
+
+/** What every direct-payment row pays: below 1000, so the sandbox approves it after `--approve-delay-ms`. */
+export const DIRECT_PAYMENT = {
+  description: "Order 1042",
+  amount: 500,
+  payment_method: "mnoA_open",
+  phone_number: { number: "+22997000000", country: "bj" },
+  firstname: "Ada",
+  lastname: "Lovelace",
+  email: "ada@example.com",
+};
+
+/** The same payment on provider A's wire, as the gateway's adapter sends it (`mnoA_open` → `mtn_open`, bj → XOF). */
+const WIRE_PAYMENT = {
+  description: DIRECT_PAYMENT.description,
+  amount: DIRECT_PAYMENT.amount,
+  currency: "XOF",
+  mode: "mtn_open",
+  customer: { firstname: "Ada", lastname: "Lovelace", email: "ada@example.com", phone_number: { number: "+22997000000", country: "bj" } },
+};
+
+const CHECKOUT = {
+  amount: 5000,
+  description: "Commande 42",
+  returnUrl: "https://shop.example/merci",
+  cancelUrl: "https://shop.example/panier",
+  customer: { name: "Awa Diop", email: "awa@example.com", phone: "+221770000000" },
+  customData: { orderRef: "ORD-42", quantity: 3, gift: true },
+};
+
+/** The same invoice on provider B's wire, as the gateway's adapter builds it (`services/checkout/create-checkout.ts`). */
+const WIRE_CHECKOUT = {
+  invoice: {
+    total_amount: CHECKOUT.amount,
+    description: CHECKOUT.description,
+    customer: CHECKOUT.customer,
+    items: { item_0: { name: CHECKOUT.description, quantity: 1, unit_price: CHECKOUT.amount, total_price: CHECKOUT.amount } },
+  },
+  store: { name: "{{providerB.storeName}}" },
+  custom_data: { ...CHECKOUT.customData, passerelle_payment_id: "pay_01JBENCH0000000000000000000" },
+  actions: { cancel_url: CHECKOUT.cancelUrl, return_url: CHECKOUT.returnUrl, callback_url: "{{providerB.callbackUrl}}" },
+};
+
+const tenantA = { authorization: "Bearer {{providerA.tenantToken}}" };
+
+const PROVIDER_A_REFERENCE = "provider A simulator direct: create + token + push";
+const PROVIDER_B_REFERENCE = "provider B simulator direct: checkout-invoice/create";
 
 export const references: Reference[] = [
   {
     name: "bare Elysia constant route",
     server: "elysia-constant",
     request: { method: "GET", path: "/", headers: {} },
+    phase: 1,
     measures: "new Elysia().get('/', () => 'ok') in its own process: the most this machine and generator can do",
+  },
+  {
+    name: PROVIDER_A_REFERENCE,
+    server: "provider-a-simulator",
+    setup: "providerA",
+    // The probe: the first of the three calls (the flow driver makes all three).
+    request: {
+      method: "POST",
+      path: "/v1/transactions",
+      headers: { authorization: "Bearer {{providerA.referenceSecretKey}}", "content-type": "application/json", accept: "application/json" },
+      // No merchant_reference: the simulator refuses one it has seen, and the probe runs once per round.
+      body: JSON.stringify({ ...WIRE_PAYMENT, currency: { iso: WIRE_PAYMENT.currency } }),
+    },
+    flow: { flow: "provider-a-direct-payment", secretKey: "{{providerA.referenceSecretKey}}", payment: WIRE_PAYMENT },
+    phase: 2,
+    measures:
+      "the flow driver (own process) making, per payment, the three provider A calls the gateway makes — POST /v1/transactions (Idempotency-Key), POST /v1/transactions/{id}/token, POST /v1/mtn_open — straight at the simulator (own process), on an account whose approval webhooks go to a sink: what the provider side costs at all",
+  },
+  {
+    name: PROVIDER_B_REFERENCE,
+    server: "provider-b-simulator",
+    setup: "providerB",
+    request: {
+      method: "POST",
+      path: "/sandbox-api/v1/checkout-invoice/create",
+      headers: {
+        "PAYDUNYA-MASTER-KEY": "{{providerB.masterKey}}",
+        "PAYDUNYA-PRIVATE-KEY": "{{providerB.privateKey}}",
+        "PAYDUNYA-TOKEN": "{{providerB.token}}",
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify(WIRE_CHECKOUT),
+    },
+    phase: 4,
+    measures: "the create call the gateway makes, with the tenant's keys and the same wire body, straight at the simulator (own process)",
   },
 ];
 
@@ -75,6 +205,51 @@ export const scenarios: Scenario[] = [
     request: { method: "GET", path: "/auth/whoami", headers: { authorization: "Bearer {{adminToken}}" } },
     measures:
       "the REST bridge end to end: request id, JWT verification (cached after the first hit), the tRPC procedure with output validation, the JSON body, metrics",
+  },
+  {
+    name: "GET /providerA/transaction/{id}/is-approved (final)",
+    reference: "bare Elysia constant route",
+    setup: "providerA",
+    request: { method: "GET", path: "/providerA/transaction/{{providerA.approvedTransactionId}}/is-approved", headers: tenantA },
+    measures:
+      "a tenant token from POST /auth/token, the tenant lookup and rate limiter, one SELECT of the payment; approved is final, so no provider call (refresh-on-read only touches pending rows)",
+  },
+  {
+    name: "GET /providerA/transaction/{id}/status (final)",
+    reference: "bare Elysia constant route",
+    setup: "providerA",
+    request: { method: "GET", path: "/providerA/transaction/{{providerA.approvedTransactionId}}/status", headers: tenantA },
+    measures: "the same read with the detailed view (more fields through output validation)",
+  },
+  {
+    name: "POST /providerA/direct-payment (500 XOF)",
+    reference: PROVIDER_A_REFERENCE,
+    setup: "providerA",
+    request: {
+      method: "POST",
+      path: "/providerA/direct-payment",
+      headers: { ...tenantA, "content-type": "application/json" },
+      body: JSON.stringify(DIRECT_PAYMENT),
+    },
+    flow: {
+      flow: "repeat",
+      request: { method: "POST", path: "/providerA/direct-payment", headers: { ...tenantA, "content-type": "application/json" }, body: JSON.stringify(DIRECT_PAYMENT) },
+    },
+    measures:
+      "the flow driver posting direct payments: validation, the payment row, the three provider A calls over HTTP to the simulator, the provider id stored, the providerA-sync job enqueued; in the background, the simulator's approval webhook 2 s later (verified, re-read from the simulator, applied) and the first sync run at 5 s",
+  },
+  {
+    name: "POST /providerB/checkout",
+    reference: PROVIDER_B_REFERENCE,
+    setup: "providerB",
+    request: {
+      method: "POST",
+      path: "/providerB/checkout",
+      headers: { authorization: "Bearer {{providerB.tenantToken}}", "x-tenant-id": "{{providerB.tenantId}}", "content-type": "application/json" },
+      body: JSON.stringify(CHECKOUT),
+    },
+    measures:
+      "the tenant's provider B credentials opened (AES-GCM), the create call to the simulator, the pending checkout row, the providerB-sync job enqueued, the orphan re-match; in the background, the first sync run (a confirm call) 5 s after each checkout",
   },
 ];
 
@@ -97,14 +272,39 @@ export const fanoutScenarios: FanoutScenario[] = [
   },
 ];
 
-/** Fills `{{name}}` placeholders in a request's headers and body. Throws on an unknown name. */
-export function fillRequest(request: BenchRequest, variables: BenchVariables): BenchRequest {
+export const ipnScenarios: IpnScenario[] = [
+  {
+    name: "POST /providerB/webhook (IPN intake: verified, stored, 200)",
+    reference: "single-row INSERT loop (same PostgreSQL)",
+    referenceMeasures:
+      "load/insert-loop.ts (own process): single-row autocommitted INSERTs of an IPN-sized row into a copy of ipn_messages (same checks and indexes), as many in flight as the load's connections over a pool of 10 (the gateway's)",
+    measures:
+      "the flow driver replaying verified IPNs (form-encoded, the real hash; each sent once) of invoices paid at the simulator: the body parsed, the checkout found by token, the master key of its credential version opened, the SHA-512 hash checked, the IPN stored, the ipn job enqueued — answered 200; the ipn jobs (confirm with the simulator, the completion, the event and its delivery) run alongside",
+    webhookName: "IPN posted → tenant webhook received payment.completed",
+    webhookMeasures:
+      "per IPN of the intake row, from the moment it was posted to the moment the tenant's webhook receiver got its payment.completed: the ipn job (confirm call, one transaction), the delivery job (lease, sign, POST); the rate is deliveries over the whole batch, the latencies include the backlog when the intake outruns the processing",
+  },
+];
+
+/** Fills `{{name}}` / `{{group.name}}` placeholders in every string of `value`. Throws on an unknown name. */
+export function fillPlaceholders<T>(value: T, variables: BenchVariables): T {
   const fill = (text: string) =>
-    text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
-      const value = (variables as unknown as Record<string, string | undefined>)[name];
-      if (value === undefined) throw new Error(`bench: unknown placeholder {{${name}}}`);
-      return value;
+    text.replace(/\{\{([\w.]+)\}\}/g, (_, name: string) => {
+      let found: unknown = variables;
+      for (const part of name.split(".")) found = (found as Record<string, unknown> | undefined)?.[part];
+      if (typeof found !== "string") throw new Error(`bench: unknown placeholder {{${name}}} (is its set-up missing?)`);
+      return found;
     });
-  const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, fill(v)]));
-  return { ...request, headers, ...(request.body === undefined ? {} : { body: fill(request.body) }) };
+  const walk = (inner: unknown): unknown => {
+    if (typeof inner === "string") return fill(inner);
+    if (Array.isArray(inner)) return inner.map(walk);
+    if (inner && typeof inner === "object") return Object.fromEntries(Object.entries(inner).map(([k, v]) => [k, walk(v)]));
+    return inner;
+  };
+  return walk(value) as T;
+}
+
+/** Fills `{{name}}` placeholders in a request's path, headers and body. Throws on an unknown name. */
+export function fillRequest(request: BenchRequest, variables: BenchVariables): BenchRequest {
+  return fillPlaceholders(request, variables);
 }

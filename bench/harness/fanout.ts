@@ -21,7 +21,7 @@ import { scheduleDeliveries } from "../../src/services/webhooks/schedule-deliver
 import { killOnExit } from "./child-process.ts";
 import type { Target } from "./measure.ts";
 import { watchProcess } from "./proc-stats.ts";
-import type { ResultRow } from "./report.ts";
+import { newRow, type ResultRow } from "./report.ts";
 import type { FetchLoopInput, FetchLoopOutput } from "../load/fetch-loop.ts";
 import type { FanoutScenario } from "../scenarios.ts";
 
@@ -145,20 +145,7 @@ async function waitForDeliveries(receiver: Target, expected: number, timeoutMs: 
 }
 
 function emptyRow(kind: ResultRow["kind"], name: string, measures: string, reference: string | null): ResultRow {
-  return {
-    name,
-    kind,
-    reference,
-    request: { method: "POST", path: kind === "reference" ? "/ref (plain fetch)" : "/e1…/eN (webhook deliveries)" },
-    measures,
-    load: null,
-    serverRssMb: null,
-    serverCpu: null,
-    ratio: kind === "reference" ? 1 : null,
-    probe: null,
-    failure: null,
-    rounds: [],
-  };
+  return newRow({ name, kind, reference, request: { method: "POST", path: kind === "reference" ? "/ref (plain fetch)" : "/e1…/eN (webhook deliveries)" }, measures });
 }
 
 /** One measured fan-out: a warm-up batch, then `scenario.events` events; the row of the table. */

@@ -25,6 +25,12 @@ export interface BenchOptions {
   /** Fan-out scenario sizes; undefined: the scenario's own. */
   fanoutEvents: number | undefined;
   fanoutEndpoints: number | undefined;
+  /** Checkouts made (and IPNs replayed at most) per round of the IPN intake. */
+  ipns: number;
+  /** The provider A simulator's approval delay below 1000 (`passerelle sandbox --approve-delay-ms`). */
+  approveDelayMs: number;
+  /** Run the gateway under `bun --cpu-prof --cpu-prof-md`, writing the profile under `bench/results/profiles/`. */
+  cpuProf: boolean;
 }
 
 export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* variable shown)
@@ -40,6 +46,10 @@ export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* 
   --redis-url <url>     Redis for the gateway's jobs             (BENCH_REDIS_URL, default redis://127.0.0.1:6379)
   --fanout-events <n>   events of the webhook fan-out            (BENCH_FANOUT_EVENTS, default 1000)
   --fanout-endpoints <n> endpoints each event goes to            (BENCH_FANOUT_ENDPOINTS, default 4)
+  --ipns <n>            checkouts paid and IPNs replayed/round   (BENCH_IPNS, default 20000)
+  --approve-delay-ms <n> provider A sandbox approval delay        (BENCH_APPROVE_DELAY_MS, default 2000)
+  --cpu-prof            profile the gateway (bun --cpu-prof --cpu-prof-md) into bench/results/profiles/;
+                        use with --filter: the profile covers the whole run
   --no-save             do not write bench/results/*.json`;
 
 function seconds(name: string, text: string): number {
@@ -76,6 +86,9 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
       "no-save": { type: "boolean" },
       "fanout-events": { type: "string" },
       "fanout-endpoints": { type: "string" },
+      ipns: { type: "string" },
+      "cpu-prof": { type: "boolean" },
+      "approve-delay-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -98,7 +111,11 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     noSave: values["no-save"] ?? false,
     fanoutEvents: optionalCount("--fanout-events", values["fanout-events"] ?? env.BENCH_FANOUT_EVENTS),
     fanoutEndpoints: optionalCount("--fanout-endpoints", values["fanout-endpoints"] ?? env.BENCH_FANOUT_ENDPOINTS),
+    ipns: count("--ipns", pick(values.ipns, "BENCH_IPNS", "20000")),
+    approveDelayMs: Number(pick(values["approve-delay-ms"], "BENCH_APPROVE_DELAY_MS", "2000")),
+    cpuProf: values["cpu-prof"] ?? false,
   };
+  if (!Number.isInteger(options.approveDelayMs) || options.approveDelayMs < 0) throw new Error("bench: --approve-delay-ms must be a whole number of milliseconds");
   if (!Number.isFinite(options.warmupS) || options.warmupS < 0) throw new Error("bench: --warmup must be 0 or more seconds");
   if (options.threads > options.connections) throw new Error("bench: --threads cannot exceed --connections");
   return options;

@@ -76,3 +76,60 @@ export function watchProcess(pid: number, everyMs = 200): { stop(): { maxRssMb: 
     },
   };
 }
+
+/**
+ * CPU used by several processes and by the whole machine between `start` and `stop`, in cores: what else
+ * was busy while a row was measured (the simulators, PostgreSQL and Redis, the load generator).
+ */
+export function watchCpu(pids: Record<string, number>): { stop(): { processes: Record<string, number | null>; machineCores: number | null } } {
+  const started = performance.now();
+  const machineBefore = readMachineJiffies();
+  const before = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, readCpuSeconds(pid)]));
+  return {
+    stop() {
+      const seconds = (performance.now() - started) / 1000;
+      const machineAfter = readMachineJiffies();
+      const processes: Record<string, number | null> = {};
+      for (const [label, pid] of Object.entries(pids)) {
+        const after = readCpuSeconds(pid);
+        const then = before[label];
+        processes[label] = after === null || then === null || then === undefined ? null : (after - then) / seconds;
+      }
+      const machineCores =
+        machineBefore && machineAfter
+          ? ((machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total)) * navigator.hardwareConcurrency
+          : null;
+      return { processes, machineCores };
+    },
+  };
+}
+
+/**
+ * Waits until every process in `pids` has used less than `thresholdCores` for `windows` windows of
+ * `windowMs` in a row (the work a scenario left behind — webhooks, sync jobs, deliveries — is done), or
+ * `maxMs` passed. Resolves with the milliseconds waited and whether it got quiet.
+ */
+export async function waitForQuiet(
+  pids: number[],
+  options: { maxMs: number; thresholdCores?: number; windowMs?: number; windows?: number },
+): Promise<{ waitedMs: number; quiet: boolean }> {
+  const threshold = options.thresholdCores ?? 0.1;
+  const windowMs = options.windowMs ?? 250;
+  const needed = options.windows ?? 2;
+  const started = performance.now();
+  let calm = 0;
+  while (performance.now() - started < options.maxMs) {
+    const before = pids.map(readCpuSeconds);
+    const t0 = performance.now();
+    await Bun.sleep(windowMs);
+    const seconds = (performance.now() - t0) / 1000;
+    const busy = pids.some((pid, i) => {
+      const after = readCpuSeconds(pid);
+      const then = before[i];
+      return after !== null && then !== null && then !== undefined && (after - then) / seconds >= threshold;
+    });
+    calm = busy ? 0 : calm + 1;
+    if (calm >= needed) return { waitedMs: performance.now() - started, quiet: true };
+  }
+  return { waitedMs: performance.now() - started, quiet: false };
+}

@@ -15,7 +15,27 @@ export interface RoundSummary {
   errors: number | null;
   serverRssMb: number | null;
   ratio: number | null;
+  addedP50Ms: number | null;
   failure: string | null;
+}
+
+/**
+ * Where the time went while a row was measured (the JSON, and the second table): the other processes'
+ * CPU and the database work per request. Null where it was not read.
+ */
+export interface RowCosts {
+  /** Cores used by the `passerelle sandbox` process (both simulators). */
+  simulatorsCores: number | null;
+  /** Cores used by the whole machine: server, simulators, PostgreSQL, Redis, the load generator. */
+  machineCores: number | null;
+  /**
+   * Committed + rolled-back transactions of the scratch database per request (`pg_stat_database`), the
+   * background work the requests caused included; an autocommitted statement is one, an explicit
+   * transaction one whatever its statements.
+   */
+  dbTransactionsPerRequest: number | null;
+  /** How long the harness waited, before this row, for the previous rows' background work to end. */
+  quietWaitMs: number | null;
 }
 
 export interface ResultRow {
@@ -32,12 +52,31 @@ export interface ResultRow {
   serverCpu: { cores: number; microsecondsPerRequest: number } | null;
   /** requests/s ÷ the reference's requests/s from the same run; 1 for a reference. */
   ratio: number | null;
+  /** The scenario's p50 minus its reference's p50 (same round), for request/response pairs; null otherwise. */
+  addedP50Ms: number | null;
+  costs: RowCosts | null;
   /** Status and start of the body of one request sent before the load, to show what the load gets. */
   probe: { status: number; body: string } | { error: string } | null;
   /** Why the row has no measurement (the server died, the generator failed…). */
   failure: string | null;
   /** Each round's numbers; the fields above are their medians (RSS: the maximum; errors: the sum). */
   rounds: RoundSummary[];
+}
+
+/** A row with nothing measured yet. */
+export function newRow(fields: Pick<ResultRow, "name" | "kind" | "reference" | "request" | "measures">): ResultRow {
+  return {
+    ...fields,
+    load: null,
+    serverRssMb: null,
+    serverCpu: null,
+    ratio: fields.kind === "reference" ? 1 : null,
+    addedP50Ms: null,
+    costs: null,
+    probe: null,
+    failure: null,
+    rounds: [],
+  };
 }
 
 export interface MachineFacts {
@@ -54,7 +93,17 @@ export interface BenchReport {
   startedAt: string;
   machine: MachineFacts;
   generator: Generator;
-  settings: { durationS: number; warmupS: number; connections: number; threads: number | null; rounds: number };
+  settings: {
+    durationS: number;
+    warmupS: number;
+    connections: number;
+    threads: number | null;
+    rounds: number;
+    /** The provider A simulator's approval delay below 1000, when the simulators ran. */
+    approveDelayMs?: number;
+    /** Checkouts paid per round for the IPN rows, when they ran. */
+    ipns?: number;
+  };
   gateway: { startupMs: number | null; idleRssMb: number | null; idleCpuCores: number | null; logTail: string };
   /** Cores kept busy by processes other than the gateway in the second before the run (others' tests…). */
   backgroundCpuCores: number | null;
@@ -93,22 +142,43 @@ const fixed = (value: number | null | undefined, digits: number) => (value === n
 
 /** The table: one row per reference and scenario, in run order. */
 export function formatTable(rows: ResultRow[]): string {
-  const header = ["scenario", "requests/s", "p50 (ms)", "p99 (ms)", "errors", "server RSS (MB)", "ratio to reference"];
+  const header = ["scenario", "requests/s", "p50 (ms)", "p99 (ms)", "added p50 (ms)", "errors", "server RSS (MB)", "ratio to reference"];
   const body = rows.map((row) => {
     const ratio = row.kind === "reference" ? "(reference)" : row.ratio === null ? "—" : `${row.ratio.toFixed(3)} × ${row.reference}`;
-    if (!row.load) return [row.name, "failed", "—", "—", "—", fixed(row.serverRssMb, 0), ratio];
+    if (!row.load) return [row.name, "failed", "—", "—", "—", "—", fixed(row.serverRssMb, 0), ratio];
     return [
       row.name,
       Math.round(row.load.requestsPerSecond).toLocaleString("en-US"),
       fixed(row.load.latencyMs.p50, 2),
       fixed(row.load.latencyMs.p99, 2),
+      row.addedP50Ms === null ? "—" : `${row.addedP50Ms >= 0 ? "+" : ""}${row.addedP50Ms.toFixed(2)}`,
       String(row.load.errors),
       fixed(row.serverRssMb, 0),
       ratio,
     ];
   });
+  return markdownTable(header, body, [false, true, true, true, true, true, true, false]);
+}
+
+/**
+ * The second table: where the time went in each row — the measured server's CPU (cores, and µs per
+ * request), the simulators' and the whole machine's cores, the database transactions per request.
+ */
+export function formatCostTable(rows: ResultRow[]): string {
+  const header = ["scenario", "server cores", "server CPU µs/request", "simulators cores", "machine cores", "DB transactions/request"];
+  const body = rows.map((row) => [
+    row.name,
+    fixed(row.serverCpu?.cores, 2),
+    fixed(row.serverCpu?.microsecondsPerRequest, 0),
+    fixed(row.costs?.simulatorsCores, 2),
+    fixed(row.costs?.machineCores, 2),
+    fixed(row.costs?.dbTransactionsPerRequest, 2),
+  ]);
+  return markdownTable(header, body, [false, true, true, true, true, true]);
+}
+
+function markdownTable(header: string[], body: string[][], numeric: boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]!.length)));
-  const numeric = [false, true, true, true, true, true, false];
   const line = (cells: string[]) =>
     `| ${cells.map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(" | ")} |`;
   const rule = `| ${widths.map((w, i) => (numeric[i] ? `${"-".repeat(w - 1)}:` : "-".repeat(w))).join(" | ")} |`;

@@ -25,6 +25,7 @@ export function summarizeRound(row: ResultRow): RoundSummary {
     errors: row.load?.errors ?? null,
     serverRssMb: row.serverRssMb,
     ratio: row.ratio,
+    addedP50Ms: row.addedP50Ms,
     failure: row.failure,
   };
 }
@@ -58,12 +59,24 @@ export function combineRounds(rounds: ResultRow[][]): ResultRow[] {
     const cpus = present(rows.map((row) => row.serverCpu));
     const rss = present(rows.map((row) => row.serverRssMb));
     const cpuPerRequest = median(cpus.map((c) => c.microsecondsPerRequest));
+    const costs = present(rows.map((row) => row.costs));
+    const costMedian = (pick: (c: NonNullable<ResultRow["costs"]>) => number | null) => median(present(costs.map(pick)));
     return {
       ...rows[0]!,
       load,
       serverRssMb: rss.length > 0 ? Math.max(...rss) : null,
       serverCpu: cpuPerRequest === null ? null : { cores: median(cpus.map((c) => c.cores))!, microsecondsPerRequest: cpuPerRequest },
       ratio: median(present(rows.map((row) => row.ratio))),
+      addedP50Ms: median(present(rows.map((row) => row.addedP50Ms))),
+      costs:
+        costs.length === 0
+          ? null
+          : {
+              simulatorsCores: costMedian((c) => c.simulatorsCores),
+              machineCores: costMedian((c) => c.machineCores),
+              dbTransactionsPerRequest: costMedian((c) => c.dbTransactionsPerRequest),
+              quietWaitMs: costMedian((c) => c.quietWaitMs),
+            },
       failure: present(rows.map((row) => row.failure))[0] ?? null,
       rounds: rows.map(summarizeRound),
     };

@@ -86,3 +86,26 @@ export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise
   }
   return deleted;
 }
+
+/** Reads the scratch database's activity counters (`pg_stat_database`) through the admin connection. */
+export interface DatabaseStats {
+  /** Committed + rolled-back transactions of the database so far. */
+  transactions(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens one admin connection that reads `pg_stat_database` for `name` (from the `postgres` database, so
+ * the readings add no transaction to the one measured). Backends report their counters when they go
+ * idle, at most once a second: read a second after the load stops.
+ */
+export function openDatabaseStats(adminUrl: string, name: string): DatabaseStats {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  return {
+    async transactions() {
+      const rows = await admin<{ n: string }[]>`select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = ${name}`;
+      return Number(rows[0]?.n ?? Number.NaN);
+    },
+    close: () => admin.end({ timeout: 1 }),
+  };
+}

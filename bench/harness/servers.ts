@@ -15,6 +15,19 @@ export interface GatewayStores {
   queuePrefix: string;
 }
 
+/**
+ * How the gateway reaches the providers in the bench: the standalone simulators' URLs, the service's own
+ * provider A account (created on the simulator by the harness), and the `PUBLIC_BASE_URL` the provider B
+ * invoices get as their `callback_url` (the IPN sink, see `harness/provider-setup.ts`).
+ */
+export interface GatewayProviders {
+  providerAUrl: string;
+  providerASecretKey: string;
+  providerAWebhookSecret: string;
+  providerBUrl: string;
+  publicBaseUrl: string;
+}
+
 const randomBase64 = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64");
 
 /** Only what a process needs to find its tools; the rest of the caller's environment stays out. */
@@ -27,8 +40,8 @@ function baseEnv(): Record<string, string> {
  * and Redis prefix; simulators off; LOG_LEVEL=warn, because the info-level request log line would make
  * the bench measure pino rather than the gateway.
  */
-export function gatewayEnv(stores: GatewayStores, port: number, metricsPort: number): Record<string, string> {
-  return {
+export function gatewayEnv(stores: GatewayStores, port: number, metricsPort: number, providers?: GatewayProviders): Record<string, string> {
+  const env: Record<string, string> = {
     ...baseEnv(),
     NODE_ENV: "production",
     PORT: String(port),
@@ -52,6 +65,16 @@ export function gatewayEnv(stores: GatewayStores, port: number, metricsPort: num
     METRICS_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
   };
+  if (providers) {
+    // Provider A: the service's own sandbox account; provider B: each tenant's own credentials (set through the API).
+    env.PROVIDER_A_SANDBOX_URL = providers.providerAUrl;
+    env.PROVIDER_A_SANDBOX_SECRET_KEY = providers.providerASecretKey;
+    env.PROVIDER_A_SANDBOX_WEBHOOK_SECRET = providers.providerAWebhookSecret;
+    env.PROVIDER_B_SANDBOX_URL = `${providers.providerBUrl}/sandbox-api/v1`;
+    // Only the checkout's callback_url is built from it (SIMULATORS=off): see GatewayProviders.
+    env.PUBLIC_BASE_URL = providers.publicBaseUrl;
+  }
+  return env;
 }
 
 /** A server process just spawned: register its stop, then await `ready` (ms until it answered 200). */
@@ -62,10 +85,17 @@ export interface LaunchedServer {
 }
 
 /** Spawns `bun src/main.ts serve` (HTTP and workers, as `bun run start` does); `ready` waits for `/health/ready`. */
-export async function launchGateway(stores: GatewayStores, startTimeoutS: number): Promise<LaunchedServer & { env: Record<string, string> }> {
+export async function launchGateway(
+  stores: GatewayStores,
+  startTimeoutS: number,
+  providers?: (port: number) => GatewayProviders,
+  /** Where to write a CPU profile of the gateway (`bun --cpu-prof --cpu-prof-md`), written when it stops. */
+  cpuProfile?: { dir: string; name: string },
+): Promise<LaunchedServer & { env: Record<string, string> }> {
   const port = await freePort();
-  const env = gatewayEnv(stores, port, await freePort());
-  const child = spawnChild("the gateway (bun src/main.ts serve)", [process.execPath, "src/main.ts", "serve"], env, REPO_ROOT);
+  const env = gatewayEnv(stores, port, await freePort(), providers?.(port));
+  const profiling = cpuProfile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${cpuProfile.dir}`, `--cpu-prof-name=${cpuProfile.name}`] : [];
+  const child = spawnChild("the gateway (bun src/main.ts serve)", [process.execPath, ...profiling, "src/main.ts", "serve"], env, REPO_ROOT);
   const baseUrl = `http://127.0.0.1:${port}`;
   const ready = waitUntilReady(child, `${baseUrl}/health/ready`, startTimeoutS * 1000);
   ready.catch(() => {}); // the caller awaits it after registering the child's cleanup
@@ -96,4 +126,31 @@ export async function launchReferenceServer(name: ReferenceServerName, startTime
   const ready = waitUntilReady(child, `${baseUrl}${readyPath}`, startTimeoutS * 1000);
   ready.catch(() => {});
   return { child, baseUrl, ready };
+}
+
+/** The `passerelle sandbox` process: both provider simulators, each on its own port, serving from `/`. */
+export interface LaunchedSimulators extends LaunchedServer {
+  providerAUrl: string;
+  providerBUrl: string;
+}
+
+/**
+ * Spawns `bun src/main.ts sandbox --port-a … --port-b … --approve-delay-ms …` (production mode, nothing
+ * inherited), so the simulators never share the gateway's process; `ready` waits for both `/_sim/health`.
+ */
+export async function launchSimulators(startTimeoutS: number, approveDelayMs: number): Promise<LaunchedSimulators> {
+  const [portA, portB] = [await freePort(), await freePort()];
+  const env = { ...baseEnv(), NODE_ENV: "production", HOST: "127.0.0.1" };
+  const cmd = [process.execPath, "src/main.ts", "sandbox", "--port-a", String(portA), "--port-b", String(portB), "--approve-delay-ms", String(approveDelayMs)];
+  const child = spawnChild("the simulators (bun src/main.ts sandbox)", cmd, env, REPO_ROOT);
+  const providerAUrl = `http://127.0.0.1:${portA}`;
+  const providerBUrl = `http://127.0.0.1:${portB}`;
+  const ready = (async () => {
+    const started = performance.now();
+    await waitUntilReady(child, `${providerAUrl}/_sim/health`, startTimeoutS * 1000);
+    await waitUntilReady(child, `${providerBUrl}/_sim/health`, startTimeoutS * 1000);
+    return performance.now() - started;
+  })();
+  ready.catch(() => {});
+  return { child, baseUrl: providerAUrl, ready, providerAUrl, providerBUrl };
 }

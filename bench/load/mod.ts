@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LoadGeneratorInput, LoadGeneratorOutput } from "./bun-load-generator.ts";
+import type { Flow, FlowDriverInput, FlowDriverOutput } from "./flow-driver.ts";
 import { killOnExit } from "../harness/child-process.ts";
 import type { GeneratorChoice } from "../harness/options.ts";
 import type { BenchRequest } from "../scenarios.ts";
@@ -41,6 +42,7 @@ export interface LoadResult {
 }
 
 const BUN_GENERATOR = join(import.meta.dir, "bun-load-generator.ts");
+const FLOW_DRIVER = join(import.meta.dir, "flow-driver.ts");
 
 /** Resolves `auto` to wrk when `wrk` is on PATH; refuses `wrk` when it is not. */
 export async function chooseGenerator(choice: GeneratorChoice): Promise<Generator> {
@@ -162,6 +164,46 @@ async function runWrk(baseUrl: string, request: BenchRequest, settings: LoadSett
       badStatus: s.status,
       networkErrors,
       durationS,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What `runDriver` measured: the usual result, and what the driver adds (requests per flow, replay times). */
+export interface DriverResult extends LoadResult {
+  /** HTTP requests per flow (3 for the provider A direct payment). */
+  httpRequestsPerFlow: number;
+  firstFailure: string | null;
+  sent?: FlowDriverOutput["sent"];
+}
+
+/**
+ * Runs `flow` against `baseUrl` from `load/flow-driver.ts` (its own process) with `settings.connections`
+ * connections for `settings.durationS`. Its input goes through a file: a replay's bodies are megabytes.
+ */
+export async function runDriver(baseUrl: string, flow: Flow, settings: LoadSettings): Promise<DriverResult> {
+  const dir = mkdtempSync(join(tmpdir(), "passerelle-bench-"));
+  try {
+    const file = join(dir, "input.json");
+    const input: FlowDriverInput = { url: baseUrl, connections: settings.connections, durationMs: settings.durationS * 1000, timeoutMs: settings.timeoutS * 1000, flow };
+    writeFileSync(file, JSON.stringify(input));
+    const proc = killOnExit(Bun.spawn([process.execPath, FLOW_DRIVER, file], { stdout: "pipe", stderr: "pipe" }));
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0) throw new Error(`bench: the flow driver exited with ${code}: ${stderr.trim()}`);
+    const out = JSON.parse(stdout) as FlowDriverOutput;
+    const durationS = out.durationMs / 1000;
+    return {
+      requests: out.requests,
+      requestsPerSecond: out.requests / durationS,
+      latencyMs: out.latencyMs,
+      errors: out.non2xx + out.networkErrors,
+      badStatus: out.non2xx,
+      networkErrors: out.networkErrors,
+      durationS,
+      httpRequestsPerFlow: out.requests > 0 ? out.httpRequests / (out.requests + out.networkErrors) : 0,
+      firstFailure: out.firstFailure,
+      ...(out.sent ? { sent: out.sent } : {}),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
