@@ -14,13 +14,14 @@
  * 4. the harness reads those exact bodies back from the sink.
  *
  * Then the flow driver replays them at `POST /providerB/webhook` (each body once: a replayed body is a
- * duplicate, which the gateway answers without storing) for the warm-up and the measured time; each
- * body's send time is noted, and the receiver notes when the tenant's webhook gets the event of that token.
+ * duplicate, which the gateway answers without storing) for the warm-up and the measured time, as fast as
+ * they are answered; each body's send time is noted, and the receiver notes when the tenant's webhook gets
+ * the event of that token. The last bodies are replayed again the same way at a steady
+ * {@link PACED_IPNS_PER_S} per second: the time to the webhook with nothing queued ahead.
  */
 import { runDriver, type DriverResult, type LoadSettings } from "../load/mod.ts";
 import { killOnExit } from "./child-process.ts";
-import type { Cleanup } from "./cleanup.ts";
-import { Interrupted } from "./cleanup.ts";
+import { Interrupted, type Cleanup } from "./cleanup.ts";
 import type { InsertLoopInput, InsertLoopOutput } from "../load/insert-loop.ts";
 import { readTransactions, settle, transactionsPerRequest, type Target } from "./measure.ts";
 import type { BenchOptions } from "./options.ts";
