@@ -23,19 +23,11 @@ export async function openProviderBAccount(
 ): Promise<ProviderBAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   if (!opened) return null;
-  const row = await deps.db
-    .selectFrom("provider_credentials")
-    .select("id")
-    .where("tenant_id", "=", input.tenantId)
-    .where("provider", "=", "providerB")
-    .where("environment", "=", input.environment)
-    .where("version", "=", opened.version)
-    .executeTakeFirstOrThrow();
   const { masterKey, privateKey, token, publicKey } = opened.fields;
   const keys = { masterKey: masterKey!, privateKey: privateKey!, token: token!, ...(publicKey ? { publicKey } : {}) };
   const baseUrl = input.environment === "live" ? deps.config.providerB.liveUrl : deps.config.providerB.sandboxUrl;
   return {
-    credentialsId: row.id,
+    credentialsId: opened.id,
     version: opened.version,
     masterKey: keys.masterKey,
     client: providerBClient({ baseUrl, timeoutMs: deps.config.providerTimeoutMs, keys }),

@@ -117,6 +117,8 @@ export async function deactivateCredentials(
 }
 
 export interface OpenedCredentials {
+  /** The set's row id (a payment's `provider_account` when made on a tenant's own account). */
+  id: string;
   version: number;
   fields: Record<string, string>;
 }
@@ -131,7 +133,7 @@ export async function openCredentials(
 ): Promise<OpenedCredentials | null> {
   let query = deps.db
     .selectFrom("provider_credentials")
-    .select(["version", "sealed"])
+    .select(["id", "version", "sealed"])
     .where("tenant_id", "=", input.tenantId)
     .where("provider", "=", input.provider)
     .where("environment", "=", input.environment);
@@ -142,5 +144,5 @@ export async function openCredentials(
   for (const [name, value] of Object.entries(row.sealed)) {
     fields[name] = await deps.keyring.open(value, { tenantId: input.tenantId, field: credentialField(input.provider, name) });
   }
-  return { version: row.version, fields };
+  return { id: row.id, version: row.version, fields };
 }

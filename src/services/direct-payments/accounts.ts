@@ -37,18 +37,9 @@ export async function tenantAccount(
   deps: Pick<Deps, "db" | "keyring">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderAAccount | null> {
-  let query = deps.db
-    .selectFrom("provider_credentials")
-    .select(["id", "version"])
-    .where("tenant_id", "=", input.tenantId)
-    .where("provider", "=", "providerA")
-    .where("environment", "=", input.environment);
-  query = input.version === undefined ? query.where("active", "=", true) : query.where("version", "=", input.version);
-  const row = await query.executeTakeFirst();
-  if (!row) return null;
-  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: row.version });
+  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: input.version });
   if (!opened?.fields.secretKey) return null;
-  return { accountId: row.id, credentialVersion: row.version, secretKey: opened.fields.secretKey, webhookSecret: opened.fields.webhookSecret ?? "" };
+  return { accountId: opened.id, credentialVersion: opened.version, secretKey: opened.fields.secretKey, webhookSecret: opened.fields.webhookSecret ?? "" };
 }
 
 /**
