@@ -12,6 +12,7 @@
  * response with neither is read until the server closes the connection.
  */
 import type { Socket } from "bun";
+import { Latencies } from "./latencies.ts";
 
 export interface LoadGeneratorInput {
   url: string;
@@ -67,28 +68,6 @@ export function frameResponse(buf: Buffer, closed: boolean): { status: number; e
     }
   }
   return closed ? { status, end: buf.length } : undefined;
-}
-
-/** Growable store of latencies in milliseconds. */
-class Latencies {
-  private values = new Float64Array(1 << 16);
-  count = 0;
-  add(ms: number): void {
-    if (this.count === this.values.length) {
-      const bigger = new Float64Array(this.values.length * 2);
-      bigger.set(this.values);
-      this.values = bigger;
-    }
-    this.values[this.count++] = ms;
-  }
-  summary(): LoadGeneratorOutput["latencyMs"] {
-    const sorted = this.values.subarray(0, this.count).sort();
-    if (this.count === 0) return { p50: null, p90: null, p99: null, max: null, mean: null };
-    const at = (q: number) => sorted[Math.min(this.count - 1, Math.floor(q * this.count))]!;
-    let sum = 0;
-    for (const v of sorted) sum += v;
-    return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1), mean: sum / this.count };
-  }
 }
 
 function encodeRequest(url: URL, request: LoadGeneratorInput["request"]): Buffer {
