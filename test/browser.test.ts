@@ -1,8 +1,8 @@
 /**
- * The sandbox pages in a real browser (issue 5 point 5, issue 6 point 5): headless Chromium clicks
- * Approve on provider A's console and Pay on provider B's hosted checkout page, and the gateway sees the
- * outcome come back over real HTTP — provider A's signed webhook and status reads, provider B's IPN and
- * the tenant's signed `payment.completed`.
+ * The sandbox pages in a real browser (issue 5 point 5, issue 6 point 5, issue 7): headless Chromium clicks
+ * Approve on provider A's console, Pay on provider B's hosted checkout page and Authorise on provider B's
+ * permit page, and the gateway sees the outcome come back over real HTTP — provider A's signed webhook and
+ * status reads, provider B's IPNs and the tenant's signed `payment.completed` / `permit.*` events.
  *
  * One gateway serves on a real port with both simulators mounted (`SIMULATORS=on`) and
  * `PUBLIC_BASE_URL` pointing at that port, as `bun run start` does; the gateway makes its own provider A
@@ -166,6 +166,67 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
       const event = new Webhook(secret).verify(receipt.body, receipt.headers) as Json;
       expect(event).toMatchObject({ type: "payment.completed", data: { paymentId } });
       expect(receiver.receipts.filter((r) => r.path === "/hooks")).toHaveLength(1);
+    }, 30_000);
+  });
+
+  describe("provider B permit authorisation page", () => {
+    it("clicking Authorise makes the permit active through the IPN, and it can be charged at once", async () => {
+      const tenant = await newTenant("Abonnements Dakar");
+      const keys = (await (await fetch(`${base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
+      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token: tenant.token, tenantId: tenant.id, json: { ...keys, environment: "sandbox" } });
+      expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+      const endpoint = await api("POST", "/webhooks", { token: tenant.token, tenantId: tenant.id, json: { url: `${receiver.url}/permit-hooks` } });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(200);
+      const secret = endpoint.body.secret as string;
+
+      const created = await api("POST", "/providerB/permits", {
+        token: tenant.token,
+        tenantId: tenant.id,
+        json: {
+          customer: { name: "Awa Diop", email: "awa@example.com", phone: "+221770000000" },
+          description: "Abonnement mensuel",
+          maxAmount: 20_000,
+          returnUrl: `${receiver.url}/autorise`,
+          cancelUrl: `${receiver.url}/refuse`,
+          customData: { plan: "gold" },
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const { permitId, authorizationUrl, token } = created.body as { permitId: string; authorizationUrl: string; token: string };
+      expect(authorizationUrl).toBe(`${base}/sandbox/providerB/permit/authorize/${token}`);
+
+      const page = await browser.newPage();
+      await page.goto(authorizationUrl);
+      await page.getByRole("button", { name: "Authorise", exact: true }).waitFor();
+      await screenshotIsPng(page, "provider-b-permit");
+      await page.getByRole("button", { name: "Authorise", exact: true }).click();
+      // Authorised: the provider sends the customer back to the merchant's return URL with the token.
+      await page.waitForURL((url) => url.toString().startsWith(`${receiver.url}/autorise`) && url.searchParams.get("token") === token);
+      await page.close();
+
+      const permit = await waitUntil(
+        async () => {
+          const read = await api("GET", `/providerB/permits/${permitId}`, { token: tenant.token, tenantId: tenant.id });
+          return read.body.status === "active" ? read.body : undefined;
+        },
+        { what: `permit ${permitId} active`, timeoutMs: 10_000, intervalMs: 200 },
+      );
+      expect(permit).toMatchObject({ permitId, token, maxAmount: 20_000, customData: { plan: "gold" } });
+      expect(permit.activatedAt).not.toBeNull();
+
+      const charged = await api("POST", `/providerB/permits/${permitId}/charges`, { token: tenant.token, tenantId: tenant.id, json: { amount: 5000, description: "Mai" } });
+      expect(charged.status, JSON.stringify(charged.body)).toBe(200);
+      expect(charged.body).toMatchObject({ status: "succeeded", amount: 5000, permitId });
+
+      const events = await waitUntil(
+        () => {
+          const got = receiver.receipts.filter((r) => r.path === "/permit-hooks").map((r) => new Webhook(secret).verify(r.body, r.headers) as Json);
+          return got.length === 2 ? got : undefined;
+        },
+        { what: "permit.activated and permit.charge.succeeded", timeoutMs: 10_000, intervalMs: 100 },
+      );
+      expect(events.map((e) => e.type).sort()).toEqual(["permit.activated", "permit.charge.succeeded"]);
+      expect(events.find((e) => e.type === "permit.charge.succeeded")).toMatchObject({ data: { permitId, chargeId: charged.body.chargeId, paymentId: charged.body.paymentId, amount: 5000 } });
     }, 30_000);
   });
 });

@@ -146,6 +146,9 @@ export interface Database {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   ipn_messages: IpnMessagesTable;
+  permits: PermitsTable;
+  permit_charges: PermitChargesTable;
+  permit_schedules: PermitSchedulesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -372,6 +375,121 @@ export interface IpnMessagesTable {
   received_at: CreatedAt;
   processed_at: NullableTimestamp;
   expires_at: NullableTimestamp;
+  /** A permit IPN's permit (migration 0008); null for a checkout or charge IPN, and for an orphan. */
+  permit_id: Nullable<string>;
 }
 
 export type IpnMessage = Selectable<IpnMessagesTable>;
+
+/** Where a permit stands: `pending` → `active` → `revoked` | `expired`; `pending` → `declined` (or revoked, expired). */
+export type PermitStatus = "pending" | "active" | "declined" | "revoked" | "expired";
+
+/**
+ * A customer's standing authorisation at provider B to be charged later (migration 0008), made with the
+ * tenant's credential set `provider_account` at `credential_version`.
+ */
+export interface PermitsTable {
+  /** `prm_` + ULID. */
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  /** Provider B's permit token; unique per environment. */
+  token: string;
+  /** The `provider_credentials.id` of the set the permit was made with. */
+  provider_account: string;
+  credential_version: number;
+  status: ColumnType<PermitStatus, PermitStatus | undefined, PermitStatus>;
+  customer: Jsonb<PaymentCustomer>;
+  description: string;
+  /** The largest amount one charge may take (int8). */
+  max_amount: number;
+  currency: Currency;
+  return_url: string;
+  cancel_url: string;
+  custom_data: NullableJsonb<CustomData>;
+  authorization_url: string;
+  /** The channel provider B reports once authorised. */
+  payment_method: Nullable<string>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  activated_at: NullableTimestamp;
+  /** When it became declined, revoked or expired. */
+  ended_at: NullableTimestamp;
+}
+
+export type Permit = Selectable<PermitsTable>;
+
+/** Where a permit charge stands: `pending` → `succeeded` | `failed` (a failed one may still succeed: paid wins). */
+export type PermitChargeStatus = "pending" | "succeeded" | "failed";
+
+/**
+ * One charge on a permit (migration 0008): written, with its `pending` payment of kind `permit_charge`,
+ * before provider B is called with the charge id as the idempotency key.
+ */
+export interface PermitChargesTable {
+  /** `chg_` + ULID. */
+  id: string;
+  permit_id: string;
+  tenant_id: string;
+  environment: Environment;
+  payment_id: string;
+  amount: number;
+  description: string;
+  custom_data: NullableJsonb<CustomData>;
+  status: ColumnType<PermitChargeStatus, PermitChargeStatus | undefined, PermitChargeStatus>;
+  /** Null until provider B answered the charge call. */
+  provider_answered_at: NullableTimestamp;
+  /** The charge's invoice token at provider B, from its answer. */
+  invoice_token: Nullable<string>;
+  fail_reason: Nullable<string>;
+  /** A renewal's schedule (`sch_…`), its period (`YYYY-MM-DD`) and dunning attempt; null/0 for a charge made by API. */
+  schedule_id: Nullable<string>;
+  period: Nullable<string>;
+  attempt: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  settled_at: NullableTimestamp;
+}
+
+export type PermitChargeRow = Selectable<PermitChargesTable>;
+
+/** How often a permit's schedule charges: every `interval_count` days, weeks or months. */
+export type ScheduleInterval = "day" | "week" | "month";
+
+/** Where a renewal schedule stands: `active` → `past_due` (dunning exhausted) or `cancelled`. */
+export type ScheduleStatus = "active" | "past_due" | "cancelled";
+
+/**
+ * A permit's renewal schedule (migration 0009): one row per permit, updated in place by PUT. The row is also
+ * the schedule's position: the period being collected and its dunning attempt.
+ */
+export interface PermitSchedulesTable {
+  /** `sch_` + ULID. */
+  id: string;
+  permit_id: string;
+  tenant_id: string;
+  environment: Environment;
+  amount: number;
+  interval: ScheduleInterval;
+  interval_count: number;
+  description: string;
+  /** The anchor every period is computed from. */
+  start_at: Date;
+  /** The period being collected, counted from the anchor (0 = `start_at`). */
+  period_index: number;
+  /** That period's key: the UTC date of its due day, `YYYY-MM-DD`. */
+  period: string;
+  /** That period's due date. */
+  due_at: Date;
+  /** The dunning attempt to make or in flight: 0 at the due date, then 1, 2, 3… per retry. */
+  attempt: Generated<number>;
+  /** When the sweep acts next on this schedule. */
+  next_attempt_at: Date;
+  status: ScheduleStatus;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  past_due_at: NullableTimestamp;
+  cancelled_at: NullableTimestamp;
+}
+
+export type PermitSchedule = Selectable<PermitSchedulesTable>;

@@ -1,8 +1,13 @@
 /**
  * Provider B's queues (contract §8): `ipn` (process one stored IPN) and `providerB-sync` (confirm one
- * pending checkout on its schedule). Registered by `registerWorkers`.
+ * pending checkout, send / confirm one pending permit charge, or confirm one pending permit, on its
+ * schedule — by job name).
+ * Registered by `registerWorkers`.
  */
-import { PROVIDER_B_SYNC_QUEUE, syncCheckout, type SyncJobData } from "../services/checkout/checkout-sync.ts";
+import { syncCheckout, type SyncJobData } from "../services/checkout/checkout-sync.ts";
+import { PROVIDER_B_SYNC_QUEUE } from "../services/payments/sync-chain.ts";
+import { CHARGE_SYNC, syncPermitCharge, type ChargeSyncJobData } from "../services/permits/charge-sync.ts";
+import { PERMIT_SYNC, syncPermit, type PermitSyncJobData } from "../services/permits/permit-sync.ts";
 import type { Deps } from "../services/deps.ts";
 import { IPN_QUEUE, processIpn, type IpnJobData } from "../services/ipn/ipn-jobs.ts";
 
@@ -15,5 +20,13 @@ export interface ProviderBWorkerOptions {
 
 export function registerProviderBWorkers(deps: Deps, options: ProviderBWorkerOptions = {}): void {
   deps.queue.process<IpnJobData>(IPN_QUEUE, (job) => processIpn(deps, job.data.ipnId), { concurrency: options.ipnConcurrency ?? 20 });
-  deps.queue.process<SyncJobData>(PROVIDER_B_SYNC_QUEUE, (job) => syncCheckout(deps, job.data), { concurrency: options.syncConcurrency ?? 10 });
+  deps.queue.process<SyncJobData | ChargeSyncJobData | PermitSyncJobData>(
+    PROVIDER_B_SYNC_QUEUE,
+    (job) => {
+      if (job.name === CHARGE_SYNC.jobName) return syncPermitCharge(deps, job.data as ChargeSyncJobData);
+      if (job.name === PERMIT_SYNC.jobName) return syncPermit(deps, job.data as PermitSyncJobData);
+      return syncCheckout(deps, job.data as SyncJobData);
+    },
+    { concurrency: options.syncConcurrency ?? 10 },
+  );
 }

@@ -4,11 +4,12 @@
  *
  * | Queue      | Handler                       | Notes                                                   |
  * |------------|-------------------------------|---------------------------------------------------------|
- * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 20)           |
+ * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 100)          |
  * | `sweeper`  | `runSweeper`                  | repeatable, every `sweepEveryMs` (default 1 minute)     |
  * | `providerA-sync` | `runSyncJob` of one direct payment | concurrency 10; schedule in `services/direct-payments/sync-jobs.ts` |
+ * | `permits`  | `sweepRenewals` (repeatable, every minute) and `runRenewalCharge` of one schedule period | concurrency 5; rules in `services/permits/renewals.ts` |
  *
- * The sweeper's schedule lives in the queue's backend, so losing Redis loses it too: while the workers
+ * The sweeper's and the renewal sweep's schedules live in the queue's backend, so losing Redis loses them too: while the workers
  * run, each process re-asserts it once per interval (an upsert of the same schedule changes nothing),
  * so a flushed Redis gets its sweeper back within one interval, and the sweeper then re-enqueues the
  * deliveries whose jobs went with it.
@@ -22,6 +23,7 @@ import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { registerProviderBWorkers } from "./provider-b-workers.ts";
 import { PROVIDER_A_SYNC_QUEUE, runSyncJob, type SyncJobData } from "../services/direct-payments/sync-jobs.ts";
+import { PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, RENEWAL_SWEEP_JOB, runRenewalCharge, sweepRenewals, type RenewalJobData } from "../services/permits/renewals.ts";
 
 /** The queue of the periodic sweep (contract §8). */
 export const SWEEPER_QUEUE = "sweeper";
@@ -30,10 +32,15 @@ export const SWEEPER_SCHEDULER_ID = "sweep";
 
 /** Options of {@link registerWorkers}; the defaults are production's, tests shorten them. */
 export interface WorkerOptions {
-  /** Deliveries attempted at once by this process. Default 20. */
+  /**
+   * Deliveries attempted at once by this process. Default 100: the deliveries in flight share their lease and
+   * record statements (`deliver.ts`), so more in flight costs the database less per delivery.
+   */
   webhookConcurrency?: number;
   /** How often the sweeper runs. Default 60 000 ms. */
   sweepEveryMs?: number;
+  /** How often the renewal sweep runs. Default 60 000 ms. */
+  renewalSweepEveryMs?: number;
   sweep?: SweepOptions;
   /** Passed to every `deliverOnce` (the jitter's randomness, a resolver). */
   deliver?: Omit<DeliverOptions, "attempt">;
@@ -45,6 +52,9 @@ export interface Workers {
   start(): Promise<void>;
   stop(): void;
 }
+
+/** Deliveries in flight per worker process (the bench's fan-out reference runs as many). */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 100;
 
 /**
  * Registers every handler on `deps.queue`. Call it once per queue instance, before `queue.start()`;
@@ -59,12 +69,13 @@ export interface Workers {
  */
 export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Workers {
   const sweepEveryMs = options.sweepEveryMs ?? 60_000;
+  const renewalSweepEveryMs = options.renewalSweepEveryMs ?? 60_000;
   deps.queue.process<DeliveryJobData>(
     WEBHOOKS_QUEUE,
     async (job) => {
       await deliverOnce(deps, job.data.deliveryId, { ...options.deliver, attempt: job.data.attempt });
     },
-    { concurrency: options.webhookConcurrency ?? 20 },
+    { concurrency: options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY },
   );
   deps.queue.process<SyncJobData>(PROVIDER_A_SYNC_QUEUE, (job) => runSyncJob(deps, job.data), { concurrency: 10 });
   deps.queue.process(SWEEPER_QUEUE, async () => {
@@ -72,6 +83,14 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     await sweepProviderB(deps);
   });
   registerProviderBWorkers(deps);
+  deps.queue.process<RenewalJobData | Record<string, never>>(
+    PERMITS_QUEUE,
+    async (job) => {
+      if (job.name === RENEWAL_SWEEP_JOB) await sweepRenewals(deps);
+      else await runRenewalCharge(deps, job.data as RenewalJobData);
+    },
+    { concurrency: 5 },
+  );
 
   let timer: ReturnType<typeof setInterval> | undefined;
   const assertSchedule = async (): Promise<void> => {
@@ -79,6 +98,11 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
       await deps.queue.repeat(SWEEPER_QUEUE, SWEEPER_SCHEDULER_ID, sweepEveryMs, "sweep", {});
     } catch (err) {
       deps.logger.warn({ err, queue: SWEEPER_QUEUE }, "could not schedule the sweeper; trying again in one interval");
+    }
+    try {
+      await deps.queue.repeat(PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, renewalSweepEveryMs, RENEWAL_SWEEP_JOB, {});
+    } catch (err) {
+      deps.logger.warn({ err, queue: PERMITS_QUEUE }, "could not schedule the renewal sweep; trying again in one interval");
     }
   };
   return {

@@ -8,6 +8,8 @@ import { authRouter } from "./auth.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
+import { permitSchedulesRouter } from "./permit-schedules.ts";
+import { permitsRouter } from "./permits.ts";
 import { providerARouter } from "./providerA.ts";
 import { providerBRouter } from "./providerB.ts";
 import { tenantsRouter } from "./tenants.ts";
@@ -24,6 +26,8 @@ export const appRouter = router({
   payments: paymentsRouter,
   providerA: providerARouter,
   providerB: providerBRouter,
+  permits: permitsRouter,
+  permitSchedules: permitSchedulesRouter,
   admin: adminRouter,
 });
 

@@ -25,9 +25,16 @@ export interface SimulatorServer {
   stop(): Promise<void>;
 }
 
-export async function startSimulator(options: { ipnRetryDelaysMs?: number[] } = {}): Promise<SimulatorServer> {
+export interface SimulatorOptions {
+  ipnRetryDelaysMs?: number[];
+  /** Sees every request and its answer: `next` asks the simulator. Default: straight through. */
+  around?(request: Request, next: (request: Request) => Promise<Response>): Promise<Response>;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorServer> {
   const simulator = createProviderBSimulator({ ipnRetryDelaysMs: options.ipnRetryDelaysMs ?? [200, 400, 800, 1600, 3200] });
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => simulator.fetch(request) });
+  const next = async (request: Request): Promise<Response> => simulator.fetch(request);
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => (options.around ? options.around(request, next) : simulator.fetch(request)) });
   const url = server.url.toString().replace(/\/$/, "");
   return {
     simulator,
@@ -72,6 +79,10 @@ export interface RigOptions {
   prefix?: string;
   /** Default info (the tests read the log lines). */
   logLevel?: string;
+  /** The gateway's clock (`deps.now`); default the real one. */
+  now?: () => Date;
+  /** More configuration variables (e.g. `RENEWAL_RETRY_SCHEDULE`). */
+  env?: Record<string, string>;
 }
 
 export async function startRigGateway(options: RigOptions): Promise<RigGateway> {
@@ -86,11 +97,12 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
     PROVIDER_B_LIVE_URL: `${options.sim.url}/api/v1`,
     PROVIDER_TIMEOUT_MS: "5000",
     LOG_LEVEL: options.logLevel ?? "info",
+    ...options.env,
   });
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const queue: JobQueue = createJobQueue({ redisUrl: process.env.REDIS_URL, prefix, logger });
-  const gateway = await createGateway(config, { database: options.database, queue, logger, workers: options.workerOptions });
+  const gateway = await createGateway(config, { database: options.database, queue, logger, workers: options.workerOptions, ...(options.now ? { now: options.now } : {}) });
   if (options.workers ?? true) await gateway.start({ http: false, workers: true });
   let server: ReturnType<typeof Bun.serve> | undefined;
   const up = () => {

@@ -11,6 +11,8 @@ import { eventsWebhooksMigration } from "./0003_events_webhooks.ts";
 import { providerAMigration } from "./0005_provider_a.ts";
 import { providerBMigration } from "./0006_provider_b.ts";
 import { receiptsStuckMigration } from "./0007_receipts_stuck.ts";
+import { permitsMigration } from "./0008_permits.ts";
+import { permitSchedulesMigration } from "./0009_permit_schedules.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   "0005_provider_a": providerAMigration,
   "0006_provider_b": providerBMigration,
   "0007_receipts_stuck": receiptsStuckMigration,
+  "0008_permits": permitsMigration,
+  "0009_permit_schedules": permitSchedulesMigration,
 };

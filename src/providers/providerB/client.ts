@@ -49,12 +49,18 @@ export function keyHeaders(keys: ProviderBKeys): Record<string, string> {
   return headers;
 }
 
-/** Builds a client for one merchant account and one mode (the base URL says which). */
-export function providerBClient(options: ProviderBClientOptions): ProviderBClient {
+/** One call to provider B, its answer checked against `schema`; failures are {@link ProviderError}s. */
+export type ProviderBCall = <T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T) => Promise<z.output<T>>;
+
+/**
+ * The calls of one merchant account and one mode, with the error mapping above: shared by this client
+ * and the PERMIT adapter (`permit.ts`).
+ */
+export function providerBCaller(options: ProviderBClientOptions): ProviderBCall {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? fetch;
 
-  async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
+  return async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
     let response: Response;
     try {
       response = await doFetch(`${baseUrl}${path}`, {
@@ -86,8 +92,12 @@ export function providerBClient(options: ProviderBClientOptions): ProviderBClien
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw new ProviderError(502, "Provider B answered with an unexpected body");
     return parsed.data;
-  }
+  };
+}
 
+/** Builds a client for one merchant account and one mode (the base URL says which). */
+export function providerBClient(options: ProviderBClientOptions): ProviderBClient {
+  const call = providerBCaller(options);
   return {
     createCheckoutInvoice: (request) => call("POST", "/checkout-invoice/create", request, checkoutInvoiceCreated),
     confirmCheckoutInvoice: (token) => call("GET", `/checkout-invoice/confirm/${encodeURIComponent(token)}`, undefined, checkoutConfirmation),

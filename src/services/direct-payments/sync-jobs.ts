@@ -7,17 +7,13 @@
  * it, so the sweeper can see a pending payment whose job vanished (Redis flushed) and enqueue it again
  * ({@link sweepDirectPaymentSyncs}). A stale or duplicate job finds `sync_attempt` moved on and does nothing.
  */
+import { precompile } from "../../db/precompiled.ts";
 import type { Deps } from "../deps.ts";
+import { SYNC_SCHEDULE } from "../payments/sync-chain.ts";
 import { syncFromProvider } from "./refresh.ts";
 
 export const PROVIDER_A_SYNC_QUEUE = "providerA-sync";
 export const PROVIDER_A_SYNC_JOB = "sync";
-
-/** Waits before runs 1–4; every later run waits {@link SYNC_EVERY_MS}. */
-export const SYNC_FIRST_WAITS_MS = [5_000, 15_000, 30_000, 60_000] as const;
-export const SYNC_EVERY_MS = 5 * 60_000;
-/** No run is scheduled past this age. */
-export const SYNC_HORIZON_MS = 24 * 60 * 60_000;
 
 export interface SyncJobData {
   paymentId: string;
@@ -25,9 +21,12 @@ export interface SyncJobData {
   attempt: number;
 }
 
-/** The wait before the run that follows `attempt` runs (0 → the first run). */
+/**
+ * The wait before the run that follows `attempt` runs (0 → the first run): contract §8's schedule read as
+ * waits between runs — 5 s, 15 s, 30 s, 1 min, then every 5 min.
+ */
 export function syncWaitMs(attempt: number): number {
-  return SYNC_FIRST_WAITS_MS[attempt] ?? SYNC_EVERY_MS;
+  return SYNC_SCHEDULE.firstMs[attempt] ?? SYNC_SCHEDULE.everyMs;
 }
 
 /** One job id per payment and schedule position: a duplicate enqueue is a no-op. */
@@ -36,6 +35,9 @@ export function syncJobId(paymentId: string, attempt: number): string {
 }
 
 type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring">;
+
+/** Precompiled: one run per payment at least (usually finding it final already). */
+const paymentById = precompile<{ id: string }>()((db, p) => db.selectFrom("payments").selectAll().where("id", "=", p.id));
 
 /** Enqueues the run at the row's schedule position. Never throws: the sweeper covers a failed enqueue. */
 export async function enqueueSync(deps: Pick<Deps, "queue" | "logger" | "now">, job: SyncJobData, dueAt: Date): Promise<void> {
@@ -54,14 +56,14 @@ export async function enqueueSync(deps: Pick<Deps, "queue" | "logger" | "now">, 
  * schedule the next run (or, past 24 h, stop and flag it for the operator).
  */
 export async function runSyncJob(deps: SyncDeps, job: SyncJobData): Promise<void> {
-  const row = await deps.db.selectFrom("payments").selectAll().where("id", "=", job.paymentId).executeTakeFirst();
+  const row = (await paymentById(deps.db, { id: job.paymentId })).rows[0];
   if (!row || row.kind !== "direct_payment" || row.state !== "pending" || row.sync_attempt !== job.attempt) return;
   const after = await syncFromProvider(deps, row);
   if (after.state !== "pending") return;
   const now = deps.now();
   const next = job.attempt + 1;
   const dueAt = new Date(now.getTime() + syncWaitMs(next));
-  const tooOld = dueAt.getTime() - row.created_at.getTime() > SYNC_HORIZON_MS;
+  const tooOld = dueAt.getTime() - row.created_at.getTime() > SYNC_SCHEDULE.horizonMs;
   const moved = await deps.db
     .updateTable("payments")
     .set({ sync_attempt: next, next_sync_at: tooOld ? null : dueAt })

@@ -1,10 +1,14 @@
 /**
  * The `ipn` queue (contract §8): one job per stored IPN, carrying only its id. The job confirms with
- * provider B and applies the answer (`confirmAndApply`); the sweeper re-enqueues stored IPNs that are
- * still unprocessed and have no live job.
+ * provider B and applies the answer — a checkout's (`confirmAndApply`), a permit charge's through its
+ * invoice (`confirmChargeAndApply`), or a permit's (`confirmPermitAndApply`); the sweeper re-enqueues
+ * stored IPNs that are still unprocessed and have no live job.
  */
+import { precompile } from "../../db/precompiled.ts";
 import { confirmAndApply } from "../checkout/apply-confirmation.ts";
 import type { Deps } from "../deps.ts";
+import { confirmPermitAndApply } from "../permits/apply-permit-status.ts";
+import { confirmChargeAndApply } from "../permits/charge-settle.ts";
 
 export const IPN_QUEUE = "ipn";
 export const PROCESS_IPN_JOB = "process-ipn";
@@ -33,10 +37,12 @@ export async function enqueueIpn(deps: Pick<Deps, "queue" | "logger">, ipnId: nu
  * processed (a duplicate job) → nothing to do. A provider failure throws, so the job is retried.
  */
 export async function processIpn(deps: Deps, ipnId: number): Promise<void> {
-  const ipn = await deps.db.selectFrom("ipn_messages").select(["id", "state", "payment_id", "subject"]).where("id", "=", ipnId).executeTakeFirst();
-  if (!ipn || ipn.state !== "received" || !ipn.payment_id) return;
+  const [ipn] = (await ipnWithCharge(deps.db, { id: ipnId })).rows;
+  if (!ipn || ipn.state !== "received" || (!ipn.payment_id && !ipn.permit_id)) return;
   try {
-    await confirmAndApply(deps, ipn.payment_id, { ipnId });
+    if (ipn.permit_id) await confirmPermitAndApply(deps, ipn.permit_id, { ipnId });
+    else if (ipn.charge_id) await confirmChargeAndApply(deps, ipn.charge_id, { ipnId });
+    else await confirmAndApply(deps, ipn.payment_id!, { ipnId });
   } catch (error) {
     await deps.db
       .updateTable("ipn_messages")
@@ -46,6 +52,19 @@ export async function processIpn(deps: Deps, ipnId: number): Promise<void> {
     throw error;
   }
 }
+
+/**
+ * The IPN and, when its payment is a permit charge, the charge: one statement (it was two), compiled once
+ * (`src/db/precompiled.ts`).
+ */
+const ipnWithCharge = precompile<{ id: number }>()((db, p) =>
+  db
+    .selectFrom("ipn_messages")
+    .leftJoin("permit_charges", "permit_charges.payment_id", "ipn_messages.payment_id")
+    .select(["ipn_messages.id", "ipn_messages.state", "ipn_messages.payment_id", "ipn_messages.permit_id", "permit_charges.id as charge_id"])
+    .where("ipn_messages.id", "=", p.id)
+    .limit(1),
+);
 
 /**
  * Sweeper clause: stored IPNs still `received` after `minAgeMs` (default 10 s) with no live job — the

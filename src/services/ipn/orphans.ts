@@ -1,6 +1,6 @@
 /**
- * Orphan IPNs (contract §5): an IPN whose token matches no checkout is answered 200 (or provider B would
- * retry it for nothing) and kept — at most {@link MAX_ORPHANS} at a time, for 7 days, rate-limited — with
+ * Orphan IPNs (contract §5): an IPN whose token matches no checkout, permit charge or permit is answered
+ * 200 (or provider B would retry it for nothing) and kept — at most {@link MAX_ORPHANS} at a time, for 7 days, rate-limited — with
  * a digest of its hash. When a checkout with that token appears (an IPN can outrun our insert), the orphan
  * is checked against that checkout's master key and processed like any IPN; a wrong one is dropped.
  */
@@ -19,43 +19,58 @@ export const ORPHAN_RATE = { rps: 5, burst: 50 };
  * orphan a stored IPN of that checkout and enqueues it; a wrong one is deleted. Returns how many matched.
  */
 export async function rematchOrphans(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">, options: { token?: string; limit?: number } = {}): Promise<number> {
-  let query = deps.db
+  // Invoice tokens: a checkout's, or a permit charge's once provider B answered the charge.
+  let invoiceOrphans = deps.db
     .selectFrom("ipn_messages as i")
-    .innerJoin("payments as p", (join) => join.onRef("p.provider_transaction_id", "=", "i.token").on("p.provider", "=", "providerB").on("p.kind", "=", "checkout"))
-    .select(["i.id", "i.hash_digest", "p.id as paymentId", "p.tenant_id", "p.environment", "p.credential_version"])
+    .innerJoin("payments as p", (join) => join.onRef("p.provider_transaction_id", "=", "i.token").on("p.provider", "=", "providerB").on("p.kind", "in", ["checkout", "permit_charge"]))
+    .select(["i.id", "i.hash_digest", "p.id as targetId", "p.tenant_id", "p.environment", "p.credential_version"])
     .where("i.state", "=", "orphan")
     .where("i.subject", "=", "checkout")
     .where("i.expires_at", ">", deps.now())
     .limit(options.limit ?? 200);
-  if (options.token) query = query.where("i.token", "=", options.token);
-  const rows = await query.execute();
+  let permitOrphans = deps.db
+    .selectFrom("ipn_messages as i")
+    .innerJoin("permits as p", "p.token", "i.token")
+    .select(["i.id", "i.hash_digest", "p.id as targetId", "p.tenant_id", "p.environment", "p.credential_version"])
+    .where("i.state", "=", "orphan")
+    .where("i.subject", "=", "permit")
+    .where("i.expires_at", ">", deps.now())
+    .limit(options.limit ?? 200);
+  if (options.token) {
+    invoiceOrphans = invoiceOrphans.where("i.token", "=", options.token);
+    permitOrphans = permitOrphans.where("i.token", "=", options.token);
+  }
+  const rows = [
+    ...(await invoiceOrphans.execute()).map((row) => ({ ...row, column: "payment_id" as const })),
+    ...(await permitOrphans.execute()).map((row) => ({ ...row, column: "permit_id" as const })),
+  ];
   let matched = 0;
   for (const row of rows) {
     const account = await openProviderBAccount(deps, { tenantId: row.tenant_id, environment: row.environment, version: row.credential_version ?? undefined });
     const id = Number(row.id);
     if (!account) continue;
     if (!verifyHashDigest(row.hash_digest, account.masterKey)) {
-      deps.logger.warn({ ipnId: id, paymentId: row.paymentId }, "orphan IPN's hash does not match its checkout's master key: dropped");
+      deps.logger.warn({ ipnId: id, [row.column]: row.targetId }, "orphan IPN's hash does not match its object's master key: dropped");
       await deps.db.deleteFrom("ipn_messages").where("id", "=", id).execute();
       continue;
     }
     try {
       const updated = await deps.db
         .updateTable("ipn_messages")
-        .set({ state: "received", payment_id: row.paymentId, tenant_id: row.tenant_id, environment: row.environment, hash_digest: null, expires_at: null })
+        .set({ state: "received", [row.column]: row.targetId, tenant_id: row.tenant_id, environment: row.environment, hash_digest: null, expires_at: null })
         .where("id", "=", id)
         .where("state", "=", "orphan")
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) continue;
     } catch {
-      // The same IPN was stored for that checkout meanwhile (the dedupe index): the orphan is redundant.
+      // The same IPN was stored for that object meanwhile (the dedupe index): the orphan is redundant.
       await deps.db.deleteFrom("ipn_messages").where("id", "=", id).execute();
       continue;
     }
     matched++;
     await enqueueIpn(deps, id);
   }
-  if (matched > 0) deps.logger.info({ matched }, "orphan IPNs re-matched to their checkout");
+  if (matched > 0) deps.logger.info({ matched }, "orphan IPNs re-matched to their checkout, charge or permit");
   return matched;
 }
 

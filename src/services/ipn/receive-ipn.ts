@@ -1,7 +1,8 @@
 /**
- * Receiving one provider B IPN (contract §5), after the route has read its body: find the checkout by
- * token, verify the hash with the credential version that checkout was made with, store the IPN without
- * its hash, and enqueue its processing. Answers fast; the `ipn` job does the rest.
+ * Receiving one provider B IPN (contract §5), after the route has read its body: find its object by token —
+ * a checkout or a permit charge by `data[invoice][token]`, a permit by `data[permit][token]` — verify the
+ * hash with the credential version that object was made with, store the IPN without its hash, and enqueue
+ * its processing. Answers fast; the `ipn` job does the rest.
  *
  * | IPN | Answer |
  * |---|---|
@@ -11,10 +12,13 @@
  * | no token | 200 (a probe) |
  */
 import { createHash } from "node:crypto";
-import type { JsonValue } from "../../db/schema.ts";
+import { CompiledQuery } from "kysely";
+import { LRUCache } from "lru-cache";
+import { precompile } from "../../db/precompiled.ts";
+import type { Environment, JsonValue } from "../../db/schema.ts";
 import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
-import { hashDigest, ipnSubject, verifyIpnHash, withoutHash, type IpnData } from "../../providers/providerB/ipn.ts";
-import { openProviderBMasterKey } from "../checkout/provider-b-account.ts";
+import { hashDigest, ipnSubject, verifyIpnHashWith, withoutHash, type IpnData } from "../../providers/providerB/ipn.ts";
+import { openProviderBIpnHash } from "../checkout/provider-b-account.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "./ipn-jobs.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS } from "./orphans.ts";
@@ -39,44 +43,39 @@ function digestOf(data: IpnData): string {
 export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt> {
   const subject = ipnSubject(data);
   if (!subject) return { outcome: "probe" };
-  if (subject.kind === "permit") {
-    // Permits arrive with their own issue; until then a permit IPN is acknowledged and left alone.
-    deps.logger.info({ token: subject.token }, "permit IPN received; permits are not handled yet");
-    return { outcome: "ignored" };
-  }
   const stored = withoutHash(data) as Record<string, JsonValue>;
   const bodyDigest = digestOf(stored);
-  const candidates = await deps.db
-    .selectFrom("payments")
-    .select(["id", "tenant_id", "environment", "credential_version"])
-    .where("provider_transaction_id", "=", subject.token)
-    .where("provider", "=", "providerB")
-    .where("kind", "=", "checkout")
-    .execute();
+  const signedBy = hashDigest(data.hash);
 
-  if (candidates.length === 0) return keepOrphan(deps, { token: subject.token, body: stored, bodyDigest, hash: data.hash });
+  // Fast path: a checkout's IPN signed by an account this process has already verified — look-up and
+  // insert in one statement. Anything else (a first IPN of the account, a duplicate, an orphan, a wrong
+  // hash, a permit) falls through to the full path below, which decides exactly as before.
+  const signers = subject.kind === "checkout" && signedBy ? signersOf(deps.db).get(signedBy) : undefined;
+  if (signers) {
+    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(",")];
+    const [inserted] = (await deps.db.executeQuery<{ id: string | number }>(CompiledQuery.raw(INSERT_SIGNED_CHECKOUT_IPN, values))).rows;
+    if (inserted) {
+      const ipnId = Number(inserted.id);
+      await enqueueIpn(deps, ipnId);
+      return { outcome: "stored", ipnId };
+    }
+  }
+  // An invoice token is a checkout's or a permit charge's (each charge is an invoice of its own).
+  const candidates: IpnTarget[] =
+    subject.kind === "permit"
+      ? (await permitsByToken(deps.db, { token: subject.token })).rows.map((permit) => ({ column: "permit_id", ...permit }))
+      : (await paymentsByToken(deps.db, { token: subject.token })).rows.map((payment) => ({ column: "payment_id", ...payment }));
+
+  if (candidates.length === 0) return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, hash: data.hash });
 
   // A token is unique per account and environment, not globally: the hash says which account sent it.
-  for (const payment of candidates) {
-    if (payment.credential_version === null) continue;
-    const masterKey = await openProviderBMasterKey(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version });
-    if (!masterKey || !verifyIpnHash(data.hash, masterKey)) continue;
-    const inserted = await deps.db
-      .insertInto("ipn_messages")
-      .values({
-        subject: "checkout",
-        token: subject.token,
-        payment_id: payment.id,
-        tenant_id: payment.tenant_id,
-        environment: payment.environment,
-        body: stored,
-        body_digest: bodyDigest,
-        state: "received",
-        received_at: deps.now(),
-      })
-      .onConflict((oc) => oc.columns(["payment_id", "body_digest"]).where("payment_id", "is not", null).doNothing())
-      .returning(["id"])
-      .executeTakeFirst();
+  for (const target of candidates) {
+    if (target.credential_version === null) continue;
+    const expected = await openProviderBIpnHash(deps, { tenantId: target.tenant_id, environment: target.environment, version: target.credential_version });
+    if (!expected || !verifyIpnHashWith(data.hash, expected)) continue;
+    if (target.column === "payment_id" && signedBy) rememberSigner(deps.db, signedBy, target);
+    const values = { subject: subject.kind, token: subject.token, id: target.id, tenant_id: target.tenant_id, environment: target.environment, body: stored, body_digest: bodyDigest, received_at: deps.now() };
+    const [inserted] = (await insertVerified(deps.db, values, target.column)).rows;
     if (inserted) {
       const ipnId = Number(inserted.id);
       await enqueueIpn(deps, ipnId);
@@ -86,7 +85,7 @@ export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt>
     const existing = await deps.db
       .selectFrom("ipn_messages")
       .select(["id", "state"])
-      .where("payment_id", "=", payment.id)
+      .where(target.column, "=", target.id)
       .where("body_digest", "=", bodyDigest)
       .executeTakeFirst();
     if (existing?.state === "received") await enqueueIpn(deps, Number(existing.id));
@@ -100,7 +99,102 @@ export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt>
   throw new UnauthorizedError("The IPN's hash does not match the merchant account");
 }
 
-async function keepOrphan(deps: Deps, input: { token: string; body: Record<string, JsonValue>; bodyDigest: string; hash: unknown }): Promise<IpnReceipt> {
+/**
+ * The statements every IPN runs, precompiled (`src/db/precompiled.ts`): Kysely's build and compile cost
+ * 13–17 µs for the look-up and 23 µs for the insert on this machine, against 5–7 µs to fill in a
+ * precompiled one. The insert has one shape per target column.
+ */
+const paymentsByToken = precompile<{ token: string }>()((db, p) =>
+  db
+    .selectFrom("payments")
+    .select(["id", "tenant_id", "environment", "credential_version"])
+    .where("provider_transaction_id", "=", p.token)
+    .where("provider", "=", "providerB")
+    .where("kind", "in", ["checkout", "permit_charge"]),
+);
+const permitsByToken = precompile<{ token: string }>()((db, p) =>
+  db.selectFrom("permits").select(["id", "tenant_id", "environment", "credential_version"]).where("token", "=", p.token),
+);
+const insertVerified = precompile<{
+  subject: "checkout" | "permit";
+  token: string;
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  body: Record<string, JsonValue>;
+  body_digest: string;
+  received_at: Date;
+}>()((db, p, shape) => {
+  const column = shape as IpnTarget["column"];
+  return db
+    .insertInto("ipn_messages")
+    .values({
+      subject: p.subject,
+      token: p.token,
+      [column]: p.id,
+      tenant_id: p.tenant_id,
+      environment: p.environment,
+      body: p.body,
+      body_digest: p.body_digest,
+      state: "received",
+      received_at: p.received_at,
+    })
+    .onConflict((oc) => oc.columns([column, "body_digest"]).where(column, "is not", null).doNothing())
+    .returning(["id"]);
+});
+
+/**
+ * The accounts — `tenant environment version` — whose master key this process has checked an IPN's hash
+ * against and found equal, by the SHA-256 of that hash (`hashDigest`; the hash itself is not kept). A
+ * version's master key never changes (a key rotation re-seals the same plaintext), so an entry never goes
+ * stale and needs no TTL; it is bounded by count. Finding a digest here is the hash check: equal SHA-256
+ * digests mean equal hashes, and looking a digest up leaks nothing an attacker can steer towards the real
+ * hash. Several accounts may share a master key (two versions of one merchant account, most often).
+ */
+const signerCaches = new WeakMap<object, LRUCache<string, string[]>>();
+const SIGNER_CACHE_MAX = 10_000;
+const SIGNERS_PER_HASH_MAX = 32;
+
+function signersOf(db: object): LRUCache<string, string[]> {
+  let cache = signerCaches.get(db);
+  if (!cache) signerCaches.set(db, (cache = new LRUCache({ max: SIGNER_CACHE_MAX })));
+  return cache;
+}
+
+function rememberSigner(db: object, signedBy: string, target: IpnTarget): void {
+  const cache = signersOf(db);
+  const account = `${target.tenant_id} ${target.environment} ${target.credential_version}`;
+  const known = cache.get(signedBy) ?? [];
+  if (known.includes(account) || known.length >= SIGNERS_PER_HASH_MAX) return;
+  cache.set(signedBy, [...known, account]);
+}
+
+/**
+ * The fast path's one statement: the checkout (or permit charge) of the token whose account is one of the
+ * known signers ($5, comma-separated), its IPN inserted unless the same body is stored already. No row →
+ * the full path. Written as SQL text (an `insert … select` with casts, which Kysely's builder would
+ * compile per call); the same columns and conflict target as `insertVerified`.
+ */
+const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages" ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
+select 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
+from "payments" as "p"
+where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge')
+  and "p"."credential_version" is not null
+  and ("p"."tenant_id" || ' ' || "p"."environment" || ' ' || "p"."credential_version") = any(string_to_array($5::text, ','))
+limit 1
+on conflict ("payment_id", "body_digest") where "payment_id" is not null do nothing
+returning "id"`;
+
+/** What an IPN may be about: a payment (checkout or permit charge) or a permit, with its credential version. */
+interface IpnTarget {
+  column: "payment_id" | "permit_id";
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  credential_version: number | null;
+}
+
+async function keepOrphan(deps: Deps, input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; hash: unknown }): Promise<IpnReceipt> {
   const digest = hashDigest(input.hash);
   if (!digest) return { outcome: "orphan_dropped" };
   const decision = await deps.rateLimiter.consume("ipn-orphans", ORPHAN_RATE);
@@ -119,6 +213,7 @@ async function keepOrphan(deps: Deps, input: { token: string; body: Record<strin
     .selectFrom("ipn_messages")
     .select("id")
     .where("state", "=", "orphan")
+    .where("subject", "=", input.subject)
     .where("token", "=", input.token)
     .where("body_digest", "=", input.bodyDigest)
     .executeTakeFirst();
@@ -126,7 +221,7 @@ async function keepOrphan(deps: Deps, input: { token: string; body: Record<strin
   const inserted = await deps.db
     .insertInto("ipn_messages")
     .values({
-      subject: "checkout",
+      subject: input.subject,
       token: input.token,
       body: input.body,
       body_digest: input.bodyDigest,

@@ -1,0 +1,274 @@
+/**
+ * Charging a permit (contract §5, issue 7 point 3b) — the interface the renewal code calls too.
+ *
+ * A charge is a row first: `permit_charges` and its `pending` payment (kind `permit_charge`) in one
+ * transaction, with a `providerB-sync` safety net enqueued. Then provider B is called with the charge id
+ * as `idempotency_key` (and in `custom_data`): provider B never charges one key twice, so sending again
+ * after a crash, a timeout or from a second worker is always safe. The first answer is recorded once:
+ * `completed` / `failed` settle the charge, its payment and its event in the same transaction; `pending`
+ * stays pending and is settled later by the charge's IPN or the sync job — by confirming its invoice,
+ * never by charging again.
+ */
+import type { Environment } from "../../config.ts";
+import type { Transaction } from "kysely";
+import type { CustomData, Database, PermitChargeRow } from "../../db/schema.ts";
+import { AppError, ConflictError, NotFoundError } from "../../errors.ts";
+import { AMOUNT_EXCEEDS_PERMIT_CODE, PERMIT_NOT_ACTIVE_CODE, type PermitChargeAnswer } from "../../providers/providerB/permit.ts";
+import type { Deps } from "../deps.ts";
+import { isId, newId } from "../ids.ts";
+import { rematchOrphans } from "../ipn/orphans.ts";
+import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
+import { settleCharge } from "./charge-settle.ts";
+import { CHARGE_SYNC } from "./charge-sync.ts";
+import { openPermitAccount } from "./permit-account.ts";
+
+/** The keys under which our ids travel in the charge's custom data at provider B. */
+export const CHARGE_ID_KEY = "passerelle_charge_id";
+export const CHARGE_PAYMENT_ID_KEY = "passerelle_payment_id";
+
+export interface CreatePermitChargeInput {
+  tenantId: string;
+  environment: Environment;
+  permitId: string;
+  amount: number;
+  description: string;
+  customData?: CustomData;
+  /** A renewal: one charge per (schedule, period, attempt), ever. */
+  renewal?: { scheduleId: string; period: string; attempt: number };
+}
+
+/** Thrown inside the transaction when the renewal's row exists already: rolls back the payment too. */
+class RenewalExists extends Error {}
+
+/**
+ * A renewal its schedule no longer expects: the schedule was cancelled, is past due, or was moved (a `PUT`,
+ * a settled attempt) to another period or attempt since the charge job was enqueued, or the period is paid
+ * already. Nothing was written. 409 `conflict`; only the renewal job meets it (it then creates nothing).
+ */
+export class RenewalNotDueError extends ConflictError {
+  override name = "RenewalNotDueError";
+  constructor(reason: string) {
+    super(`The renewal is no longer due: ${reason}`);
+  }
+}
+
+/**
+ * Inside the charge's transaction, after the permit row: locks the renewal's schedule row (the order the
+ * schedule's `PUT`, `DELETE` and the permit's end take too — permit, then schedule — so they serialise with
+ * this insert) and refuses unless the schedule is `active`, of this permit, at this period and attempt, and
+ * the period has no succeeded charge (its charges are read with a share lock, so a concurrent settle is
+ * waited for and seen).
+ */
+async function assertRenewalDue(tx: Transaction<Database>, permitId: string, renewal: NonNullable<CreatePermitChargeInput["renewal"]>): Promise<void> {
+  const schedule = await tx
+    .selectFrom("permit_schedules")
+    .select(["id", "permit_id", "status", "period", "attempt"])
+    .where("id", "=", renewal.scheduleId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!schedule || schedule.permit_id !== permitId) throw new RenewalNotDueError("the schedule is not this permit's");
+  if (schedule.status !== "active") throw new RenewalNotDueError(`the schedule is ${schedule.status}`);
+  if (schedule.period !== renewal.period || schedule.attempt !== renewal.attempt)
+    throw new RenewalNotDueError(`the schedule is at ${schedule.period} attempt ${schedule.attempt}, not ${renewal.period} attempt ${renewal.attempt}`);
+  const charges = await tx
+    .selectFrom("permit_charges")
+    .select(["id", "status"])
+    .where("schedule_id", "=", renewal.scheduleId)
+    .where("period", "=", renewal.period)
+    .forShare()
+    .execute();
+  if (charges.some((charge) => charge.status === "succeeded")) throw new RenewalNotDueError(`the period ${renewal.period} is paid already`);
+}
+
+async function existingRenewal(deps: Pick<Deps, "db">, input: CreatePermitChargeInput): Promise<PermitChargeRow | undefined> {
+  if (!input.renewal) return undefined;
+  return deps.db
+    .selectFrom("permit_charges")
+    .selectAll()
+    .where("schedule_id", "=", input.renewal.scheduleId)
+    .where("period", "=", input.renewal.period)
+    .where("attempt", "=", input.renewal.attempt)
+    .where("tenant_id", "=", input.tenantId)
+    .where("permit_id", "=", input.permitId)
+    .executeTakeFirst();
+}
+
+/**
+ * A charge row first (and its pending payment), in one transaction; returns the existing one when
+ * (scheduleId, period, attempt) already exists. Throws 404 `not_found` (also for another tenant's permit),
+ * 409 `permit_not_active`, 422 `amount_exceeds_permit`; for a new renewal, {@link RenewalNotDueError}
+ * unless its schedule — locked in the same transaction — still expects exactly that period and attempt.
+ *
+ * @example
+ * ```ts
+ * const { charge } = await createPermitCharge(deps, { tenantId, environment: "sandbox", permitId, amount: 5000, description: "Mai" });
+ * const settled = await executePermitCharge(deps, charge.id);
+ * ```
+ */
+export async function createPermitCharge(deps: Deps, input: CreatePermitChargeInput): Promise<{ charge: PermitChargeRow; created: boolean }> {
+  const existing = await existingRenewal(deps, input);
+  if (existing) return { charge: existing, created: false };
+  let charge: PermitChargeRow;
+  try {
+    charge = await deps.db.transaction().execute(async (tx) => {
+      const now = deps.now();
+      // Shared lock: a revocation waits for this charge's row, and this charge sees the permit's last word.
+      const permit = isId("prm", input.permitId)
+        ? await tx
+            .selectFrom("permits")
+            .selectAll()
+            .where("id", "=", input.permitId)
+            .where("tenant_id", "=", input.tenantId)
+            .where("environment", "=", input.environment)
+            .forShare()
+            .executeTakeFirst()
+        : undefined;
+      if (!permit) throw new NotFoundError("Permit not found");
+      if (permit.status !== "active") throw new ConflictError(`The permit is ${permit.status}; only an active permit can be charged`, "permit_not_active");
+      if (input.amount > Number(permit.max_amount))
+        throw new AppError(422, "amount_exceeds_permit", `amount ${input.amount} is greater than the permit's maxAmount ${permit.max_amount}`);
+      if (input.renewal) await assertRenewalDue(tx, permit.id, input.renewal);
+      const paymentId = newId("pay");
+      await tx
+        .insertInto("payments")
+        .values({
+          id: paymentId,
+          tenant_id: permit.tenant_id,
+          environment: permit.environment,
+          provider: "providerB",
+          kind: "permit_charge",
+          provider_account: permit.provider_account,
+          state: "pending",
+          amount: input.amount,
+          currency: permit.currency,
+          description: input.description,
+          customer: permit.customer,
+          custom_data: input.customData ?? null,
+          payment_method: permit.payment_method,
+          credential_version: permit.credential_version,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      const inserted = await tx
+        .insertInto("permit_charges")
+        .values({
+          id: newId("chg"),
+          permit_id: permit.id,
+          tenant_id: permit.tenant_id,
+          environment: permit.environment,
+          payment_id: paymentId,
+          amount: input.amount,
+          description: input.description,
+          custom_data: input.customData ?? null,
+          status: "pending",
+          schedule_id: input.renewal?.scheduleId ?? null,
+          period: input.renewal?.period ?? null,
+          attempt: input.renewal?.attempt ?? 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.columns(["schedule_id", "period", "attempt"]).where("schedule_id", "is not", null).doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!inserted) throw new RenewalExists();
+      return inserted;
+    });
+  } catch (error) {
+    if (!(error instanceof RenewalExists)) throw error;
+    // Another worker inserted the same renewal meanwhile: that one is the charge.
+    return { charge: (await existingRenewal(deps, input))!, created: false };
+  }
+  await CHARGE_SYNC.enqueue(deps, { subjectId: charge.id, createdAt: charge.created_at, step: 0 });
+  return { charge, created: true };
+}
+
+/** Why provider B refused a charge, in the charge's `failReason`. */
+function refusalReason(error: AppError): string {
+  if (error.extras.providerResponseCode === PERMIT_NOT_ACTIVE_CODE) return "permit_not_active";
+  if (error.extras.providerResponseCode === AMOUNT_EXCEEDS_PERMIT_CODE) return "amount_exceeds_permit";
+  return `provider_refused: ${error.message}`.slice(0, 255);
+}
+
+/**
+ * Sends a charge to provider B with its charge id as `idempotency_key` (and in custom_data), unless it was
+ * already answered; records the answer, and on completed/failed settles the charge, its payment and its
+ * event (`permit.charge.succeeded` / `permit.charge.failed`) in one transaction. `pending` stays pending and
+ * is left to providerB-sync (confirm of the invoice token), never charged again. A refusal (the provider
+ * charged nothing) fails the charge. No answer (timeout, 5xx, garbage) leaves it pending and unanswered:
+ * the sync job sends it again under the same key. Idempotent: safe to call any number of times,
+ * concurrently, after a crash at any point. Returns the charge as it now stands.
+ */
+export async function executePermitCharge(deps: Deps, chargeId: string): Promise<PermitChargeRow> {
+  const charge = await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirst();
+  if (!charge) throw new NotFoundError("Charge not found");
+  if (charge.status !== "pending" || charge.provider_answered_at !== null) return charge;
+  const permit = await deps.db.selectFrom("permits").selectAll().where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
+  const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
+  if (!account) {
+    // Never fail it here: an earlier attempt may have reached provider B before a crash.
+    deps.logger.error({ alert: "providerB_charge_no_credentials", chargeId, permitId: permit.id }, "the credentials of the charge's permit are gone; the charge stays pending");
+    return charge;
+  }
+  let answer: ProviderReply;
+  try {
+    const answered = await account.permits.chargePermit({
+      permit_token: permit.token,
+      amount: Number(charge.amount),
+      description: charge.description,
+      custom_data: { ...charge.custom_data, [CHARGE_ID_KEY]: charge.id, [CHARGE_PAYMENT_ID_KEY]: charge.payment_id },
+      idempotency_key: charge.id,
+    });
+    answer = { kind: "answer", answer: answered };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    if (error.status === 422) answer = { kind: "refused", reason: refusalReason(error) };
+    else {
+      // Sent, but no answer: provider B may have charged. The same key later tells us, without charging again.
+      deps.logger.warn({ chargeId, status: error.status, reason: error.message }, "provider B did not answer a permit charge; the sync job sends it again under the same key");
+      await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", charge.payment_id).where("state", "=", "pending").execute();
+      return (await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow());
+    }
+  }
+  return recordChargeAnswer(deps, chargeId, answer);
+}
+
+/** Provider B's answer to a charge call, or its refusal (nothing charged). */
+type ProviderReply = { kind: "answer"; answer: PermitChargeAnswer } | { kind: "refused"; reason: string };
+
+/** Records provider B's first answer once (the row lock decides between concurrent executors). */
+async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderReply): Promise<PermitChargeRow> {
+  const result = await deps.db.transaction().execute(async (tx) => {
+    const now = deps.now();
+    const charge = await tx.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).forUpdate().executeTakeFirstOrThrow();
+    if (charge.status !== "pending" || charge.provider_answered_at !== null) return { charge, deliveryIds: [] as string[] };
+    const invoiceToken = reply.kind === "answer" ? reply.answer.invoice_token : null;
+    const answered = await tx
+      .updateTable("permit_charges")
+      .set({ provider_answered_at: now, invoice_token: invoiceToken, updated_at: now })
+      .where("id", "=", chargeId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await tx
+      .updateTable("payments")
+      .set({
+        ...(invoiceToken ? { provider_transaction_id: invoiceToken } : {}),
+        provider_status: reply.kind === "answer" ? reply.answer.status : "refused",
+        outcome_unknown: false,
+        updated_at: now,
+      })
+      .where("id", "=", charge.payment_id)
+      .execute();
+    if (reply.kind === "refused") return settleCharge(tx, now, answered, { to: "failed", failReason: reply.reason });
+    const answer = reply.answer;
+    if (answer.status === "completed") return settleCharge(tx, now, answered, { to: "succeeded", providerStatus: "completed" });
+    if (answer.status === "failed")
+      return settleCharge(tx, now, answered, { to: "failed", failReason: answer.fail_reason ?? "failed", providerStatus: "failed" });
+    return { charge: answered, deliveryIds: [] as string[] };
+  });
+  if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);
+  // The charge's IPN may have outrun this answer (it was kept as an orphan): pick it up now.
+  if (result.charge.invoice_token)
+    await rematchOrphans(deps, { token: result.charge.invoice_token }).catch((err) => deps.logger.warn({ err, chargeId }, "could not re-match orphan IPNs"));
+  return result.charge;
+}

@@ -1,0 +1,80 @@
+/**
+ * What the renewal tests share: a provider B simulator that also records every permit charge it answers
+ * (so a test can count what provider B really charged), a clock the test moves, and a permit's schedule
+ * through the API. Active permits come from `permit-rig.ts`.
+ */
+import { expect } from "bun:test";
+import { permitControl } from "./permit-rig.ts";
+import { startSimulator, type RigGateway, type SimulatorServer } from "./provider-b-rig.ts";
+
+type Json = Record<string, any>;
+
+/** One permit charge as provider B answered it. */
+export interface SimCharge {
+  permitToken: string;
+  idempotencyKey: string;
+  invoiceToken: string;
+  status: string;
+}
+
+export interface RecordingSimulator extends SimulatorServer {
+  /** Every successful `/permit/charge` answer, replays included. */
+  chargeAnswers: SimCharge[];
+  /** The charges provider B made for a permit: distinct invoices. */
+  chargesOf(permitToken: string): SimCharge[];
+  /** `authorize`, `fail-next`, `succeed-next`, `pending-next`, `revoke`… on a permit. */
+  permitControl(token: string, verb: string): Promise<Response>;
+}
+
+/** A standalone provider B simulator on 127.0.0.1 that records the permit charges it answers. */
+export async function startRecordingSimulator(): Promise<RecordingSimulator> {
+  const chargeAnswers: SimCharge[] = [];
+  const server = await startSimulator({
+    async around(request, next) {
+      const isCharge = request.method === "POST" && new URL(request.url).pathname.endsWith("/permit/charge");
+      const sent = isCharge ? ((await request.clone().json().catch(() => ({}))) as Json) : undefined;
+      const response = await next(request);
+      if (sent && response.status === 200) {
+        const answer = (await response.clone().json()) as Json;
+        if (answer.invoice_token)
+          chargeAnswers.push({ permitToken: sent.permit_token, idempotencyKey: sent.idempotency_key, invoiceToken: answer.invoice_token, status: answer.status });
+      }
+      return response;
+    },
+  });
+  return {
+    ...server,
+    chargeAnswers,
+    chargesOf: (permitToken) => [...new Map(chargeAnswers.filter((c) => c.permitToken === permitToken).map((c) => [c.invoiceToken, c])).values()],
+    permitControl: (token, verb) => permitControl(server, token, verb),
+  };
+}
+
+/** A clock the test moves; `now()` is what the gateway gets as `deps.now`. */
+export function testClock(start: Date) {
+  let current = start.getTime();
+  return {
+    now: () => new Date(current),
+    set(at: Date) {
+      current = at.getTime();
+    },
+    advance(ms: number) {
+      current += ms;
+    },
+  };
+}
+
+export const schedulePath = (permitId: string) => `/providerB/permits/${permitId}/schedule`;
+
+/** `PUT …/schedule`, expecting 200; answers the schedule. */
+export async function putSchedule(gw: RigGateway, tenantId: string, permitId: string, body: Json): Promise<Json> {
+  const response = await gw.call("PUT", schedulePath(permitId), tenantId, body);
+  const json = (await response.json()) as Json;
+  expect(response.status, JSON.stringify(json)).toBe(200);
+  return json;
+}
+
+/** `GET …/schedule`'s body. */
+export async function scheduleOf(gw: RigGateway, tenantId: string, permitId: string): Promise<Json> {
+  return (await (await gw.call("GET", schedulePath(permitId), tenantId)).json()) as Json;
+}
