@@ -212,7 +212,7 @@ export const scenarios: Scenario[] = [
     setup: "providerA",
     request: { method: "GET", path: "/providerA/transaction/{{providerA.approvedTransactionId}}/is-approved", headers: tenantA },
     measures:
-      "a tenant token from POST /auth/token, the tenant lookup and rate limiter, one SELECT of the payment; approved is final, so no provider call (refresh-on-read only touches pending rows)",
+      "a tenant token from POST /auth/token, the tenant lookup and rate limiter, the payment (one SELECT per second: a final answer is kept 1 s per process); approved is final, so no provider call (refresh-on-read only touches pending rows)",
   },
   {
     name: "GET /providerA/transaction/{id}/status (final)",
@@ -256,7 +256,7 @@ export const scenarios: Scenario[] = [
 export const fanoutScenarios: FanoutScenario[] = [
   {
     name: "webhook fan-out, event committed → 2xx received",
-    reference: "plain fetch loop to the receiver (20 in flight)",
+    reference: "plain fetch loop to the receiver (100 in flight)",
     events: 1000,
     endpoints: 4,
     measures:
@@ -264,7 +264,7 @@ export const fanoutScenarios: FanoutScenario[] = [
   },
   {
     name: "webhook fan-out at 100 events/s, event committed → 2xx received",
-    reference: "plain fetch loop to the receiver (20 in flight)",
+    reference: "plain fetch loop to the receiver (100 in flight)",
     events: 500,
     endpoints: 4,
     eventsPerSecond: 100,

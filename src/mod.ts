@@ -19,6 +19,7 @@ import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "./db/pglite-snapshot.ts";
 import { createHttpApp } from "./http/app.ts";
+import { releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
@@ -163,6 +164,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       await server?.stop();
       http.close();
       await metricsServer?.stop(true);
+      // First sync runs held in memory (direct payments of the last seconds) go to the queue, keeping their time.
+      await releaseHeldFirstSyncs(deps);
       workers.stop();
       if (ownsQueue) await queue.close();
       await rateLimiter.close();

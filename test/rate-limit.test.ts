@@ -10,6 +10,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import {
   createRateLimiter,
   FAIL_OPEN_WARN_INTERVAL_MS,
+  LEASE_MS,
   rateLimitKey,
   type RateLimiter,
   type RateLimiterOptions,
@@ -291,5 +292,75 @@ describe("rate limiter when Redis cannot be reached", () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
+  });
+});
+
+describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requests", () => {
+  /** A client that counts the limiter's script calls (EVALSHA, or EVAL the first time). */
+  function countingClient(): { redis: Redis; calls: () => number; limiter: (prefix?: string) => Promise<RateLimiter> } {
+    const redis = redisClient(REDIS_URL!);
+    let calls = 0;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      if (command.name === "evalsha" || command.name === "eval") calls++;
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof redis.sendCommand;
+    /** A limiter on this client whose script is already loaded (no EVAL after a NOSCRIPT), the count reset. */
+    const limiter = async (prefix = testPrefix()) => {
+      const made = createRateLimiter({ redis, prefix, timeoutMs: GENEROUS_TIMEOUT_MS });
+      await made.consume("warm-up", DEFAULT);
+      calls = 0;
+      return made;
+    };
+    return { redis, calls: () => calls, limiter };
+  }
+
+  it("takes tokens for the requests that queued behind a call in one call, with exact answers", async () => {
+    const counting = countingClient();
+    const calls = counting.calls;
+    const limiter = await counting.limiter();
+    const limit = { rps: 0.001, burst: 60 };
+    const decisions = await Promise.all(Array.from({ length: 100 }, () => limiter.consume(TENANT_A, limit)));
+    const allowed = decisions.filter((d) => d.allowed);
+    expect(allowed).toHaveLength(60);
+    expect(allowed.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(decisions.filter((d) => !d.allowed).every((d) => d.retryAfterSeconds > 1 && d.remaining === 0)).toBe(true);
+    // The first request's call, then one for the 99 that queued behind it.
+    expect(calls()).toBe(2);
+  });
+
+  it("never leases from a bucket under LEASE_MIN_TOKENS: one call per request, one by one", async () => {
+    const counting = countingClient();
+    const calls = counting.calls;
+    const limiter = await counting.limiter();
+    expect(await allowedOf(limiter, TENANT_A, DEFAULT, 10)).toBe(10);
+    expect(calls()).toBe(10);
+  });
+
+  it("leases 1 % of a deep bucket, spends it locally for LEASE_MS at most, and takes it from the shared budget", async () => {
+    const counting = countingClient();
+    const calls = counting.calls;
+    const prefix = testPrefix();
+    const limiter = await counting.limiter(prefix);
+    const limit = { rps: 0.001, burst: 100_000 }; // no refill during the test
+    expect(await allowedOf(limiter, TENANT_A, limit, 500)).toBe(500);
+    expect(calls()).toBe(1); // 1 taken, 999 leased
+    const left = Number(await redisClient(REDIS_URL!).hget(`${prefix}:${TENANT_A}`, "tokens"));
+    expect(Math.floor(left)).toBe(100_000 - 1 - 999);
+    // Another instance sees the leased tokens gone from the shared bucket.
+    const other = createRateLimiter({ redis: redisClient(REDIS_URL!), prefix, timeoutMs: GENEROUS_TIMEOUT_MS });
+    expect((await other.consume(TENANT_A, limit)).remaining).toBeLessThan(100_000 - 1000);
+    await Bun.sleep(LEASE_MS + 50);
+    await limiter.consume(TENANT_A, limit); // the lease expired: back to Redis
+    expect(calls()).toBe(2);
+  });
+
+  it("does not spend a lease under a changed limit", async () => {
+    const counting = countingClient();
+    const calls = counting.calls;
+    const limiter = await counting.limiter();
+    await limiter.consume(TENANT_A, { rps: 0.001, burst: 100_000 });
+    expect(await allowedOf(limiter, TENANT_A, { rps: 0.001, burst: 3 }, 5)).toBe(3);
+    expect(calls()).toBe(6);
   });
 });

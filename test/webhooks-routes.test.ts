@@ -24,6 +24,20 @@ interface DeliveryPage {
   nextCursor: string | null;
 }
 
+/**
+ * Waits until the delivery log of `endpointId` shows `deliveryId` succeeded after `attempts` attempts: its
+ * result committed and its lease released (the receiver getting the request comes before both).
+ */
+const settled = (endpointId: string, deliveryId: string, attempts: number) =>
+  waitUntil(
+    async () => {
+      const page = (await (await send("GET", `/webhooks/${endpointId}/deliveries`, tokenA)).json()) as DeliveryPage;
+      const delivery = page.data.find((d) => d.id === deliveryId);
+      return delivery?.state === "succeeded" && delivery.attempts.length === attempts ? delivery : undefined;
+    },
+    { what: `delivery ${deliveryId} succeeded after ${attempts} attempt(s)` },
+  );
+
 beforeAll(async () => {
   tg = await startTestGateway({ WEBHOOK_RETRY_SCHEDULE: "100ms,100ms" });
   await tg.gateway.start({ http: false, workers: true });
@@ -65,16 +79,22 @@ describe("webhook delivery routes", () => {
     const db = tg.gateway.deps.db;
     const first = await recordEvent(db, new Date(), { tenantId: tenantA, environment: "sandbox", type: "payment.completed", data: { n: 1 }, onlyEndpointId: created.id });
     await scheduleDeliveries(tg.gateway.deps, first.deliveryIds);
-    await waitUntil(() => receiver.receipts.filter((r) => r.headers["webhook-id"] === first.eventId).length === 1 || undefined, { what: "the first delivery" });
+    const deliveryId = first.deliveryIds[0]!;
+    const receipts = () => receiver.receipts.filter((r) => r.headers["webhook-id"] === first.eventId).length;
+    // A retry or a replay leaves a delivery that is still in flight alone: wait until each attempt is recorded.
+    await settled(created.id, deliveryId, 1);
+    expect(receipts()).toBe(1);
 
-    const retried = await send("POST", `/webhooks/deliveries/${first.deliveryIds[0]}/retry`, tokenA);
+    const retried = await send("POST", `/webhooks/deliveries/${deliveryId}/retry`, tokenA);
     expect(retried.status).toBe(200);
-    await waitUntil(() => receiver.receipts.filter((r) => r.headers["webhook-id"] === first.eventId).length === 2 || undefined, { what: "the retried delivery" });
+    await settled(created.id, deliveryId, 2);
+    expect(receipts()).toBe(2);
 
     const replay = await send("POST", `/webhooks/${created.id}/replay`, tokenA, { since: new Date(Date.now() - 60_000).toISOString() });
     expect(replay.status).toBe(200);
     expect(((await replay.json()) as { replayed: number }).replayed).toBe(1);
-    await waitUntil(() => receiver.receipts.filter((r) => r.headers["webhook-id"] === first.eventId).length === 3 || undefined, { what: "the replayed delivery" });
+    await settled(created.id, deliveryId, 3);
+    expect(receipts()).toBe(3);
 
     const tooLong = await send("POST", `/webhooks/${created.id}/replay`, tokenA, { since: new Date(Date.now() - 15 * 86_400_000).toISOString() });
     expect(tooLong.status).toBe(400);

@@ -11,11 +11,12 @@
  * expected) — or at a steady rate below that (`eventsPerSecond`), where the latencies are the path's own.
  *
  * Its reference is a plain `fetch` loop (`load/fetch-loop.ts`, its own process) sending as many
- * requests of the same size to the same receiver with 20 in flight, the gateway's delivery concurrency.
+ * requests of the same size to the same receiver with as many in flight as the gateway's delivery concurrency (100).
  */
 import pino from "pino";
 import { openDatabase } from "../../src/db/connect.ts";
 import { createBullmqQueue } from "../../src/jobs/bullmq.ts";
+import { DEFAULT_WEBHOOK_CONCURRENCY } from "../../src/jobs/workers.ts";
 import { recordEvent } from "../../src/services/events/record-event.ts";
 import { scheduleDeliveries } from "../../src/services/webhooks/schedule-deliveries.ts";
 import { killOnExit } from "./child-process.ts";
@@ -29,7 +30,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const wallNow = () => performance.timeOrigin + performance.now();
 const PRODUCERS = 8;
 /** The gateway's default delivery concurrency (`registerWorkers`), which the reference matches. */
-const DELIVERY_CONCURRENCY = 20;
+const DELIVERY_CONCURRENCY = DEFAULT_WEBHOOK_CONCURRENCY;
 const FETCH_LOOP = new URL("../load/fetch-loop.ts", import.meta.url).pathname;
 
 /** A payment.completed `data` of a realistic size. */
@@ -215,7 +216,7 @@ export async function measureFanout(scenario: FanoutScenario, ctx: FanoutContext
   return row;
 }
 
-/** The reference: the same number of requests from a plain fetch loop with 20 in flight. */
+/** The reference: the same number of requests from a plain fetch loop with the gateway's delivery concurrency in flight. */
 export async function measureFetchReference(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
   const row = emptyRow("reference", scenario.reference, "a plain fetch loop (own process), 20 requests in flight, same body size, same receiver", null);
   const body = JSON.stringify({ id: "evt_01JBENCH000000000000000000", type: "payment.completed", createdAt: new Date().toISOString(), tenantId: "ten_01JBENCH000000000000000000", environment: "sandbox", data: eventData(1) });

@@ -1,12 +1,12 @@
 /**
- * PostgreSQL through postgres.js and `kysely-postgres-js`.
+ * PostgreSQL through postgres.js and our Kysely driver for it (`postgres-js-driver.ts`).
  *
  * @module
  */
 import { Kysely, sql } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
 import type { DatabaseHandle } from "./connect.ts";
+import { PostgresJsDialect } from "./postgres-js-driver.ts";
 import type { Database } from "./schema.ts";
 
 const INT8_OID = 20;
@@ -30,9 +30,10 @@ export async function openPostgres(url: string, max?: number): Promise<DatabaseH
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (value: number | bigint) => String(value), parse: Number },
     },
   });
-  // kysely-postgres-js prepares every statement, so postgres.js learns each parameter's type
-  // from the server and JSON.stringify-es jsonb parameters itself: pass objects, not strings.
-  const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) });
+  // The driver prepares every statement, so postgres.js learns each parameter's type from the
+  // server and JSON.stringify-es jsonb parameters itself: pass objects, not strings. Statements
+  // outside a transaction are pipelined on the pool; a transaction reserves one connection.
+  const db = new Kysely<Database>({ dialect: new PostgresJsDialect({ postgres: client }) });
   return {
     db,
     driver: "postgres",

@@ -19,6 +19,7 @@ import { requestIdFor } from "./request-id.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
 import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
+import { createRouteTable } from "./route-table.ts";
 
 export interface HttpAppOptions {
   deps: Deps;
@@ -27,6 +28,8 @@ export interface HttpAppOptions {
   metrics: GatewayMetrics;
   /** Checks behind `/health/ready`; each throws when its dependency is down. */
   readiness: Record<string, () => Promise<void>>;
+  /** `false` sends REST calls through Elysia's router too (tests compare both ways). Default: looked up first. */
+  fastRestRoutes?: boolean;
 }
 
 export interface HttpApp {
@@ -158,14 +161,22 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   }
 
-  const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError });
+  // The REST routes are also looked up ahead of Elysia (route-table.ts); every other route is reserved
+  // there, so a path another route answers still goes through Elysia.
+  const table = createRouteTable();
+  for (const path of ["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
+  for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
+  table.reservePrefix("/trpc/");
+  if (deps.config.simulators) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorMountPath(name));
+  const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
     const requestInfo = infoOf(request);
     let response: Response;
     try {
-      response = await app.handle(request);
+      const rest = table.match(request.method, request.url);
+      response = rest ? await rest.handler({ request, params: rest.params }) : await app.handle(request);
     } catch (error) {
       onUnexpectedError(error, requestInfo);
       response = errorResponse(mapError(error, requestInfo.requestId));
@@ -174,20 +185,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (requestInfo.responseHeaders)
       for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
     const seconds = (performance.now() - started) / 1000;
-    const status = String(response.status);
-    options.metrics.httpRequests.inc({ method: request.method, status });
-    options.metrics.httpDuration.observe({ method: request.method, status }, seconds);
-    deps.logger.info(
-      {
-        requestId: requestInfo.requestId,
-        tenantId: requestInfo.tenantId,
-        method: request.method,
-        route: redactPath(new URL(request.url).pathname),
-        status: response.status,
-        durationMs: Math.round(seconds * 1e4) / 10,
-      },
-      "request",
-    );
+    options.metrics.recordRequest(request.method, response.status, seconds);
+    // Built only when it is written: at `warn` (production's usual level) the line costs nothing.
+    if (deps.logger.isLevelEnabled("info"))
+      deps.logger.info(
+        {
+          requestId: requestInfo.requestId,
+          tenantId: requestInfo.tenantId,
+          method: request.method,
+          route: redactPath(new URL(request.url).pathname),
+          status: response.status,
+          durationMs: Math.round(seconds * 1e4) / 10,
+        },
+        "request",
+      );
     return response;
   };
 

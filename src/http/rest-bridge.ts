@@ -14,6 +14,7 @@ import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { mapError } from "./error-body.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
+import type { RouteTable } from "./route-table.ts";
 
 /** Contract §1: bodies over 64 KiB are 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -131,10 +132,11 @@ export interface BridgeDeps {
 }
 
 /**
- * Adds one Elysia route per OpenAPI procedure of `router` to `app`. Returns the routes added, so the
- * caller (and a test) can see what the REST surface is.
+ * Adds one Elysia route per OpenAPI procedure of `router` to `app`, and the same handler to `table` (the
+ * gateway's lookup ahead of Elysia, see `route-table.ts`). Returns the routes added, so the caller (and a
+ * test) can see what the REST surface is.
  */
-export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: BridgeDeps): { method: string; path: string }[] {
+export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: BridgeDeps, table?: RouteTable): { method: string; path: string }[] {
   const mounted: { method: string; path: string }[] = [];
   for (const spec of routeSpecs(router)) {
     const elysiaPath = spec.path.replace(/\{(\w+)\}/g, ":$1");
@@ -166,6 +168,7 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
       }
     };
     app.route(spec.method, elysiaPath, handler, { parse: "none" });
+    table?.add(spec.method, spec.path, handler);
     mounted.push({ method: spec.method, path: spec.path });
   }
   return mounted;

@@ -69,14 +69,17 @@ function bearerToken(headers: Headers): string {
   return match[1]!;
 }
 
-/** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
+/** The caller's verified token; a token minted from an API key stops working once the key is revoked. */
+async function authenticate(ctx: Context): Promise<Principal> {
   const principal = await ctx.deps.tokens.verify(bearerToken(ctx.headers), ctx.deps.now().getTime());
   if (principal.keyId && principal.role === "tenant" && !(await ctx.deps.apiKeyStatus.isActive(principal.keyId)))
     throw new UnauthorizedError("The API key behind this token has been revoked");
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
-  return next({ ctx: { principal } });
-});
+  return principal;
+}
+
+/** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
+export const authedProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await authenticate(ctx) } }));
 
 /** An operator token (`role: "admin"`). */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
@@ -96,20 +99,20 @@ function environmentOf(principal: Principal, headers: Headers): Environment {
  * Counts a tenant token's call against its tenant's budget in that environment (contract §9). Operators'
  * admin tokens are not limited by a tenant's budget.
  */
-async function enforceRateLimit(ctx: Context & { principal: Principal }, tenant: TenantSummary, environment: Environment): Promise<void> {
-  if (ctx.principal.role === "admin") return;
+async function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> {
+  if (principal.role === "admin") return;
   const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), tenant.rateLimit ?? ctx.deps.config.rateLimit);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
 }
 
-async function resolveTenant(ctx: Context & { principal: Principal }, tenantId: string): Promise<TenantSummary> {
+async function resolveTenant(ctx: Context, principal: Principal, tenantId: string): Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
   const tenant = isId("ten", tenantId) ? await ctx.deps.tenants.find(tenantId) : null;
   if (!tenant) {
-    if (ctx.principal.role === "admin") throw new NotFoundError("Tenant not found");
+    if (principal.role === "admin") throw new NotFoundError("Tenant not found");
     throw new UnauthorizedError("The token's tenant does not exist");
   }
-  if (tenant.disabled && ctx.principal.role !== "admin") throw new ForbiddenError("Tenant is disabled");
+  if (tenant.disabled && principal.role !== "admin") throw new ForbiddenError("Tenant is disabled");
   return tenant;
 }
 
@@ -119,9 +122,11 @@ async function resolveTenant(ctx: Context & { principal: Principal }, tenantId: 
  * `tenant_mismatch`); an admin token must name the tenant with `x-tenant-id` (else 400) and acts in its
  * `env` claim or the `x-environment` header. A disabled tenant's own tokens are 403.
  */
-export const tenantProcedure = authedProcedure.use(async ({ ctx, meta, next }) => {
+// The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
+// tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
+export const tenantProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+  const principal = await authenticate(ctx);
   const header = ctx.headers.get("x-tenant-id");
-  const { principal } = ctx;
   let tenantId: string;
   if (principal.role === "admin") {
     if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
@@ -133,9 +138,9 @@ export const tenantProcedure = authedProcedure.use(async ({ ctx, meta, next }) =
     tenantId = principal.tenantId!;
   }
   const environment = environmentOf(principal, ctx.headers);
-  const tenant = await resolveTenant(ctx, tenantId);
-  await enforceRateLimit(ctx, tenant, environment);
-  return next({ ctx: { tenant, environment } });
+  const tenant = await resolveTenant(ctx, principal, tenantId);
+  await enforceRateLimit(ctx, principal, tenant, environment);
+  return next({ ctx: { principal, tenant, environment } });
 });
 
 /**
@@ -143,19 +148,19 @@ export const tenantProcedure = authedProcedure.use(async ({ ctx, meta, next }) =
  * another tenant's id is 404, as if it did not exist (contract §2). `x-tenant-id`, when sent by a tenant
  * token, must still be the token's own (403 `tenant_mismatch`). Operators may manage a disabled tenant.
  */
-export const tenantOwnerProcedure = authedProcedure.use(async ({ ctx, getRawInput, next }) => {
+export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
+  const principal = await authenticate(ctx);
   const raw = (await getRawInput()) as { tenant_id?: unknown } | undefined;
   const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";
-  const { principal } = ctx;
   if (principal.role !== "admin") {
     const header = ctx.headers.get("x-tenant-id");
     if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
     if (tenantId !== principal.tenantId) throw new NotFoundError("Tenant not found");
   }
-  const tenant = await resolveTenant(ctx, tenantId);
+  const tenant = await resolveTenant(ctx, principal, tenantId);
   const environment = environmentOf(principal, ctx.headers);
-  await enforceRateLimit(ctx, tenant, environment);
-  return next({ ctx: { tenant, environment } });
+  await enforceRateLimit(ctx, principal, tenant, environment);
+  return next({ ctx: { principal, tenant, environment } });
 });
 
 /**

@@ -39,10 +39,12 @@ export interface WireCreateTransaction {
 }
 
 /**
- * A `v1/transaction` as read back. Lenient: the provider adds fields freely, and only these are used.
- * `status` stays a string so an unknown future status is seen (and ignored) rather than failing the read.
+ * A `v1/transaction` as read back. Lenient: the provider adds fields freely; only these are used, so the
+ * others are dropped (`z.object` strips them: 3.5 µs per answer against 8.5 µs for `z.looseObject`, which
+ * copies the ~30 fields provider A adds one by one). `status` stays a string so an unknown future status
+ * is seen (and ignored) rather than failing the read.
  */
-export const wireTransactionSchema = z.looseObject({
+export const wireTransactionSchema = z.object({
   klass: z.string().optional(),
   id: z.number().int().positive(),
   reference: z.string().nullish(),
@@ -60,10 +62,10 @@ export const wireTransactionSchema = z.looseObject({
 export type WireTransaction = z.infer<typeof wireTransactionSchema>;
 
 /** `{ "v1/transaction": { … } }`, the envelope of every transaction answer. */
-export const wireTransactionEnvelopeSchema = z.looseObject({ "v1/transaction": wireTransactionSchema });
+export const wireTransactionEnvelopeSchema = z.object({ "v1/transaction": wireTransactionSchema });
 
 /** `POST /v1/transactions/{id}/token` answer. */
-export const wireTokenSchema = z.looseObject({ token: z.string().min(1), url: z.string().optional() });
+export const wireTokenSchema = z.object({ token: z.string().min(1), url: z.string().optional() });
 
 /** The provider's error body: `{ message, errors?: { "<field>": ["…"] } }`. */
 export const wireErrorSchema = z.looseObject({

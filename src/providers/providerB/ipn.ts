@@ -100,6 +100,17 @@ export function verifyIpnHash(hash: unknown, masterKey: string): boolean {
 }
 
 /**
+ * {@link verifyIpnHash} against an expected hash computed once (`ipnHashOf(masterKey)` as UTF-8 bytes):
+ * the IPN path keeps it per credential version instead of hashing the master key for each IPN.
+ */
+export function verifyIpnHashWith(hash: unknown, expected: Buffer): boolean {
+  if (typeof hash !== "string") return false;
+  const given = Buffer.from(hash.trim().toLowerCase(), "utf8");
+  if (given.length !== expected.length) return false;
+  return timingSafeEqual(given, expected);
+}
+
+/**
  * A digest of the IPN's hash, kept with an orphan IPN instead of the hash itself, so that the orphan can
  * be checked against the master key of the checkout that appears later.
  */

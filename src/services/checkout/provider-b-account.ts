@@ -4,7 +4,7 @@
  */
 import type { Environment } from "../../config.ts";
 import { providerBClient, type ProviderBClient } from "../../providers/providerB/client.ts";
-import { credentialField } from "../../crypto/sealed-fields.ts";
+import { ipnHashOf } from "../../providers/providerB/ipn.ts";
 import { openCredentials } from "../credentials/provider-credentials.ts";
 import type { Deps } from "../deps.ts";
 
@@ -35,22 +35,34 @@ export async function openProviderBAccount(
 }
 
 /**
- * Only the master key of one version (an IPN's hash check): one sealed value opened instead of the set.
- * Null when the version or its master key is not there.
+ * Only the master key of one version (an IPN's hash check). Null when the version or its master key is not
+ * there. Goes through the same per-process cache as {@link openProviderBAccount} (`openCredentials`): the
+ * IPNs of one merchant account all name the same version, and its confirm call needs the whole set next.
  */
 export async function openProviderBMasterKey(
   deps: Pick<Deps, "db" | "keyring">,
   input: { tenantId: string; environment: Environment; version: number },
 ): Promise<string | null> {
-  const row = await deps.db
-    .selectFrom("provider_credentials")
-    .select("sealed")
-    .where("tenant_id", "=", input.tenantId)
-    .where("provider", "=", "providerB")
-    .where("environment", "=", input.environment)
-    .where("version", "=", input.version)
-    .executeTakeFirst();
-  const sealed = row?.sealed.masterKey;
-  if (!sealed) return null;
-  return deps.keyring.open(sealed, { tenantId: input.tenantId, field: credentialField("providerB", "masterKey") });
+  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
+  return opened?.fields.masterKey ?? null;
 }
+
+/**
+ * What an IPN signed with this version's master key carries as `data[hash]`, as bytes for a constant-time
+ * comparison (`verifyIpnHashWith`); null when the version or its master key is not there. Computed once
+ * per opened set: kept beside the cached set itself (a `WeakMap` on its frozen fields), so it lives exactly
+ * as long as the cache keeps that set. Never logged.
+ */
+export async function openProviderBIpnHash(
+  deps: Pick<Deps, "db" | "keyring">,
+  input: { tenantId: string; environment: Environment; version: number },
+): Promise<Buffer | null> {
+  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
+  const masterKey = opened?.fields.masterKey;
+  if (!opened || !masterKey) return null;
+  let expected = expectedIpnHashes.get(opened.fields);
+  if (!expected) expectedIpnHashes.set(opened.fields, (expected = Buffer.from(ipnHashOf(masterKey), "utf8")));
+  return expected;
+}
+
+const expectedIpnHashes = new WeakMap<object, Buffer>();

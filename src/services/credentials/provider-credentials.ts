@@ -3,7 +3,15 @@
  * every value sealed, shown only masked. Sets are versioned: storing replaces the active set with a new
  * version, deleting deactivates it, and old versions stay (sealed) so payments created with them can
  * still be verified and confirmed with the version they were made with (`openCredentials(…, version)`).
+ *
+ * Opened sets are cached per process (see {@link openCredentials}): every payment, checkout, IPN and
+ * confirm needs one, and reading and opening it (a query and one AES-GCM decrypt per field) was a
+ * measurable share of those paths. A version's content never changes, so the cache is only bounded in
+ * time by how soon a change made by another instance must be seen: the *active* set of an environment
+ * is re-read at most {@link ACTIVE_CREDENTIALS_CACHE_MS} after it was last read (the same bound as the
+ * tenant cache), and this process forgets it at once when it stores or deactivates a set itself.
  */
+import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
 import { credentialField } from "../../crypto/sealed-fields.ts";
 import { maskSecret } from "../../crypto/secrets.ts";
@@ -47,7 +55,7 @@ export async function putCredentials(
     sealed[name] = await deps.keyring.seal(value, { tenantId: input.tenantId, field: credentialField(input.provider, name) });
     masked[name] = maskSecret(value);
   }
-  return deps.db.transaction().execute(async (tx) => {
+  const stored = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
     // Lock the tenant row: two concurrent PUTs for one tenant take turns, so versions never collide.
     await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
@@ -83,6 +91,8 @@ export async function putCredentials(
       .executeTakeFirstOrThrow();
     return view(row);
   });
+  forgetCredentials(deps, input);
+  return stored;
 }
 
 /** The active sets of a tenant for a provider, masked, one per environment. */
@@ -112,6 +122,7 @@ export async function deactivateCredentials(
     .where("active", "=", true)
     .returning(["environment", "version", "deactivated_at"])
     .executeTakeFirst();
+  forgetCredentials(deps, input);
   if (!row) throw new NotFoundError(`No active ${input.provider} credentials for ${input.environment}`);
   return { environment: row.environment, version: row.version, deactivatedAt: row.deactivated_at!.toISOString() };
 }
@@ -120,17 +131,63 @@ export interface OpenedCredentials {
   /** The set's row id (a payment's `provider_account` when made on a tenant's own account). */
   id: string;
   version: number;
-  fields: Record<string, string>;
+  /** Frozen: shared by every caller while cached. */
+  fields: Readonly<Record<string, string>>;
+}
+
+/** How long this process may answer "the active set is X" (or "there is none") without reading it again. */
+export const ACTIVE_CREDENTIALS_CACHE_MS = 2_000;
+/** How long an opened *version* stays cached (its content never changes; this bounds memory and exposure). */
+export const VERSION_CREDENTIALS_CACHE_MS = 60_000;
+/** Entries per process (tenant × provider × environment × version). */
+const CREDENTIALS_CACHE_MAX = 5_000;
+
+type CredentialLookup = { tenantId: string; provider: Provider; environment: Environment; version?: number };
+
+/** One cache per database handle (a process may run several gateways, e.g. in tests). */
+const caches = new WeakMap<object, LRUCache<string, { opened: Promise<OpenedCredentials | null> }>>();
+
+function cacheOf(db: object): LRUCache<string, { opened: Promise<OpenedCredentials | null> }> {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new LRUCache({ max: CREDENTIALS_CACHE_MAX })));
+  return cache;
+}
+
+function cacheKey(input: CredentialLookup): string {
+  return `${input.tenantId}\u0000${input.provider}\u0000${input.environment}\u0000${input.version ?? "active"}`;
+}
+
+/**
+ * Forgets what this process cached about a tenant's sets of one provider and environment (after it stored
+ * or deactivated one). Other instances see the change within {@link ACTIVE_CREDENTIALS_CACHE_MS}.
+ */
+export function forgetCredentials(deps: Pick<Deps, "db">, input: { tenantId: string; provider: Provider; environment: Environment }): void {
+  caches.get(deps.db)?.delete(cacheKey(input));
 }
 
 /**
  * The plaintext of a set, for a provider call: the active set of the environment, or a given version
  * (a payment's own). Null when there is none.
+ *
+ * Cached per process: a given version for {@link VERSION_CREDENTIALS_CACHE_MS}, the active set (and its
+ * absence) for {@link ACTIVE_CREDENTIALS_CACHE_MS}; concurrent callers share one read. The plaintext stays
+ * in memory only, like the keyring's keys; it is never logged.
  */
-export async function openCredentials(
-  deps: Pick<Deps, "db" | "keyring">,
-  input: { tenantId: string; provider: Provider; environment: Environment; version?: number },
-): Promise<OpenedCredentials | null> {
+export function openCredentials(deps: Pick<Deps, "db" | "keyring">, input: CredentialLookup): Promise<OpenedCredentials | null> {
+  const cache = cacheOf(deps.db);
+  const key = cacheKey(input);
+  const hit = cache.get(key);
+  if (hit) return hit.opened;
+  const entry = { opened: readAndOpen(deps, input) };
+  cache.set(key, entry, { ttl: input.version === undefined ? ACTIVE_CREDENTIALS_CACHE_MS : VERSION_CREDENTIALS_CACHE_MS });
+  // A failed read (database down, a value that cannot be opened) is not remembered.
+  entry.opened.catch(() => {
+    if (cache.peek(key) === entry) cache.delete(key);
+  });
+  return entry.opened;
+}
+
+async function readAndOpen(deps: Pick<Deps, "db" | "keyring">, input: CredentialLookup): Promise<OpenedCredentials | null> {
   let query = deps.db
     .selectFrom("provider_credentials")
     .select(["id", "version", "sealed"])
@@ -140,9 +197,9 @@ export async function openCredentials(
   query = input.version === undefined ? query.where("active", "=", true) : query.where("version", "=", input.version);
   const row = await query.executeTakeFirst();
   if (!row) return null;
+  const names = Object.keys(row.sealed);
+  const values = await Promise.all(names.map((name) => deps.keyring.open(row.sealed[name]!, { tenantId: input.tenantId, field: credentialField(input.provider, name) })));
   const fields: Record<string, string> = {};
-  for (const [name, value] of Object.entries(row.sealed)) {
-    fields[name] = await deps.keyring.open(value, { tenantId: input.tenantId, field: credentialField(input.provider, name) });
-  }
-  return { id: row.id, version: row.version, fields };
+  names.forEach((name, i) => (fields[name] = values[i]!));
+  return { id: row.id, version: row.version, fields: Object.freeze(fields) };
 }

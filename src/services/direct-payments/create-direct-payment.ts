@@ -12,7 +12,10 @@
  *
  * The merchant's `callback_url` is ours to call: it is stored, never sent to provider A.
  */
+import type { Insertable } from "kysely";
 import type { Environment } from "../../config.ts";
+import { precompile } from "../../db/precompiled.ts";
+import type { PaymentCustomer, PaymentsTable } from "../../db/schema.ts";
 import { ProviderError, ValidationError } from "../../errors.ts";
 import {
   CALLING_CODES,
@@ -28,7 +31,8 @@ import { newId } from "../ids.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { accountForNewPayment, clientFor } from "./accounts.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
-import { enqueueSync, syncWaitMs } from "./sync-jobs.ts";
+import { scheduleFirstSync } from "./first-sync.ts";
+import { syncWaitMs } from "./sync-jobs.ts";
 
 /** Spec 2.1, as validated by the router's schema. */
 export interface DirectPaymentInput {
@@ -81,6 +85,54 @@ export function checkDirectPaymentRules(input: DirectPaymentInput, policy: { env
   return callbackUrl;
 }
 
+type PaymentColumns = Insertable<PaymentsTable>;
+
+/** The new row (precompiled: this runs on every payment). */
+const insertDirectPayment = precompile<{
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  provider_account: string;
+  credential_version: number | null;
+  amount: number;
+  currency: PaymentColumns["currency"];
+  description: string;
+  customer: PaymentCustomer;
+  payment_method: string;
+  callback_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+  next_sync_at: Date;
+}>()((db, p) =>
+  db.insertInto("payments").values({
+    id: p.id,
+    tenant_id: p.tenant_id,
+    environment: p.environment,
+    provider: "providerA",
+    kind: "direct_payment",
+    provider_account: p.provider_account,
+    credential_version: p.credential_version,
+    amount: p.amount,
+    currency: p.currency,
+    description: p.description,
+    customer: p.customer,
+    payment_method: p.payment_method,
+    callback_url: p.callback_url,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    sync_attempt: 0,
+    next_sync_at: p.next_sync_at,
+  }),
+);
+
+/** The provider's id, once the create call answered. */
+const storeProviderTransaction = precompile<{ id: string; provider_transaction_id: string; reference: string | null; provider_status: string; updated_at: Date }>()((db, p) =>
+  db
+    .updateTable("payments")
+    .set({ provider_transaction_id: p.provider_transaction_id, reference: p.reference, provider_status: p.provider_status, updated_at: p.updated_at })
+    .where("id", "=", p.id),
+);
+
 function failureAnswer(error: ProviderACallError): ProviderError {
   if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
   if (error.kind === "unreachable") return new ProviderError(502, "Provider A could not be reached; nothing was sent");
@@ -118,33 +170,33 @@ export async function createDirectPayment(
     phone: input.phone_number.number,
     country,
   };
-  await deps.db
-    .insertInto("payments")
-    .values({
-      id: paymentId,
-      tenant_id: tenantId,
-      environment,
-      provider: "providerA",
-      kind: "direct_payment",
-      provider_account: account.accountId,
-      credential_version: account.credentialVersion,
-      amount: input.amount,
-      currency,
-      description: input.description,
-      customer,
-      payment_method: input.payment_method,
-      callback_url: callbackUrl ?? null,
-      created_at: now,
-      updated_at: now,
-      sync_attempt: 0,
-      next_sync_at: firstSyncAt,
-    })
-    .execute();
+  await insertDirectPayment(deps.db, {
+    id: paymentId,
+    tenant_id: tenantId,
+    environment,
+    provider_account: account.accountId,
+    credential_version: account.credentialVersion,
+    amount: input.amount,
+    currency,
+    description: input.description,
+    customer,
+    payment_method: input.payment_method,
+    callback_url: callbackUrl ?? null,
+    created_at: now,
+    updated_at: now,
+    next_sync_at: firstSyncAt,
+  });
 
+  // The first sync run is scheduled now: it only needs the row (it finds the transaction by our `pay_` id
+  // when the provider id is not stored yet), and on every outcome below the payment needs it or the run
+  // finds it final and stops. It is held in this process until due and skipped when the payment is
+  // settled here before then (first-sync.ts); the row's `next_sync_at` lets the sweeper cover the rest.
+  scheduleFirstSync(deps, paymentId, firstSyncAt);
   const client = clientFor(deps, environment, account);
   const mode = wireModeOf(input.payment_method);
   let step: "create" | "token" | "push" = "create";
   let transactionId: number;
+  let stored: Promise<unknown> | undefined;
   try {
     const created = await client.createTransaction(
       {
@@ -164,28 +216,26 @@ export async function createDirectPayment(
       paymentId,
     );
     transactionId = created.id;
-    await deps.db
-      .updateTable("payments")
-      .set({ provider_transaction_id: String(created.id), reference: created.reference ?? null, provider_status: created.status, updated_at: deps.now() })
-      .where("id", "=", paymentId)
-      .execute();
+    // The provider's id is stored while the token is asked for (a token moves no money), and the push
+    // waits for both: a failed store still stops the payment before the push, as when they ran in turn.
     step = "token";
-    const token = await client.createToken(created.id);
+    stored = storeProviderTransaction(deps.db, { id: paymentId, provider_transaction_id: String(created.id), reference: created.reference ?? null, provider_status: created.status, updated_at: deps.now() });
+    const [token] = await Promise.all([client.createToken(created.id), stored]);
     step = "push";
     await client.sendNow(mode, token, paymentId);
   } catch (error) {
+    // The store's own failure comes first (it is what stopped the payment); its result is awaited either way.
+    if (stored) await stored;
     if (!(error instanceof ProviderACallError)) throw error;
     const pushMayHaveHappened = error.outcomeUnknown && step !== "token";
     if (pushMayHaveHappened) {
       // Only while pending: a webhook may already have settled it from the provider's side.
       await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", paymentId).where("state", "=", "pending").execute();
-      await enqueueSync(deps, { paymentId, attempt: 0 }, firstSyncAt);
       deps.logger.warn({ paymentId, step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
     } else {
       await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error" });
     }
     throw failureAnswer(error);
   }
-  await enqueueSync(deps, { paymentId, attempt: 0 }, firstSyncAt);
   return { ok: true, transactionId, status: "pending", description: input.description, amount: input.amount, paymentId };
 }

@@ -1,18 +1,70 @@
 /**
  * `GET /providerA/transaction/{transaction_id}/status` and `…/is-approved` (spec endpoints 2–3, contract
  * §4): the caller's direct payment by provider A's id, refreshed on read when it is pending.
+ *
+ * A final answer (any state but `pending`) is kept per process for at most {@link FINAL_READ_CACHE_MS},
+ * keyed by tenant, environment and transaction id, in an LRU of {@link FINAL_READ_CACHE_SIZE} entries:
+ * a client polling a settled transaction costs no database round trip. A final state can still move
+ * forward (a refund, a transfer, a late success after `failed`/`declined`) through a webhook or the sync
+ * job on any instance, so a read may show the previous final state for up to that long — the same order
+ * as a pending record, which is read again from provider A at most once a second ({@link REFRESH_FLOOR_MS}).
+ * Pending answers are never cached. The process that applies a change drops its own copy at once
+ * ({@link forgetFinalRead}).
  */
+import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
 import type { Payment } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
-import { refreshOnRead } from "./refresh.ts";
+import { REFRESH_FLOOR_MS, refreshOnRead } from "./refresh.ts";
 import { directPaymentStatus, isApprovedStatus, toTransactionStatusView, type IsApprovedView, type TransactionStatusView } from "./status.ts";
 
 export interface TransactionLookup {
   tenantId: string;
   environment: Environment;
   transactionId: number;
+}
+
+/** How long a process may serve a final transaction's answer without reading the database again. */
+export const FINAL_READ_CACHE_MS = REFRESH_FLOOR_MS;
+
+/** How many final transactions a process keeps (a row and its two views: a few KB each at most). */
+export const FINAL_READ_CACHE_SIZE = 5_000;
+
+/** A final row and the views built from it (built on first use, then shared: never mutated). */
+interface FinalRead {
+  row: Payment;
+  status?: TransactionStatusView;
+  approved?: IsApprovedView;
+}
+
+/** The cached answers, and the reads in flight (concurrent misses of one key share one query). */
+interface ReadCache {
+  final: LRUCache<string, FinalRead>;
+  inFlight: Map<string, Promise<FinalRead>>;
+}
+
+// One cache per database (tests run several gateways in one process), like refresh.ts's single flights.
+const caches = new WeakMap<object, ReadCache>();
+
+function cacheOf(deps: Pick<Deps, "db">): ReadCache {
+  let cache = caches.get(deps.db);
+  if (!cache)
+    caches.set(deps.db, (cache = { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS }), inFlight: new Map() }));
+  return cache;
+}
+
+function cacheKey(lookup: TransactionLookup): string {
+  return `${lookup.tenantId}\u0000${lookup.environment}\u0000${lookup.transactionId}`;
+}
+
+/**
+ * Drops this process's copy of a transaction that just moved (called by `applyDirectPaymentUpdate`), so
+ * the instance that applied a change answers with it at once; other instances within {@link FINAL_READ_CACHE_MS}.
+ */
+export function forgetFinalRead(deps: Pick<Deps, "db">, row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">): void {
+  if (row.provider_transaction_id === null) return;
+  caches.get(deps.db)?.final.delete(`${row.tenant_id}\u0000${row.environment}\u0000${row.provider_transaction_id}`);
 }
 
 /**
@@ -36,14 +88,42 @@ async function findTransaction(deps: Pick<Deps, "db">, lookup: TransactionLookup
   return row;
 }
 
+/**
+ * The row to answer with: a cached final one, or read (and refreshed when pending), cached when final.
+ * Readers of one transaction that miss together share the read: when an entry expires under load, the
+ * 50 requests in flight make one query, not 50.
+ */
+async function readTransaction(deps: Deps, lookup: TransactionLookup): Promise<FinalRead> {
+  const cache = cacheOf(deps);
+  const key = cacheKey(lookup);
+  const hit = cache.final.get(key);
+  if (hit) return hit;
+  const running = cache.inFlight.get(key);
+  if (running) return running;
+  const read = (async (): Promise<FinalRead> => {
+    const row = await refreshOnRead(deps, await findTransaction(deps, lookup));
+    const answer: FinalRead = { row };
+    if (row.state !== "pending") cache.final.set(key, answer);
+    return answer;
+  })();
+  cache.inFlight.set(key, read);
+  try {
+    return await read;
+  } finally {
+    cache.inFlight.delete(key);
+  }
+}
+
 /** The detailed status (refreshed from provider A when pending and not read in the last second). */
 export async function getTransactionStatus(deps: Deps, lookup: TransactionLookup): Promise<TransactionStatusView> {
-  return toTransactionStatusView(await refreshOnRead(deps, await findTransaction(deps, lookup)));
+  const read = await readTransaction(deps, lookup);
+  return (read.status ??= toTransactionStatusView(read.row));
 }
 
 /** `{ transactionId, approved, status }`. */
 export async function isTransactionApproved(deps: Deps, lookup: TransactionLookup): Promise<IsApprovedView> {
-  const row = await refreshOnRead(deps, await findTransaction(deps, lookup));
-  const status = directPaymentStatus(row);
-  return { transactionId: lookup.transactionId, approved: isApprovedStatus(status), status };
+  const read = await readTransaction(deps, lookup);
+  if (read.approved) return read.approved;
+  const status = directPaymentStatus(read.row);
+  return (read.approved = { transactionId: lookup.transactionId, approved: isApprovedStatus(status), status });
 }

@@ -8,6 +8,7 @@
  */
 import type { Environment } from "../../config.ts";
 import type { Payment } from "../../db/schema.ts";
+import { precompile } from "../../db/precompiled.ts";
 import { NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { verifyProviderASignature, wireWebhookSchema } from "../../providers/providerA/mod.ts";
 import type { Deps } from "../deps.ts";
@@ -23,9 +24,11 @@ export interface ProviderAWebhook {
   signature: string | null;
 }
 
+const utf8 = new TextDecoder();
+
 function parseLoosely(rawBody: Uint8Array): { transactionId?: number; merchantReference?: string } {
   try {
-    const parsed = wireWebhookSchema.safeParse(JSON.parse(new TextDecoder().decode(rawBody)));
+    const parsed = wireWebhookSchema.safeParse(JSON.parse(utf8.decode(rawBody)));
     if (!parsed.success || !parsed.data.entity) return {};
     const reference = (parsed.data.entity as { merchant_reference?: unknown }).merchant_reference;
     return { transactionId: parsed.data.entity.id, merchantReference: typeof reference === "string" ? reference : undefined };
@@ -34,19 +37,29 @@ function parseLoosely(rawBody: Uint8Array): { transactionId?: number; merchantRe
   }
 }
 
+/**
+ * The payment a webhook is about, precompiled (one look-up runs per webhook). Its shape is `account:key`:
+ * the service's account or a tenant's own, and `key` the provider's id or our `pay_` id (of a payment the
+ * provider has not numbered yet).
+ */
+const paymentLookup = precompile<{ environment: Environment; tenant_id: string; key: string }>()((db, p, shape) => {
+  const [account, key] = shape.split(":");
+  const base = db.selectFrom("payments").selectAll().where("environment", "=", p.environment).where("provider", "=", "providerA");
+  const scoped = account === "tenant" ? base.where("tenant_id", "=", p.tenant_id).where("provider_account", "!=", SERVICE_ACCOUNT) : base.where("provider_account", "=", SERVICE_ACCOUNT);
+  return key === "provider"
+    ? scoped.where("provider_transaction_id", "=", p.key).orderBy("id", "desc").limit(1)
+    : scoped.where("id", "=", p.key).where("provider_transaction_id", "is", null);
+});
+
 /** The payment of this account and environment the webhook is about: by provider id, else by our `pay_` id. */
 async function findPayment(deps: Pick<Deps, "db">, scope: { environment: Environment; tenantId?: string }, facts: ReturnType<typeof parseLoosely>): Promise<Payment | undefined> {
-  const base = () => {
-    let q = deps.db.selectFrom("payments").selectAll().where("environment", "=", scope.environment).where("provider", "=", "providerA");
-    q = scope.tenantId ? q.where("tenant_id", "=", scope.tenantId).where("provider_account", "!=", SERVICE_ACCOUNT) : q.where("provider_account", "=", SERVICE_ACCOUNT);
-    return q;
-  };
+  const account = scope.tenantId ? "tenant" : "service";
+  const base = { environment: scope.environment, tenant_id: scope.tenantId ?? "" };
   if (facts.transactionId !== undefined) {
-    const row = await base().where("provider_transaction_id", "=", String(facts.transactionId)).orderBy("id", "desc").limit(1).executeTakeFirst();
-    if (row) return row;
+    const { rows } = await paymentLookup(deps.db, { ...base, key: String(facts.transactionId) }, `${account}:provider`);
+    if (rows[0]) return rows[0];
   }
-  if (facts.merchantReference && isId("pay", facts.merchantReference))
-    return base().where("id", "=", facts.merchantReference).where("provider_transaction_id", "is", null).executeTakeFirst();
+  if (facts.merchantReference && isId("pay", facts.merchantReference)) return (await paymentLookup(deps.db, { ...base, key: facts.merchantReference }, `${account}:ours`)).rows[0];
   return undefined;
 }
 

@@ -42,7 +42,8 @@ export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Pa
       deps.logger.warn({ paymentId: row.id, status: wire.status }, "provider A reported a status this gateway does not know");
       return row;
     }
-    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", facts })).row;
+    // `row` is what the caller read before this call: applied with a guarded update when it still holds.
+    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", facts }, row)).row;
   } catch (error) {
     if (error instanceof ProviderACallError && error.kind === "refused" && error.status === 404 && row.provider_transaction_id === null) {
       if (deps.now().getTime() - row.created_at.getTime() >= NOT_RECEIVED_AFTER_MS)

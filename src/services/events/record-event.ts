@@ -16,6 +16,7 @@
  */
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { Environment } from "../../config.ts";
+import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue } from "../../db/schema.ts";
 import { newId } from "../ids.ts";
 
@@ -37,45 +38,81 @@ export interface RecordedEvent {
   deliveryIds: string[];
 }
 
-/** Inserts the event and its deliveries with `db` (pass the caller's transaction). */
+/** The values of {@link eventStatement}. */
+interface EventValues {
+  eventId: string;
+  tenantId: string;
+  environment: Environment;
+  type: EventType;
+  data: Record<string, JsonValue>;
+  paymentId: string | null;
+  now: Date;
+  onlyEndpointId: string;
+}
+
+/**
+ * The event's insert, and in the same statement the endpoints it goes to: the enabled endpoints of that
+ * tenant and environment subscribed to its type (shape `subscribed`), or one given endpoint whatever its
+ * filters (shape `only`). Built and compiled once per shape (`precompile`).
+ */
+const eventStatement = precompile<EventValues>()((db, p, shape) =>
+  db
+    .with("event", (db) =>
+      db
+        .insertInto("events")
+        .values({ id: p.eventId, tenant_id: p.tenantId, environment: p.environment, type: p.type, data: p.data, payment_id: p.paymentId, created_at: p.now })
+        .returning("id"),
+    )
+    .selectFrom("webhook_endpoints")
+    .select("webhook_endpoints.id")
+    .where("tenant_id", "=", p.tenantId)
+    .where("environment", "=", p.environment)
+    .where("enabled", "=", true)
+    .where((eb) => (shape === "only" ? eb("webhook_endpoints.id", "=", p.onlyEndpointId) : eb.or([eb("event_types", "is", null), sql<boolean>`jsonb_exists(event_types, ${p.type})`])))
+    .orderBy("webhook_endpoints.id"),
+);
+
+/** The deliveries of one event, one row per element of the arrays (an endpoint or a direct URL each). */
+const deliveriesStatement = precompile<{ ids: string[]; endpointIds: (string | null)[]; targetUrls: (string | null)[]; eventId: string; tenantId: string; environment: Environment; now: Date }>()((db, p) =>
+  db
+    .insertInto("deliveries")
+    .columns(["id", "event_id", "tenant_id", "environment", "endpoint_id", "target_url", "next_attempt_at", "created_at", "updated_at"])
+    .expression(
+      sql`select t.id, ${p.eventId}::text, ${p.tenantId}::text, ${p.environment}::text, t.endpoint_id, t.target_url, ${p.now}::timestamptz, ${p.now}::timestamptz, ${p.now}::timestamptz
+          from unnest(${p.ids}::text[], ${p.endpointIds}::text[], ${p.targetUrls}::text[]) as t(id, endpoint_id, target_url)`,
+    ),
+);
+
+/** Inserts the event and its deliveries with `db` (pass the caller's transaction): two statements. */
 export async function recordEvent(db: Transaction<Database> | Kysely<Database>, now: Date, input: EventInput): Promise<RecordedEvent> {
   const eventId = newId("evt");
-  await db
-    .insertInto("events")
-    .values({
-      id: eventId,
-      tenant_id: input.tenantId,
+  const { rows: endpoints } = await eventStatement(
+    db,
+    {
+      eventId,
+      tenantId: input.tenantId,
       environment: input.environment,
       type: input.type,
       data: input.data,
-      payment_id: input.paymentId ?? null,
-      created_at: now,
-    })
-    .execute();
-
-  let endpoints = db
-    .selectFrom("webhook_endpoints")
-    .select("id")
-    .where("tenant_id", "=", input.tenantId)
-    .where("environment", "=", input.environment)
-    .where("enabled", "=", true);
-  endpoints = input.onlyEndpointId
-    ? endpoints.where("id", "=", input.onlyEndpointId)
-    : endpoints.where((eb) => eb.or([eb("event_types", "is", null), sql<boolean>`jsonb_exists(event_types, ${input.type})`]));
-  const targets: { endpoint_id: string | null; target_url: string | null }[] = (await endpoints.execute()).map((e) => ({ endpoint_id: e.id, target_url: null }));
+      paymentId: input.paymentId ?? null,
+      now,
+      onlyEndpointId: input.onlyEndpointId ?? "",
+    },
+    input.onlyEndpointId ? "only" : "subscribed",
+  );
+  const targets: { endpoint_id: string | null; target_url: string | null }[] = endpoints.map((e) => ({ endpoint_id: e.id, target_url: null }));
   if (input.directTargetUrl) targets.push({ endpoint_id: null, target_url: input.directTargetUrl });
   if (targets.length === 0) return { eventId, deliveryIds: [] };
 
-  const rows = targets.map((target) => ({
-    id: newId("dlv"),
-    event_id: eventId,
-    tenant_id: input.tenantId,
+  const ids = targets.map(() => newId("dlv"));
+  await deliveriesStatement(db, {
+    ids,
+    endpointIds: targets.map((t) => t.endpoint_id),
+    targetUrls: targets.map((t) => t.target_url),
+    eventId,
+    tenantId: input.tenantId,
     environment: input.environment,
-    ...target,
-    next_attempt_at: now,
-    created_at: now,
-    updated_at: now,
-  }));
-  await db.insertInto("deliveries").values(rows).execute();
-  return { eventId, deliveryIds: rows.map((row) => row.id) };
+    now,
+  });
+  return { eventId, deliveryIds: ids };
 }

@@ -14,6 +14,6 @@ export {
   type RateLimiterOptions,
   type RateLimitLogger,
 } from "./rate-limiter.ts";
-export { DEFAULT_REDIS_TIMEOUT_MS, type RedisClient } from "./redis-buckets.ts";
+export { DEFAULT_REDIS_TIMEOUT_MS, LEASE_MIN_TOKENS, LEASE_MS, LEASE_SHARE, type RedisClient } from "./redis-buckets.ts";
 export { DEFAULT_MAX_BUCKETS } from "./memory-buckets.ts";
 export { takeToken, type RateLimit } from "./token-bucket.ts";

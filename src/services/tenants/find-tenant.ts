@@ -23,32 +23,52 @@ export interface TenantFinder {
   forget(id: string): void;
 }
 
-/** A finder over the database with a short per-process cache. */
+/**
+ * A finder over the database with a short per-process cache. Concurrent misses of one tenant share one
+ * query (when an entry expires under load, every request in flight would otherwise read the row).
+ */
 export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
   const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
+  const inFlight = new Map<string, Promise<TenantSummary | null>>();
+
+  async function read(id: string): Promise<TenantSummary | null> {
+    const row = await deps.db
+      .selectFrom("tenants")
+      .select(["id", "name", "disabled", "live_enabled", "rate_limit"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row
+      ? {
+          id: row.id,
+          name: row.name,
+          disabled: row.disabled,
+          liveEnabled: row.live_enabled,
+          rateLimit: (row.rate_limit as TenantSummary["rateLimit"]) ?? null,
+        }
+      : null;
+  }
+
   return {
     async find(id) {
       const hit = cache.get(id);
       if (hit) return hit.tenant;
-      const row = await deps.db
-        .selectFrom("tenants")
-        .select(["id", "name", "disabled", "live_enabled", "rate_limit"])
-        .where("id", "=", id)
-        .executeTakeFirst();
-      const tenant = row
-        ? {
-            id: row.id,
-            name: row.name,
-            disabled: row.disabled,
-            liveEnabled: row.live_enabled,
-            rateLimit: (row.rate_limit as TenantSummary["rateLimit"]) ?? null,
-          }
-        : null;
-      cache.set(id, { tenant });
-      return tenant;
+      const running = inFlight.get(id);
+      if (running) return running;
+      const reading: Promise<TenantSummary | null> = read(id).then((tenant) => {
+        // A `forget` while the query ran means the row may have changed under it: answer, but do not keep it.
+        if (inFlight.get(id) === reading) cache.set(id, { tenant });
+        return tenant;
+      });
+      inFlight.set(id, reading);
+      try {
+        return await reading;
+      } finally {
+        if (inFlight.get(id) === reading) inFlight.delete(id);
+      }
     },
     forget(id) {
       cache.delete(id);
+      inFlight.delete(id);
     },
   };
 }

@@ -168,15 +168,3 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, endpointId:
   });
   return { secret, previousExpiresAt: previousExpiresAt.toISOString() };
 }
-
-/** The secrets that sign for an endpoint right now, newest first. */
-export async function endpointSigningSecrets(deps: Pick<Deps, "db" | "keyring" | "now">, endpointId: string): Promise<string[]> {
-  const rows = await deps.db
-    .selectFrom("webhook_endpoint_secrets")
-    .select(["sealed_secret", "tenant_id"])
-    .where("endpoint_id", "=", endpointId)
-    .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", deps.now())]))
-    .orderBy("created_at", "desc")
-    .execute();
-  return Promise.all(rows.map((row) => deps.keyring.open(row.sealed_secret, { tenantId: row.tenant_id, field: ENDPOINT_SECRET_FIELD })));
-}

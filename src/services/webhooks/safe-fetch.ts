@@ -79,15 +79,16 @@ export async function safeFetch(url: string, init: SafeFetchInit): Promise<SafeF
       lookup: init.lookup,
       signal,
     });
-    const original = new URL(target.url);
     const pinned = new URL(target.url);
-    const serverName = original.hostname.replace(/\.+$/, "");
+    const host = pinned.host;
+    const https = pinned.protocol === "https:";
+    const serverName = pinned.hostname.replace(/\.+$/, "");
     if (!target.literal) pinned.hostname = target.family === 6 ? `[${target.address}]` : target.address;
 
     const headers = new Headers(init.headers);
-    headers.set("host", original.host);
+    headers.set("host", host);
     const tls: BunFetchRequestInitTLS = {};
-    if (original.protocol === "https:" && !target.literal) tls.serverName = serverName;
+    if (https && !target.literal) tls.serverName = serverName;
     if (init.ca !== undefined) tls.ca = init.ca;
 
     const response = await fetch(pinned, {

@@ -6,7 +6,9 @@
  * - {@link validateTargetUrl} when a URL is saved: shape, length, no credentials, https in live, and the
  *   address rule for IP literals and well-known internal names;
  * - {@link resolveSafeAddress} when connecting: the hostname is resolved once and every answer must be
- *   public; `safe-fetch.ts` then connects to that vetted address and no other (no DNS rebinding).
+ *   public; `safe-fetch.ts` then connects to that vetted address and no other (no DNS rebinding). The
+ *   default resolver's answers are reused for {@link DNS_CACHE_TTL_MS} (10 s, `cachingLookup`); the
+ *   policy is applied to them afresh on every call.
  *
  * `allowPrivateTargets` (`ALLOW_PRIVATE_TARGETS`, development and tests) lifts the address rule only:
  * https in live stays required.
@@ -233,7 +235,65 @@ export interface SafeAddress {
   literal: boolean;
 }
 
-const defaultLookup: LookupFunction = (hostname, options) => dnsLookup(hostname, options);
+/** How long the default resolver's answers are reused. */
+export const DNS_CACHE_TTL_MS = 10_000;
+/** At most this many names in the default resolver's cache (oldest dropped first). */
+export const DNS_CACHE_MAX = 1000;
+
+/**
+ * `lookup` with its successful answers reused for `ttlMs` per name (at most `max` names, oldest
+ * dropped first; concurrent lookups of one name share one query; failures are not kept). What reusing
+ * an answer delays is only noticing a changed DNS record, by at most `ttlMs`: every call still applies
+ * the policy to the answers, and the request still goes to one of them.
+ *
+ * @example
+ * ```ts
+ * const lookup = cachingLookup((host, options) => dnsLookup(host, options));
+ * await resolveSafeAddress(url, { environment: "live", allowPrivateTargets: false, lookup });
+ * ```
+ */
+export function cachingLookup(lookup: LookupFunction, ttlMs = DNS_CACHE_TTL_MS, max = DNS_CACHE_MAX): LookupFunction {
+  const cache = new Map<string, { expiresAt: number; answers: Promise<ResolvedAddress[]> }>();
+  return (hostname, options) => {
+    const now = Date.now();
+    const cached = cache.get(hostname);
+    if (cached && cached.expiresAt > now) return cached.answers;
+    if (cached) cache.delete(hostname);
+    const entry = { expiresAt: now + ttlMs, answers: lookup(hostname, options) };
+    if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(hostname, entry);
+    entry.answers.then(
+      (answers) => {
+        if (answers.length === 0 && cache.get(hostname) === entry) cache.delete(hostname);
+      },
+      () => {
+        if (cache.get(hostname) === entry) cache.delete(hostname);
+      },
+    );
+    return entry.answers;
+  };
+}
+
+/** `node:dns/promises` `lookup`, its answers reused for {@link DNS_CACHE_TTL_MS}. */
+const defaultLookup: LookupFunction = cachingLookup((hostname, options) => dnsLookup(hostname, options));
+
+/**
+ * The connect-time rule check of one URL under one policy, remembered: it depends on nothing else, and
+ * parsing and classifying the URL again for every delivery costs more than the lookup in this map.
+ */
+const checkCache = new Map<string, TargetCheck>();
+const CHECK_CACHE_MAX = 1000;
+
+function checkTargetCached(raw: string, policy: TargetPolicy): TargetCheck {
+  const key = `${policy.environment}\u0000${policy.allowPrivateTargets ? 1 : 0}\u0000${raw}`;
+  let check = checkCache.get(key);
+  if (!check) {
+    check = checkTarget(raw, "url", policy);
+    if (checkCache.size >= CHECK_CACHE_MAX) checkCache.delete(checkCache.keys().next().value!);
+    checkCache.set(key, check);
+  }
+  return check;
+}
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
@@ -247,7 +307,8 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 
 /**
  * The connect-time check: re-applies the save-time rules (configuration or environment may have
- * changed since), resolves the hostname once, and refuses with {@link UnsafeTargetError} when ANY
+ * changed since), resolves the hostname once (or reuses the default resolver's answers of the last
+ * {@link DNS_CACHE_TTL_MS}), and refuses with {@link UnsafeTargetError} when ANY
  * answer is not public — a name with one private answer could be made to land there. Returns the first
  * answer in resolver order; the caller must connect to exactly that address. DNS failures reject with
  * the resolver's error (e.g. `ENOTFOUND`), not an {@link UnsafeTargetError}.
@@ -259,7 +320,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
  * ```
  */
 export async function resolveSafeAddress(url: string, opts: ResolveOptions): Promise<SafeAddress> {
-  const check = checkTarget(url, "url", opts);
+  const check = checkTargetCached(url, opts);
   if (check.messages.length > 0 || !check.url) {
     throw new UnsafeTargetError(check.reason ?? "invalid_url", `refused target: ${check.messages.join("; ")}`, check.address);
   }
