@@ -10,6 +10,7 @@ import { NotFoundError } from "../src/errors.ts";
 import type { Deps } from "../src/services/deps.ts";
 import { applyDirectPaymentUpdate } from "../src/services/direct-payments/apply-update.ts";
 import { FINAL_READ_CACHE_MS, getTransactionStatus, isTransactionApproved } from "../src/services/direct-payments/read-transaction.ts";
+import { REFRESH_FLOOR_MS } from "../src/services/direct-payments/refresh.ts";
 import { createTenantFinder } from "../src/services/tenants/find-tenant.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 
@@ -71,6 +72,7 @@ describe("final transaction reads", () => {
     const lookup = { tenantId: tenantA, environment: "sandbox" as const, transactionId };
     expect(await isTransactionApproved(deps, lookup)).toEqual({ transactionId, approved: true, status: "approved" });
     const afterFirst = queries();
+    expect(FINAL_READ_CACHE_MS).toBe(REFRESH_FLOOR_MS);
     expect((await getTransactionStatus(deps, lookup)).status).toBe("approved");
     expect(await isTransactionApproved(deps, lookup)).toEqual({ transactionId, approved: true, status: "approved" });
     expect(queries()).toBe(afterFirst);

@@ -23,7 +23,7 @@ import { newId } from "../ids.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { markSettled } from "./first-sync.ts";
-import { forgetFinalRead } from "./read-transaction.ts";
+import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
 /** What was learnt about a payment: a read of provider A, or our own conclusion that it failed. */

@@ -11,60 +11,20 @@
  * Pending answers are never cached. The process that applies a change drops its own copy at once
  * ({@link forgetFinalRead}).
  */
-import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
 import type { Payment } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
-import { REFRESH_FLOOR_MS, refreshOnRead } from "./refresh.ts";
+import { refreshOnRead } from "./refresh.ts";
+import { cacheKey, cacheOf, type FinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus, isApprovedStatus, toTransactionStatusView, type IsApprovedView, type TransactionStatusView } from "./status.ts";
+
+export { FINAL_READ_CACHE_MS, FINAL_READ_CACHE_SIZE, forgetFinalRead } from "./final-read-cache.ts";
 
 export interface TransactionLookup {
   tenantId: string;
   environment: Environment;
   transactionId: number;
-}
-
-/** How long a process may serve a final transaction's answer without reading the database again. */
-export const FINAL_READ_CACHE_MS = REFRESH_FLOOR_MS;
-
-/** How many final transactions a process keeps (a row and its two views: a few KB each at most). */
-export const FINAL_READ_CACHE_SIZE = 5_000;
-
-/** A final row and the views built from it (built on first use, then shared: never mutated). */
-interface FinalRead {
-  row: Payment;
-  status?: TransactionStatusView;
-  approved?: IsApprovedView;
-}
-
-/** The cached answers, and the reads in flight (concurrent misses of one key share one query). */
-interface ReadCache {
-  final: LRUCache<string, FinalRead>;
-  inFlight: Map<string, Promise<FinalRead>>;
-}
-
-// One cache per database (tests run several gateways in one process), like refresh.ts's single flights.
-const caches = new WeakMap<object, ReadCache>();
-
-function cacheOf(deps: Pick<Deps, "db">): ReadCache {
-  let cache = caches.get(deps.db);
-  if (!cache)
-    caches.set(deps.db, (cache = { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS }), inFlight: new Map() }));
-  return cache;
-}
-
-function cacheKey(lookup: TransactionLookup): string {
-  return `${lookup.tenantId}\u0000${lookup.environment}\u0000${lookup.transactionId}`;
-}
-
-/**
- * Drops this process's copy of a transaction that just moved (called by `applyDirectPaymentUpdate`), so
- * the instance that applied a change answers with it at once; other instances within {@link FINAL_READ_CACHE_MS}.
- */
-export function forgetFinalRead(deps: Pick<Deps, "db">, row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">): void {
-  if (row.provider_transaction_id === null) return;
-  caches.get(deps.db)?.final.delete(`${row.tenant_id}\u0000${row.environment}\u0000${row.provider_transaction_id}`);
 }
 
 /**
