@@ -72,7 +72,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     return found;
   };
-  const createContext = (request: Request): Context => ({ deps, headers: request.headers, request: infoOf(request) });
+  const createContext = (request: Request, requestInfo?: RequestInfo): Context => ({ deps, headers: request.headers, request: requestInfo ?? infoOf(request) });
   const onUnexpectedError = (error: unknown, request: RequestInfo) =>
     deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
 
@@ -172,18 +172,26 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
-    const requestInfo = infoOf(request);
+    const rest = table.match(request.method, request.url);
+    // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
+    // answers with the request id and response headers already on the response.
+    const requestInfo = rest ? { requestId: requestIdFor(request) } : infoOf(request);
     let response: Response;
+    let stamped = false;
     try {
-      const rest = table.match(request.method, request.url);
-      response = rest ? await rest.handler({ request, params: rest.params }) : await app.handle(request);
+      if (rest) {
+        response = await rest.handler({ request, params: rest.params, info: requestInfo });
+        stamped = true;
+      } else response = await app.handle(request);
     } catch (error) {
       onUnexpectedError(error, requestInfo);
       response = errorResponse(mapError(error, requestInfo.requestId));
     }
-    response.headers.set("x-request-id", requestInfo.requestId);
-    if (requestInfo.responseHeaders)
-      for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
+    if (!stamped) {
+      response.headers.set("x-request-id", requestInfo.requestId);
+      if (requestInfo.responseHeaders)
+        for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
+    }
     const seconds = (performance.now() - started) / 1000;
     options.metrics.recordRequest(request.method, response.status, seconds);
     // Built only when it is written: at `warn` (production's usual level) the line costs nothing.

@@ -16,3 +16,22 @@ export function jsonResponse(status: number, body: unknown, headers?: Record<str
 export function errorResponse(mapped: MappedError): Response {
   return jsonResponse(mapped.status, mapped.body, mapped.headers);
 }
+
+/**
+ * A JSON response carrying the request's id and the headers a procedure added, built in one go (the
+ * REST bridge's answers): the same headers, in the same order, as {@link jsonResponse} followed by the
+ * `fetch` wrapper's `x-request-id` and `responseHeaders`, without re-opening the response's headers.
+ */
+export function stampedJsonResponse(
+  status: number,
+  body: unknown,
+  requestId: string,
+  responseHeaders: Record<string, string> | undefined,
+  headers?: Record<string, string>,
+): Response {
+  const all: Record<string, string> = { "content-type": JSON_TYPE };
+  if (headers) for (const name in headers) all[name.toLowerCase()] = headers[name]!;
+  all["x-request-id"] = requestId;
+  if (responseHeaders) for (const name in responseHeaders) all[name.toLowerCase()] = responseHeaders[name]!;
+  return new Response(JSON.stringify(body), { status, headers: all });
+}

@@ -13,7 +13,7 @@ import type { Elysia } from "elysia";
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { mapError } from "./error-body.ts";
-import { errorResponse, jsonResponse } from "./responses.ts";
+import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 
 /** Contract §1: bodies over 64 KiB are 413. */
@@ -126,7 +126,8 @@ function queryInput(url: string, coercers: Map<string, Coerce>): Record<string, 
 
 /** What each REST handler needs from the gateway. */
 export interface BridgeDeps {
-  createContext(request: Request): Context;
+  /** The call's context; `info` when the caller already made the request's {@link RequestInfo}. */
+  createContext(request: Request, info?: RequestInfo): Context;
   /** Logs an error that became a 500 (the body says nothing about it). */
   onUnexpectedError(error: unknown, request: RequestInfo): void;
 }
@@ -143,8 +144,10 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
     const type = spec.procedure._def.type as "query" | "mutation";
     const takesBody = spec.method !== "GET" && spec.method !== "DELETE";
     const pathParams = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-    const handler = async ({ request, params }: { request: Request; params: Record<string, string> }) => {
-      const ctx = bridge.createContext(request);
+    // The response carries the request id and the procedure's response headers already (the `fetch`
+    // wrapper sets them again on Elysia's path: same values).
+    const handler = async ({ request, params, info }: { request: Request; params: Record<string, string>; info?: RequestInfo }) => {
+      const ctx = bridge.createContext(request, info);
       try {
         const input = takesBody ? await readBody(request, spec.contentTypes) : queryInput(request.url, spec.coercers);
         for (const key of pathParams) {
@@ -157,14 +160,16 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           getRawInput: async () => input,
           path: spec.procedurePath,
           type,
-          signal: request.signal,
+          // No `signal`: reading `request.signal` makes Bun create an AbortSignal per served request (~2 µs),
+          // and no procedure on the REST surface reads it (/trpc still passes it through tRPC's adapter).
+          signal: undefined,
           batchIndex: 0,
         });
-        return jsonResponse(200, output);
+        return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
       } catch (error) {
         const mapped = mapError(error, ctx.request.requestId);
         if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
-        return errorResponse(mapped);
+        return stampedJsonResponse(mapped.status, mapped.body, ctx.request.requestId, ctx.request.responseHeaders, mapped.headers);
       }
     };
     app.route(spec.method, elysiaPath, handler, { parse: "none" });

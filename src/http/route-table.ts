@@ -12,10 +12,14 @@
  * @module
  */
 
+import type { RequestInfo } from "../routers/trpc.ts";
+
 /** What the bridge's handler receives (the part of Elysia's context it reads). */
 export interface RouteCall {
   request: Request;
   params: Record<string, string>;
+  /** The request's id and what the call learns (made by the `fetch` wrapper). */
+  info?: RequestInfo;
 }
 
 export type RouteHandler = (call: RouteCall) => Promise<Response>;
@@ -64,8 +68,11 @@ export function createRouteTable(): RouteTable {
   const root = newNode();
   const prefixes: string[] = [];
 
-  /** Depth-first, static before parameter, backtracking; `params` collects [name, value] along the match. */
-  function find(node: Node, segments: string[], index: number, method: string, params: [string, string][]): RouteHandler | null | undefined {
+  /**
+   * Depth-first, static before parameter, backtracking; `params` collects name, value, name, value… along
+   * the match (indexed loops, no tuples or iterators: this runs on every request).
+   */
+  function find(node: Node, segments: string[], index: number, method: string, params: string[]): RouteHandler | null | undefined {
     if (index === segments.length) return node.methods.get(method);
     const segment = segments[index]!;
     const child = node.statics.get(segment);
@@ -73,12 +80,14 @@ export function createRouteTable(): RouteTable {
       const found = find(child, segments, index + 1, method, params);
       if (found !== undefined) return found;
     }
-    if (node.param && segment.length > 0) {
-      if (node.param.name === AMBIGUOUS) return null;
-      params.push([node.param.name, segment]);
-      const found = find(node.param.node, segments, index + 1, method, params);
+    const param = node.param;
+    if (param && segment.length > 0) {
+      if (param.name === AMBIGUOUS) return null;
+      const depth = params.length;
+      params.push(param.name, segment);
+      const found = find(param.node, segments, index + 1, method, params);
       if (found !== undefined) return found;
-      params.pop();
+      params.length = depth;
     }
     return undefined;
   }
@@ -113,12 +122,12 @@ export function createRouteTable(): RouteTable {
     match(method, url) {
       const path = plainPath(url);
       if (path === undefined) return undefined;
-      for (const prefix of prefixes) if (path.startsWith(prefix)) return undefined;
-      const found: [string, string][] = [];
-      const handler = find(root, path.split("/").slice(1), 0, method, found);
+      for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return undefined;
+      const found: string[] = [];
+      const handler = find(root, path.split("/"), 1, method, found); // segments[0] is the "" before the first "/"
       if (!handler) return undefined;
       const params: Record<string, string> = {};
-      for (const [name, value] of found) params[name] = value;
+      for (let i = 0; i < found.length; i += 2) params[found[i]!] = found[i + 1]!;
       return { handler, params };
     },
   };

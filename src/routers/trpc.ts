@@ -70,9 +70,13 @@ function bearerToken(headers: Headers): string {
 }
 
 /** The caller's verified token; a token minted from an API key stops working once the key is revoked. */
+// Cache hits are read synchronously (`verifyCached`, `cached`): no promise per check on the hot path.
 async function authenticate(ctx: Context): Promise<Principal> {
-  const principal = await ctx.deps.tokens.verify(bearerToken(ctx.headers), ctx.deps.now().getTime());
-  if (principal.keyId && principal.role === "tenant" && !(await ctx.deps.apiKeyStatus.isActive(principal.keyId)))
+  const { tokens, apiKeyStatus } = ctx.deps;
+  const token = bearerToken(ctx.headers);
+  const nowMs = ctx.deps.now().getTime();
+  const principal = tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs));
+  if (principal.keyId && principal.role === "tenant" && !(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
     throw new UnauthorizedError("The API key behind this token has been revoked");
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return principal;
@@ -107,7 +111,9 @@ async function enforceRateLimit(ctx: Context, principal: Principal, tenant: Tena
 
 async function resolveTenant(ctx: Context, principal: Principal, tenantId: string): Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
-  const tenant = isId("ten", tenantId) ? await ctx.deps.tenants.find(tenantId) : null;
+  const tenants = ctx.deps.tenants;
+  const cached = isId("ten", tenantId) ? tenants.cached?.(tenantId) : null;
+  const tenant = cached !== undefined ? cached : await tenants.find(tenantId);
   if (!tenant) {
     if (principal.role === "admin") throw new NotFoundError("Tenant not found");
     throw new UnauthorizedError("The token's tenant does not exist");

@@ -11,23 +11,49 @@ export const KEY_STATUS_CACHE_MS = 2_000;
 export interface ApiKeyStatus {
   /** True when the key exists and is not revoked. */
   isActive(keyId: string): Promise<boolean>;
+  /** The cached answer, or undefined when there is none (then call `isActive`): no promise on the hot path. */
+  cached?(keyId: string): boolean | undefined;
   forget(keyId: string): void;
 }
 
-/** The key-status check over the database, with its short cache. */
+/**
+ * The key-status check over the database, with its short cache. Concurrent misses of one key share one
+ * query (when an entry expires under load, every request in flight would otherwise read the row); a
+ * `forget` while that query runs drops its answer from the cache (it may predate the change).
+ */
 export function createApiKeyStatus(deps: Pick<Deps, "db">): ApiKeyStatus {
-  const cache = new LRUCache<string, { active: boolean }>({ max: 50_000, ttl: KEY_STATUS_CACHE_MS });
+  // ttlResolution 0: staleness is checked against the clock on each get, without lru-cache's debounce timer.
+  const cache = new LRUCache<string, { active: boolean }>({ max: 50_000, ttl: KEY_STATUS_CACHE_MS, ttlResolution: 0 });
+  const inFlight = new Map<string, Promise<boolean>>();
+
+  async function read(keyId: string): Promise<boolean> {
+    const row = await deps.db.selectFrom("api_keys").select("revoked_at").where("id", "=", keyId).executeTakeFirst();
+    return row !== undefined && row.revoked_at === null;
+  }
+
   return {
     async isActive(keyId) {
       const hit = cache.get(keyId);
       if (hit) return hit.active;
-      const row = await deps.db.selectFrom("api_keys").select("revoked_at").where("id", "=", keyId).executeTakeFirst();
-      const active = row !== undefined && row.revoked_at === null;
-      cache.set(keyId, { active });
-      return active;
+      const running = inFlight.get(keyId);
+      if (running) return running;
+      const reading: Promise<boolean> = read(keyId).then((active) => {
+        if (inFlight.get(keyId) === reading) cache.set(keyId, { active });
+        return active;
+      });
+      inFlight.set(keyId, reading);
+      try {
+        return await reading;
+      } finally {
+        if (inFlight.get(keyId) === reading) inFlight.delete(keyId);
+      }
+    },
+    cached(keyId) {
+      return cache.get(keyId)?.active;
     },
     forget(keyId) {
       cache.delete(keyId);
+      inFlight.delete(keyId);
     },
   };
 }

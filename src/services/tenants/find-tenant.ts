@@ -19,6 +19,8 @@ export interface TenantSummary {
 export interface TenantFinder {
   /** The tenant with this id, or null when there is none. */
   find(id: string): Promise<TenantSummary | null>;
+  /** The cached answer (null: no such tenant), or undefined when there is none (then call `find`). */
+  cached?(id: string): TenantSummary | null | undefined;
   /** Forgets a tenant at once (after this process changed it). */
   forget(id: string): void;
 }
@@ -28,7 +30,7 @@ export interface TenantFinder {
  * query (when an entry expires under load, every request in flight would otherwise read the row).
  */
 export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
-  const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
+  const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS, ttlResolution: 0 });
   const inFlight = new Map<string, Promise<TenantSummary | null>>();
 
   async function read(id: string): Promise<TenantSummary | null> {
@@ -65,6 +67,9 @@ export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
       } finally {
         if (inFlight.get(id) === reading) inFlight.delete(id);
       }
+    },
+    cached(id) {
+      return cache.get(id)?.tenant;
     },
     forget(id) {
       cache.delete(id);
