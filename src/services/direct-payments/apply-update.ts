@@ -13,7 +13,7 @@
  * only if what the decision read in it is unchanged (else decided again under the lock), so duplicate
  * webhooks, a sync run and a reader racing on one payment record one change and one event.
  */
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
 import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue, Payment, PaymentState, PaymentUpdate } from "../../db/schema.ts";
@@ -148,7 +148,10 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
  * nothing, and the caller decides again under `for update`. Shape: the changed columns, `|`, and `1`/`0`
  * for "approved_at is null" and "completed_at is null".
  */
-const updatePaymentIfUnchanged = precompile<UpdateValues>()((db, p, shape) => {
+const updatePaymentIfUnchanged = precompile<UpdateValues>()((db, p, shape) => guardedUpdate(db, p, shape).returningAll());
+
+/** The guarded `UPDATE payments` of {@link updatePaymentIfUnchanged}, also the first step of {@link settleWithoutTargets}. */
+function guardedUpdate(db: QueryCreator<Database>, p: UpdateValues, shape: string) {
   const [columns, nulls] = shape.split("|") as [string, string];
   return db
     .updateTable("payments")
@@ -160,9 +163,8 @@ const updatePaymentIfUnchanged = precompile<UpdateValues>()((db, p, shape) => {
     .where("outcome_unknown", "=", p.seen_outcome_unknown as boolean)
     .where("provider_status", "is not distinct from", p.seen_provider_status as string | null)
     .where("approved_at", nulls[0] === "1" ? "is" : "is not", null)
-    .where("completed_at", nulls[1] === "1" ? "is" : "is not", null)
-    .returningAll();
-});
+    .where("completed_at", nulls[1] === "1" ? "is" : "is not", null);
+}
 
 /**
  * The whole move of a payment whose event has **no target** — no enabled endpoint of the tenant and
@@ -177,20 +179,9 @@ const updatePaymentIfUnchanged = precompile<UpdateValues>()((db, p, shape) => {
  * checks both agree on every kind of endpoint.
  */
 const settleWithoutTargets = precompile<UpdateValues>()((db, p, shape) => {
-  const [columns, nulls] = shape.split("|") as [string, string];
   return db
     .with("moved", (q) =>
-      q
-        .updateTable("payments")
-        .set(Object.fromEntries(columns.split(",").map((column) => [column, p[column]])) as PaymentUpdate)
-        .where("id", "=", p.id)
-        .where("state", "=", p.seen_state as PaymentState)
-        .where("provider_transaction_id", "is not distinct from", p.seen_provider_transaction_id as string | null)
-        .where("reference", "is not distinct from", p.seen_reference as string | null)
-        .where("outcome_unknown", "=", p.seen_outcome_unknown as boolean)
-        .where("provider_status", "is not distinct from", p.seen_provider_status as string | null)
-        .where("approved_at", nulls[0] === "1" ? "is" : "is not", null)
-        .where("completed_at", nulls[1] === "1" ? "is" : "is not", null)
+      guardedUpdate(q, p, shape)
         .where("callback_url", "is", null)
         .where(({ not, exists, selectFrom }) =>
           not(
