@@ -7,7 +7,7 @@ import type { JobQueue } from "../src/jobs/queue.ts";
 import type { ProviderATransactionFacts } from "../src/providers/providerA/mod.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../src/services/direct-payments/apply-update.ts";
 import { heldFirstSyncs, markSettled, releaseHeldFirstSyncs, scheduleFirstSync, TICK_MS } from "../src/services/direct-payments/first-sync.ts";
-import { createTestDatabase, type TestDatabase } from "./support/db.ts";
+import { createTestDatabase, insertDirectPayment, type TestDatabase } from "./support/db.ts";
 
 let database: TestDatabase;
 const added: { queue: string; jobId?: string; delayMs?: number }[] = [];
@@ -42,34 +42,16 @@ async function newTenant(): Promise<string> {
 let nextTransactionId = 41;
 
 async function newPayment(tenantId: string, fields: { callback_url?: string } = {}): Promise<Payment> {
-  const id = `pay_${ulid()}`;
-  const transactionId = nextTransactionId++;
   const now = new Date();
-  return database.db
-    .insertInto("payments")
-    .values({
-      id,
-      tenant_id: tenantId,
-      environment: "sandbox",
-      provider: "providerA",
-      kind: "direct_payment",
-      provider_account: "service",
-      credential_version: null,
-      amount: 500,
-      currency: "XOF",
-      description: "Order",
-      customer: { phone: "+22997000000", country: "bj" },
-      payment_method: "mnoA_open",
-      callback_url: fields.callback_url ?? null,
-      provider_transaction_id: String(transactionId),
-      provider_status: "pending",
-      created_at: now,
-      updated_at: now,
-      sync_attempt: 0,
-      next_sync_at: new Date(now.getTime() + 5_000),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return insertDirectPayment(database.db, tenantId, nextTransactionId++, {
+    credential_version: null,
+    customer: { phone: "+22997000000", country: "bj" },
+    callback_url: fields.callback_url ?? null,
+    created_at: now,
+    updated_at: now,
+    sync_attempt: 0,
+    next_sync_at: new Date(now.getTime() + 5_000),
+  });
 }
 
 /** Provider A's approval of a payment (`row` gives its transaction id). */

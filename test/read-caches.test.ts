@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { KyselyPlugin } from "kysely";
-import { ulid } from "ulid";
 import { NotFoundError } from "../src/errors.ts";
 import type { Deps } from "../src/services/deps.ts";
 import { applyDirectPaymentUpdate } from "../src/services/direct-payments/apply-update.ts";
 import { FINAL_READ_CACHE_MS, getTransactionStatus, isTransactionApproved } from "../src/services/direct-payments/read-transaction.ts";
 import { REFRESH_FLOOR_MS } from "../src/services/direct-payments/refresh.ts";
 import { createTenantFinder } from "../src/services/tenants/find-tenant.ts";
+import { insertDirectPayment } from "./support/db.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 
 let tg: TestGateway;
@@ -40,28 +40,14 @@ function countingDeps(): { deps: Deps; queries: () => number } {
 
 let nextTransactionId = 9_000;
 async function insertPayment(tenantId: string, state: "pending" | "succeeded" | "refunded", providerStatus: string): Promise<{ id: string; transactionId: number }> {
-  const id = `pay_${ulid()}`;
   const transactionId = nextTransactionId++;
-  await tg.gateway.deps.db
-    .insertInto("payments")
-    .values({
-      id,
-      tenant_id: tenantId,
-      environment: "sandbox",
-      provider: "providerA",
-      kind: "direct_payment",
-      provider_account: "service",
-      provider_transaction_id: String(transactionId),
-      provider_status: providerStatus,
-      state,
-      amount: 500,
-      currency: "XOF",
-      description: "cached read",
-      payment_method: "mnoA_open",
-      // Read by the provider within the second: a pending row is served as stored, no provider call.
-      provider_synced_at: new Date(Date.now() + 60_000),
-    } as never)
-    .execute();
+  const { id } = await insertDirectPayment(tg.gateway.deps.db, tenantId, transactionId, {
+    state,
+    provider_status: providerStatus,
+    description: "cached read",
+    // Read by the provider within the second: a pending row is served as stored, no provider call.
+    provider_synced_at: new Date(Date.now() + 60_000),
+  });
   return { id, transactionId };
 }
 

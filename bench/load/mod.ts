@@ -74,10 +74,19 @@ async function runBunGenerator(baseUrl: string, request: BenchRequest, settings:
     timeoutMs: settings.timeoutS * 1000,
     request,
   };
-  const proc = killOnExit(Bun.spawn([process.execPath, BUN_GENERATOR, JSON.stringify(input)], { stdout: "pipe", stderr: "pipe" }));
+  return loadResultOf(await runJsonChild<LoadGeneratorOutput>("the Bun load generator", [BUN_GENERATOR, JSON.stringify(input)]));
+}
+
+/** Runs a generator script in its own process and parses the JSON it prints; its stderr names a failure. */
+async function runJsonChild<T>(label: string, args: string[]): Promise<T> {
+  const proc = killOnExit(Bun.spawn([process.execPath, ...args], { stdout: "pipe", stderr: "pipe" }));
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`bench: the Bun load generator exited with ${code}: ${stderr.trim()}`);
-  const out = JSON.parse(stdout) as LoadGeneratorOutput;
+  if (code !== 0) throw new Error(`bench: ${label} exited with ${code}: ${stderr.trim()}`);
+  return JSON.parse(stdout) as T;
+}
+
+/** A generator's counts as the harness's load result. */
+function loadResultOf(out: Pick<LoadGeneratorOutput, "requests" | "durationMs" | "latencyMs" | "non2xx" | "networkErrors">) {
   const durationS = out.durationMs / 1000;
   return {
     requests: out.requests,
@@ -188,19 +197,9 @@ export async function runDriver(baseUrl: string, flow: Flow, settings: LoadSetti
     const file = join(dir, "input.json");
     const input: FlowDriverInput = { url: baseUrl, connections: settings.connections, durationMs: settings.durationS * 1000, timeoutMs: settings.timeoutS * 1000, flow };
     writeFileSync(file, JSON.stringify(input));
-    const proc = killOnExit(Bun.spawn([process.execPath, FLOW_DRIVER, file], { stdout: "pipe", stderr: "pipe" }));
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    if (code !== 0) throw new Error(`bench: the flow driver exited with ${code}: ${stderr.trim()}`);
-    const out = JSON.parse(stdout) as FlowDriverOutput;
-    const durationS = out.durationMs / 1000;
+    const out = await runJsonChild<FlowDriverOutput>("the flow driver", [FLOW_DRIVER, file]);
     return {
-      requests: out.requests,
-      requestsPerSecond: out.requests / durationS,
-      latencyMs: out.latencyMs,
-      errors: out.non2xx + out.networkErrors,
-      badStatus: out.non2xx,
-      networkErrors: out.networkErrors,
-      durationS,
+      ...loadResultOf(out),
       httpRequestsPerFlow: out.requests > 0 ? out.httpRequests / (out.requests + out.networkErrors) : 0,
       firstFailure: out.firstFailure,
       ...(out.sent ? { sent: out.sent } : {}),

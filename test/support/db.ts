@@ -4,9 +4,12 @@
  * otherwise PGlite in memory, loaded from a snapshot cached under the OS temp directory.
  */
 import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
 import postgres from "postgres";
+import { ulid } from "ulid";
 import { openDatabase, type DatabaseHandle } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
+import type { Database, NewPayment, Payment } from "../../src/db/schema.ts";
 import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "../../src/db/pglite-snapshot.ts";
 
 export { SNAPSHOT_CACHE_DIR };
@@ -86,4 +89,30 @@ async function withAdminConnection<T>(serverUrl: string, run: (admin: postgres.S
 function once(fn: () => Promise<void>): () => Promise<void> {
   let done: Promise<void> | undefined;
   return () => (done ??= fn());
+}
+
+/**
+ * Inserts a provider A direct payment of 500 XOF (`pay_…`, sandbox, the service account) with provider A id
+ * `transactionId`; `fields` override any column.
+ */
+export async function insertDirectPayment(db: Kysely<Database>, tenantId: string, transactionId: number, fields: Partial<NewPayment> = {}): Promise<Payment> {
+  return db
+    .insertInto("payments")
+    .values({
+      id: `pay_${ulid()}`,
+      tenant_id: tenantId,
+      environment: "sandbox",
+      provider: "providerA",
+      kind: "direct_payment",
+      provider_account: "service",
+      provider_transaction_id: String(transactionId),
+      provider_status: "pending",
+      amount: 500,
+      currency: "XOF",
+      description: "Order",
+      payment_method: "mnoA_open",
+      ...fields,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -20,7 +20,7 @@ import type { Database, EventType, JsonValue, Payment, PaymentState, PaymentUpda
 import type { ProviderATransactionFacts } from "../../providers/providerA/mod.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
-import { recordEvent } from "../events/record-event.ts";
+import { recordEvent, subscribesTo } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { markSettled } from "./first-sync.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
@@ -173,10 +173,9 @@ function guardedUpdate(db: QueryCreator<Database>, p: UpdateValues, shape: strin
  * row as it will be). It updates nothing when the row moved on, or when a target exists (then the
  * deliveries are needed, and `recordEvent` writes them in a transaction): the caller falls back.
  *
- * The "no target" test is `recordEvent`'s choice of endpoints (services/events/record-event.ts:
- * `enabled`, and `event_types` null or containing the type), negated. If that choice ever widens, widen
- * this one with it, or an event would go out without its deliveries; test/direct-payment-apply.test.ts
- * checks both agree on every kind of endpoint.
+ * The "no target" test is `recordEvent`'s choice of endpoints negated: `enabled` and the same
+ * `subscribesTo` rule (services/events/record-event.ts); test/direct-payment-apply.test.ts checks both
+ * agree on every kind of endpoint.
  */
 const settleWithoutTargets = precompile<UpdateValues>()((db, p, shape) => {
   return db
@@ -191,7 +190,7 @@ const settleWithoutTargets = precompile<UpdateValues>()((db, p, shape) => {
                 .whereRef("webhook_endpoints.tenant_id", "=", "payments.tenant_id")
                 .whereRef("webhook_endpoints.environment", "=", "payments.environment")
                 .where("webhook_endpoints.enabled", "=", true)
-                .where((eb) => eb.or([eb("webhook_endpoints.event_types", "is", null), sql<boolean>`jsonb_exists(webhook_endpoints.event_types, ${p.event_type})`])),
+                .where((eb) => subscribesTo(eb, p.event_type)),
             ),
           ),
         )

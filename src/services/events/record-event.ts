@@ -14,7 +14,7 @@
  * await scheduleDeliveries(deps, recorded.deliveryIds);
  * ```
  */
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from "kysely";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue } from "../../db/schema.ts";
@@ -68,9 +68,18 @@ const eventStatement = precompile<EventValues>()((db, p, shape) =>
     .where("tenant_id", "=", p.tenantId)
     .where("environment", "=", p.environment)
     .where("enabled", "=", true)
-    .where((eb) => (shape === "only" ? eb("webhook_endpoints.id", "=", p.onlyEndpointId) : eb.or([eb("event_types", "is", null), sql<boolean>`jsonb_exists(event_types, ${p.type})`])))
+    .where((eb) => (shape === "only" ? eb("webhook_endpoints.id", "=", p.onlyEndpointId) : subscribesTo(eb, p.type)))
     .orderBy("webhook_endpoints.id"),
 );
+
+/**
+ * An endpoint (a `webhook_endpoints` row in scope) takes events of `type`: no filter, or the type in its
+ * filter. With `enabled`, the rule that picks an event's deliveries — also used by the direct payment's
+ * one-statement approval to know that an event has none.
+ */
+export function subscribesTo(eb: ExpressionBuilder<Database, "webhook_endpoints">, type: unknown): Expression<SqlBool> {
+  return eb.or([eb("webhook_endpoints.event_types", "is", null), sql<boolean>`jsonb_exists(webhook_endpoints.event_types, ${type})`]);
+}
 
 /** The deliveries of one event, one row per element of the arrays (an endpoint or a direct URL each). */
 const deliveriesStatement = precompile<{ ids: string[]; endpointIds: (string | null)[]; targetUrls: (string | null)[]; eventId: string; tenantId: string; environment: Environment; now: Date }>()((db, p) =>
