@@ -33,7 +33,7 @@ import {
   type Scenario,
   type SetupName,
 } from "./scenarios.ts";
-import { measureFanout, measureFetchReference, setUpFanout, type FanoutContext, type FanoutSetup } from "./harness/fanout.ts";
+import { measureFanout, measureFetchReference, measureQueueFloor, QUEUE_FLOOR_NAME, setUpFanout, type FanoutContext, type FanoutSetup } from "./harness/fanout.ts";
 import { measureInsertReference, measureIpnIntake, prepareIpns, type IpnContext } from "./harness/ipn-intake.ts";
 import {
   gatewayApi,
@@ -133,7 +133,7 @@ function variablesOf(adminToken: string, setups: Setups, world: ProviderWorld | 
 async function measureGroup(
   group: Group,
   variables: BenchVariables,
-  targets: { gateway: Target; reference: Target },
+  targets: { gateway: Target; reference: Target; servers: Map<ReferenceTarget, Target> },
   env: { generator: Generator; options: BenchOptions; cleanup: Cleanup; around: Surroundings; databaseStats: DatabaseStats },
   tag: string,
 ): Promise<ResultRow[]> {
@@ -157,7 +157,10 @@ async function measureGroup(
       request: fillRequest(scenario.request, variables),
       ...(scenario.flow ? { flow: fillPlaceholders(scenario.flow, variables) } : {}),
     };
-    const row = await measure(entry, targets.gateway, generator, options, cleanup, { ...around, databaseStats: env.databaseStats, gatewayUrl: targets.gateway.baseUrl });
+    // A floor loads its own server; only the gateway's rows count the database's transactions.
+    const row = scenario.server
+      ? await measure(entry, targets.servers.get(scenario.server)!, generator, options, cleanup, around)
+      : await measure(entry, targets.gateway, generator, options, cleanup, { ...around, databaseStats: env.databaseStats, gatewayUrl: targets.gateway.baseUrl });
     if (row.load && referenceRow.load) {
       row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
       const [mine, theirs] = [row.load.latencyMs.p50, referenceRow.load.latencyMs.p50];
@@ -234,17 +237,21 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   if (world && needs.has("providerA")) setups.providerA = await setUpProviderA(api, adminToken);
   if (world && needs.has("providerB")) setups.providerB = await setUpProviderB(api, adminToken, world);
 
-  // Reference servers start once and stay up (idle, they take no CPU) so that rounds can alternate.
+  // Reference servers (and the floors' servers) start once and stay up (idle, they take no CPU) so that rounds can alternate.
   const referenceTargets = new Map<ReferenceTarget, Target>();
-  for (const { reference } of groups) {
-    if (referenceTargets.has(reference.server)) continue;
-    if (reference.server === "provider-a-simulator" || reference.server === "provider-b-simulator") {
+  const servers = groups.flatMap((group) => [group.reference.server, ...group.scenarios.flatMap((s) => (s.server ? [s.server] : []))]);
+  for (const server of servers) {
+    if (referenceTargets.has(server)) continue;
+    if (server === "provider-a-simulator" || server === "provider-b-simulator") {
       const sims = world!.simulators;
-      referenceTargets.set(reference.server, { baseUrl: reference.server === "provider-a-simulator" ? sims.providerAUrl : sims.providerBUrl, child: sims.child });
+      referenceTargets.set(server, { baseUrl: server === "provider-a-simulator" ? sims.providerAUrl : sims.providerBUrl, child: sims.child });
       continue;
     }
-    const launched = await launch(launchReferenceServer(reference.server, options.startTimeoutS), cleanup);
-    referenceTargets.set(reference.server, launched.target);
+    // The provider A floor calls the simulator on the reference's account (its webhooks go to the sink).
+    const settings: Record<string, string> =
+      server === "provider-a-proxy" ? { PROXY_UPSTREAM: world!.simulators.providerAUrl, PROXY_SECRET_KEY: world!.referenceAccount.secretKey } : {};
+    const launched = await launch(launchReferenceServer(server, options.startTimeoutS, settings), cleanup);
+    referenceTargets.set(server, launched.target);
   }
 
   // The fan-out's receiver, tenant and endpoints are set up once; each round sends a fresh batch.
@@ -274,7 +281,13 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     const steps: { phase: number; run: () => Promise<ResultRow[]> }[] = groups.map((group) => ({
       phase: group.reference.phase,
       run: () =>
-        measureGroup(group, variables, { gateway: gateway.target, reference: referenceTargets.get(group.reference.server)! }, { generator, options, cleanup, around, databaseStats }, tag),
+        measureGroup(
+          group,
+          variables,
+          { gateway: gateway.target, reference: referenceTargets.get(group.reference.server)!, servers: referenceTargets },
+          { generator, options, cleanup, around, databaseStats },
+          tag,
+        ),
     }));
     if (fanout.length > 0)
       steps.push({
@@ -286,6 +299,12 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
           const largest = fanout.reduce<FanoutScenario | undefined>((big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big), undefined);
           const referenceRow = largest ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints)) : undefined;
           if (referenceRow) rows.push(referenceRow);
+          if (largest) {
+            log(`bench: ${QUEUE_FLOOR_NAME}${tag}`);
+            const floor = await measureQueueFloor(largest, fanoutContext!, largest.endpoints);
+            if (floor.load && referenceRow?.load) floor.ratio = floor.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
+            rows.push(floor);
+          }
           for (const scenario of fanout) {
             log(`bench: ${scenario.name}${tag}`);
             const row = await measureFanout(scenario, fanoutContext!, fanoutSetups.get(scenario.endpoints)!, round);

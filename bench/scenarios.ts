@@ -18,7 +18,7 @@ export interface BenchRequest {
 }
 
 /** Reference servers `run.ts` can start: each is a script in `bench/reference-servers/`, listed in `harness/servers.ts`. */
-export type ReferenceServerName = "elysia-constant" | "webhook-receiver";
+export type ReferenceServerName = "elysia-constant" | "webhook-receiver" | "provider-a-proxy";
 
 /** Where a reference's load goes: a reference server, or one of the simulators of the `passerelle sandbox` process. */
 export type ReferenceTarget = ReferenceServerName | "provider-a-simulator" | "provider-b-simulator";
@@ -58,6 +58,12 @@ export interface Scenario {
   /** Load with `load/flow-driver.ts` running this flow (so that it is measured as its reference is). */
   flow?: Flow;
   setup?: SetupName;
+  /**
+   * A floor: the load goes to this reference server instead of the gateway — the least any program in
+   * the gateway's place does for the same request (no database, queue or validation) — so the table shows
+   * what the topology alone allows next to what the gateway reaches.
+   */
+  server?: ReferenceServerName;
   measures: string;
 }
 
@@ -220,6 +226,19 @@ export const scenarios: Scenario[] = [
     setup: "providerA",
     request: { method: "GET", path: "/providerA/transaction/{{providerA.approvedTransactionId}}/status", headers: tenantA },
     measures: "the same read with the detailed view (more fields through output validation)",
+  },
+  {
+    name: "floor of the direct-payment: a bare proxy making the same three calls",
+    reference: PROVIDER_A_REFERENCE,
+    setup: "providerA",
+    server: "provider-a-proxy",
+    request: { method: "POST", path: "/providerA/direct-payment", headers: { "content-type": "application/json" }, body: JSON.stringify(DIRECT_PAYMENT) },
+    flow: {
+      flow: "repeat",
+      request: { method: "POST", path: "/providerA/direct-payment", headers: { "content-type": "application/json" }, body: JSON.stringify(DIRECT_PAYMENT) },
+    },
+    measures:
+      "the flow driver posting the same body to `reference-servers/provider-a-proxy.ts` (own process): an Elysia route that makes the three provider A calls with fetch, on the reference's account, and answers — no validation, auth, database or queue. What one more hop costs on this machine: the most any proxy could reach here",
   },
   {
     name: "POST /providerA/direct-payment (500 XOF)",

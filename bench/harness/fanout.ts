@@ -24,6 +24,7 @@ import type { Target } from "./measure.ts";
 import { watchProcess } from "./proc-stats.ts";
 import { newRow, type ResultRow } from "./report.ts";
 import type { FetchLoopInput, FetchLoopOutput } from "../load/fetch-loop.ts";
+import type { QueueFloorInput } from "../load/queue-floor.ts";
 import type { FanoutScenario } from "../scenarios.ts";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -32,6 +33,7 @@ const PRODUCERS = 8;
 /** The gateway's default delivery concurrency (`registerWorkers`), which the reference matches. */
 const DELIVERY_CONCURRENCY = DEFAULT_WEBHOOK_CONCURRENCY;
 const FETCH_LOOP = new URL("../load/fetch-loop.ts", import.meta.url).pathname;
+const QUEUE_FLOOR = new URL("../load/queue-floor.ts", import.meta.url).pathname;
 
 /** A payment.completed `data` of a realistic size. */
 function eventData(i: number) {
@@ -218,21 +220,51 @@ export async function measureFanout(scenario: FanoutScenario, ctx: FanoutContext
 
 /** The reference: the same number of requests from a plain fetch loop with the gateway's delivery concurrency in flight. */
 export async function measureFetchReference(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
-  const row = emptyRow("reference", scenario.reference, "a plain fetch loop (own process), 20 requests in flight, same body size, same receiver", null);
+  const row = emptyRow("reference", scenario.reference, `a plain fetch loop (own process), ${DELIVERY_CONCURRENCY} requests in flight, same body size, same receiver`, null);
+  return measureLoop(row, FETCH_LOOP, { ...loopInput(ctx, scenario.events * endpoints), url: `${ctx.receiver.baseUrl}/ref` }, ctx);
+}
+
+/** The fan-out's floor: one BullMQ job per POST (`load/queue-floor.ts`), no database, lease or signing. */
+export const QUEUE_FLOOR_NAME = "floor: a BullMQ job per POST, no database (contract §8's least)";
+
+/**
+ * Measures {@link QUEUE_FLOOR_NAME} against the fetch loop: the same POSTs, each one job on the run's
+ * Redis (its prefix), added by 8 producers and run by a worker process with the gateway's concurrency.
+ */
+export async function measureQueueFloor(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
+  const row = emptyRow("scenario", QUEUE_FLOOR_NAME, `${PRODUCERS * endpoints} producer loops and a worker process (${DELIVERY_CONCURRENCY} at once), one BullMQ job per POST, same receiver`, scenario.reference);
+  row.request.path = "/floor (one BullMQ job per POST)";
+  const input: QueueFloorInput = {
+    ...loopInput(ctx, scenario.events * endpoints),
+    url: `${ctx.receiver.baseUrl}/floor`,
+    redisUrl: ctx.gatewayEnv.REDIS_URL!,
+    prefix: ctx.gatewayEnv.QUEUE_PREFIX!,
+    // As many adds in flight as the fan-out's producers have: 8 events at once, one add per endpoint each.
+    producers: PRODUCERS * endpoints,
+  };
+  return measureLoop(row, QUEUE_FLOOR, input, ctx);
+}
+
+/** The POSTs of the fetch loop and the floor: webhook-sized, with the three signature headers. */
+function loopInput(ctx: FanoutContext, total: number): FetchLoopInput {
   const body = JSON.stringify({ id: "evt_01JBENCH000000000000000000", type: "payment.completed", createdAt: new Date().toISOString(), tenantId: "ten_01JBENCH000000000000000000", environment: "sandbox", data: eventData(1) });
-  const input: FetchLoopInput = {
-    url: `${ctx.receiver.baseUrl}/ref`,
-    total: scenario.events * endpoints,
+  return {
+    url: ctx.receiver.baseUrl,
+    total,
     concurrency: DELIVERY_CONCURRENCY,
     headers: { "content-type": "application/json", "webhook-id": "evt_ref", "webhook-timestamp": "0", "webhook-signature": `v1,${"A".repeat(43)}=` },
     body,
     timeoutMs: 15_000,
   };
+}
+
+/** Runs `script` with `input` once as a warm-up (400 requests at most), then measured, into `row`. */
+async function measureLoop(row: ResultRow, script: string, input: FetchLoopInput, ctx: FanoutContext): Promise<ResultRow> {
   try {
     const run = async (total: number) => {
-      const proc = killOnExit(Bun.spawn([process.execPath, FETCH_LOOP, JSON.stringify({ ...input, total })], { stdout: "pipe", stderr: "pipe" }));
+      const proc = killOnExit(Bun.spawn([process.execPath, script, JSON.stringify({ ...input, total })], { stdout: "pipe", stderr: "pipe" }));
       const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-      if (code !== 0) throw new Error(`the fetch loop exited with ${code}: ${stderr.trim()}`);
+      if (code !== 0) throw new Error(`${script} exited with ${code}: ${stderr.trim()}`);
       return JSON.parse(stdout) as FetchLoopOutput;
     };
     await run(Math.min(400, input.total)); // warm-up
