@@ -12,7 +12,6 @@
  *   passerelle openapi                print the OpenAPI document
  */
 import { parseArgs } from "node:util";
-import { createSimulatorApp } from "./providers/simulators/mod.ts";
 import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
 
 const USAGE = `usage: passerelle <command>
@@ -112,6 +111,8 @@ async function main(argv: string[]): Promise<void> {
       const approveDelayMs = Number(values["approve-delay-ms"]);
       if (!Number.isInteger(approveDelayMs) || approveDelayMs < 0) fail("--approve-delay-ms must be a whole number of milliseconds");
       const host = process.env.HOST ?? "127.0.0.1";
+      // Loaded by this command only: `serve` and `worker` in production never load the simulators.
+      const { createSimulatorApp } = await import("./providers/simulators/mod.ts");
       const running = (["providerA", "providerB"] as const).map((name) => {
         const port = Number(name === "providerA" ? values["port-a"] : values["port-b"]);
         if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port-${name === "providerA" ? "a" : "b"} must be a port number`);

@@ -17,7 +17,6 @@ import type { Config } from "./config.ts";
 import { createKeyring } from "./crypto/seal.ts";
 import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
-import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "./db/pglite-snapshot.ts";
 import { createHttpApp } from "./http/app.ts";
 import { releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
@@ -95,7 +94,10 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
             driver: "pglite",
             dataDir: join(config.dataDir, "pglite"),
             // A new data directory starts from the migrated snapshot: ~0.6 s and ~230 MB instead of initdb's ~2.6 s and ~670 MB.
-            snapshot: () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR),
+            snapshot: async () => {
+              const { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } = await import("./db/pglite-snapshot.ts");
+              return loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
+            },
           },
     ));
   const ownsQueue = !parts.queue;
@@ -133,6 +135,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     router: appRouter,
     openapi,
     metrics,
+    // Loaded only when they are mounted (development): production never loads the simulators' code.
+    simulators: config.simulators ? await import("./providers/simulators/mod.ts") : undefined,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
   // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).

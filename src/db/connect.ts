@@ -5,8 +5,6 @@
  * @module
  */
 import type { Kysely } from "kysely";
-import { openPglite } from "./open-pglite.ts";
-import { openPostgres } from "./open-postgres.ts";
 import type { Database } from "./schema.ts";
 
 /** A migrated PGlite data-directory tarball (see `pglite-snapshot.ts`), or a way to get one. */
@@ -60,11 +58,13 @@ export interface DatabaseHandle {
  * await handle.close();
  * ```
  */
+// Each driver is loaded when it is chosen: a production process never loads PGlite (~10 MB of RSS), and
+// the embedded default never loads postgres.js.
 export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
   switch (opts.driver) {
     case "postgres":
-      return openPostgres(opts.url, opts.max);
+      return (await import("./open-postgres.ts")).openPostgres(opts.url, opts.max);
     case "pglite":
-      return openPglite(opts.dataDir, opts.snapshot);
+      return (await import("./open-pglite.ts")).openPglite(opts.dataDir, opts.snapshot);
   }
 }

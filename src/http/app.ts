@@ -9,8 +9,8 @@ import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
 import { UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
-import { createSimulatorApp, simulatorMountPath } from "../providers/simulators/mod.ts";
 import type { Deps } from "../services/deps.ts";
+import type * as SimulatorsModule from "../providers/simulators/mod.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { mapError } from "./error-body.ts";
 import type { GatewayMetrics } from "./metrics.ts";
@@ -30,6 +30,11 @@ export interface HttpAppOptions {
   readiness: Record<string, () => Promise<void>>;
   /** `false` sends REST calls through Elysia's router too (tests compare both ways). Default: looked up first. */
   fastRestRoutes?: boolean;
+  /**
+   * The simulators' module, required when `deps.config.simulators` is on (they are mounted under
+   * `/sandbox/…`); the caller loads it only then, so a production process never loads their code.
+   */
+  simulators?: typeof SimulatorsModule;
 }
 
 export interface HttpApp {
@@ -136,10 +141,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       { parse: "none" },
     );
 
-  const simulators = deps.config.simulators
+  const simulatorModule = options.simulators;
+  if (deps.config.simulators && !simulatorModule) throw new Error("createHttpApp: SIMULATORS is on, pass the simulators' module (options.simulators)");
+  const simulators = deps.config.simulators && simulatorModule
     ? (["providerA", "providerB"] as const).map((name) => {
-        const simulator = createSimulatorApp(name, { basePath: simulatorMountPath(name), approveDelayMs: deps.config.simulatorApproveDelayMs });
-        app.mount(simulatorMountPath(name), simulator.fetch);
+        const simulator = simulatorModule.createSimulatorApp(name, { basePath: simulatorModule.simulatorMountPath(name), approveDelayMs: deps.config.simulatorApproveDelayMs });
+        app.mount(simulatorModule.simulatorMountPath(name), simulator.fetch);
         return simulator;
       })
     : [];
@@ -167,7 +174,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const path of ["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
   for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
-  if (deps.config.simulators) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorMountPath(name));
+  if (deps.config.simulators && simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
 
   const fetch = async (request: Request): Promise<Response> => {
