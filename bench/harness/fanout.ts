@@ -229,7 +229,8 @@ export const QUEUE_FLOOR_NAME = "floor: a BullMQ job per POST, no database (cont
 
 /**
  * Measures {@link QUEUE_FLOOR_NAME} against the fetch loop: the same POSTs, each one job on the run's
- * Redis (its prefix), added by 8 producers and run by a worker process with the gateway's concurrency.
+ * Redis (its prefix), added by as many producer loops as the fan-out has adds in flight and run by a
+ * worker process with the gateway's concurrency.
  */
 export async function measureQueueFloor(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
   const row = emptyRow("scenario", QUEUE_FLOOR_NAME, `${PRODUCERS * endpoints} producer loops and a worker process (${DELIVERY_CONCURRENCY} at once), one BullMQ job per POST, same receiver`, scenario.reference);

@@ -1,9 +1,9 @@
 /**
  * The webhook fan-out's floor (issue 8): what contract §8 asks of every delivery — one BullMQ job (job id
- * = the delivery's id) — with nothing else. A producer process adds one job per POST from as many loops as the
- * fan-out's producers have adds in flight; a worker process (this script again, `--worker`) runs them with the gateway's
- * delivery concurrency, each job one `fetch` POST of the same body to the same receiver. No database, no
- * lease, no signing. Its rate against the plain fetch loop is what a job per delivery costs on this
+ * = the delivery's id) — with nothing else. A producer process adds one job per POST from as many loops
+ * as the fan-out's producers have adds in flight; a worker process (this script again, `--worker`) runs
+ * them with the gateway's delivery concurrency, each job one `fetch` POST of the same body to the same
+ * receiver. No database, no lease, no signing. Its rate against the plain fetch loop is what a job per delivery costs on this
  * machine; the gateway's fan-out against it is what the gateway adds on top.
  *
  *   bun bench/load/queue-floor.ts '<json QueueFloorInput>'   → prints one FetchLoopOutput as JSON

@@ -58,8 +58,8 @@ export interface DatabaseHandle {
  * await handle.close();
  * ```
  */
-// Each driver is loaded when it is chosen: a production process never loads PGlite (~10 MB of RSS), and
-// the embedded default never loads postgres.js.
+// Each driver is loaded when it is chosen: a production process never loads PGlite, and the embedded
+// default never loads postgres.js.
 export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
   switch (opts.driver) {
     case "postgres":

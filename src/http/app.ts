@@ -141,9 +141,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       { parse: "none" },
     );
 
-  const simulatorModule = options.simulators;
+  const simulatorModule = deps.config.simulators ? options.simulators : undefined;
   if (deps.config.simulators && !simulatorModule) throw new Error("createHttpApp: SIMULATORS is on, pass the simulators' module (options.simulators)");
-  const simulators = deps.config.simulators && simulatorModule
+  const simulators = simulatorModule
     ? (["providerA", "providerB"] as const).map((name) => {
         const simulator = simulatorModule.createSimulatorApp(name, { basePath: simulatorModule.simulatorMountPath(name), approveDelayMs: deps.config.simulatorApproveDelayMs });
         app.mount(simulatorModule.simulatorMountPath(name), simulator.fetch);
@@ -174,7 +174,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const path of ["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
   for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
-  if (deps.config.simulators && simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
+  if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
 
   const fetch = async (request: Request): Promise<Response> => {
