@@ -6,7 +6,7 @@
 import { generateOpenApi } from "../src/mod.ts";
 
 const path = new URL("../openapi/openapi.json", import.meta.url).pathname;
-const fresh = `${JSON.stringify(generateOpenApi(), null, 2)}\n`;
+const fresh = `${JSON.stringify(await generateOpenApi(), null, 2)}\n`;
 
 if (process.argv.includes("--check")) {
   const file = Bun.file(path);

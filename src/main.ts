@@ -141,7 +141,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "openapi":
-      process.stdout.write(`${JSON.stringify(generateOpenApi(), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(await generateOpenApi(), null, 2)}\n`);
       return;
     case undefined:
     case "help":

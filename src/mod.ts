@@ -12,6 +12,7 @@
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
+import type { OpenAPIObject } from "trpc-to-openapi";
 import packageJson from "../package.json" with { type: "json" };
 import type { Config } from "./config.ts";
 import { createKeyring } from "./crypto/seal.ts";
@@ -22,7 +23,6 @@ import { releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts"
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
-import { buildOpenApiDocument } from "./http/openapi.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
@@ -64,16 +64,21 @@ export interface Gateway {
   fetch: (request: Request) => Promise<Response>;
   router: AppRouter;
   deps: Deps;
-  /** The OpenAPI document of every route. */
-  openapi: ReturnType<typeof buildOpenApiDocument>;
+  /** The OpenAPI document of every route, generated on first use (as `/openapi.json` serves it). */
+  openapi(): Promise<OpenAPIObject>;
   /** Starts the listeners and workers; resolves with the addresses actually bound. */
   start(options?: StartOptions): Promise<{ url?: string; metricsUrl?: string }>;
   /** Stops listeners and workers, and closes what the gateway opened itself. */
   stop(): Promise<void>;
 }
 
-/** Builds the OpenAPI document without a running gateway (the freshness check, `passerelle openapi`). */
-export function generateOpenApi(): ReturnType<typeof buildOpenApiDocument> {
+/**
+ * Builds the OpenAPI document without a running gateway (the freshness check, `passerelle openapi`). Its
+ * generator (trpc-to-openapi, zod-openapi) is loaded here, on first use: a serving process that is never
+ * asked for `/openapi.json` or `/docs` does not load it, nor keep the document (~13 MB of RSS together).
+ */
+export async function generateOpenApi(): Promise<OpenAPIObject> {
+  const { buildOpenApiDocument } = await import("./http/openapi.ts");
   return buildOpenApiDocument(appRouter, plainRoutePaths, packageJson.version);
 }
 
@@ -129,7 +134,12 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const workers = registerWorkers(deps, parts.workers);
   const metrics = createMetrics();
   registerStuckPaymentsGauge(metrics.registry, deps);
-  const openapi = generateOpenApi();
+  let document: Promise<OpenAPIObject> | undefined;
+  const openapi = (): Promise<OpenAPIObject> =>
+    (document ??= generateOpenApi().catch((error: unknown) => {
+      document = undefined; // a later request tries again
+      throw error;
+    }));
   const http = createHttpApp({
     deps,
     router: appRouter,

@@ -114,7 +114,7 @@ describe("operations endpoints", () => {
 
   it("GET /openapi.json is the committed document, and errors are described by the contract's shape", async () => {
     const served = await (await fetch(`${url}/openapi.json`)).json();
-    expect(served).toEqual(generateOpenApi() as unknown as Record<string, unknown>);
+    expect(served).toEqual((await generateOpenApi()) as unknown as Record<string, unknown>);
     const committed = JSON.parse(readFileSync(new URL("../openapi/openapi.json", import.meta.url), "utf8"));
     expect(served).toEqual(committed);
     const whoami = served.paths["/auth/whoami"].get;

@@ -24,7 +24,8 @@ import { createRouteTable } from "./route-table.ts";
 export interface HttpAppOptions {
   deps: Deps;
   router: AnyTRPCRouter;
-  openapi: OpenAPIObject;
+  /** The OpenAPI document, asked for when `/openapi.json` is first requested. */
+  openapi: () => Promise<OpenAPIObject>;
   metrics: GatewayMetrics;
   /** Checks behind `/health/ready`; each throws when its dependency is down. */
   readiness: Record<string, () => Promise<void>>;
@@ -81,7 +82,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const onUnexpectedError = (error: unknown, request: RequestInfo) =>
     deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
 
-  const openapiBody = JSON.stringify(options.openapi);
+  let openapiBody: Promise<string> | undefined;
+  const openapiJson = (): Promise<string> =>
+    (openapiBody ??= options.openapi().then(JSON.stringify, (error: unknown) => {
+      openapiBody = undefined; // a later request tries again
+      throw error;
+    }));
   const docsHtml = docsPage();
   const scalarFile = Bun.file(scalarBundlePath());
 
@@ -103,7 +109,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const ready = entries.every(([, state]) => state === "ok");
       return jsonResponse(ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
     })
-    .get("/openapi.json", () => new Response(openapiBody, { headers: { "content-type": "application/json" } }))
+    .get("/openapi.json", async () => new Response(await openapiJson(), { headers: { "content-type": "application/json" } }))
     .get("/docs", () => new Response(docsHtml, { headers: { "content-type": "text/html; charset=utf-8" } }))
     .get("/docs/scalar.js", () => new Response(scalarFile, { headers: { "content-type": "text/javascript", "cache-control": "public, max-age=86400" } }))
     .all(
