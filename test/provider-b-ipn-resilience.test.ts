@@ -96,8 +96,11 @@ describe("lost IPNs are not lost payments", () => {
     const report = await sweepProviderB(second.gateway.deps, { ipnMinAgeMs: 0 });
     expect(report.ipnsEnqueued).toBe(1);
     await waitUntil(async () => (await paymentState(second, answer.paymentId)) === "succeeded", { what: "the swept IPN", timeoutMs: 8_000 });
-    const ipn = await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirstOrThrow();
-    expect(ipn.state).toBe("processed");
+    // The sweeper also re-created the checkout's sync job, which may confirm the payment first: the IPN's
+    // job then finds it settled and marks the IPN processed a moment later.
+    const ipnState = async () => (await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirstOrThrow()).state;
+    await waitUntil(async () => (await ipnState()) === "processed", { what: "the swept IPN processed", timeoutMs: 5_000 });
+    expect(await ipnState()).toBe("processed");
   }, 30_000);
 
   it("the sweeper re-creates a pending checkout's missing sync job", async () => {
