@@ -2,13 +2,15 @@
  * `POST /providerB/webhook` — provider B's IPN (spec endpoint 5, contract §5), a raw-body route: provider
  * B posts PHP bracket form fields, which no JSON procedure can take. Reads the body once (64 KiB at
  * most), accepts the bracket form, a `data=<json>` field, or JSON (415 otherwise), and hands the parsed
- * data to `receiveIpn`. No bearer token: the hash, checked there, says who sent it.
+ * data to `receiveIpn` — unless it holds text no string may hold (`hostile-text.ts`), refused as malformed
+ * like a body that cannot be read. No bearer token: the hash, checked there, says who sent it.
  */
 import { z } from "zod";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, BadRequestError } from "../errors.ts";
 import { IPN_CONTENT_TYPES, IpnBodyError, parseIpnBody } from "../providers/providerB/ipn.ts";
 import { receiveIpn } from "../services/ipn/receive-ipn.ts";
 import { errorBodySchema } from "./error-body.ts";
+import { hostileTextMessages } from "./hostile-text.ts";
 import type { RawBodyRoute } from "./raw-body-routes.ts";
 
 const MAX_IPN_BYTES = 64 * 1024;
@@ -38,6 +40,9 @@ export const providerBWebhookRoute: RawBodyRoute = {
       if (error instanceof IpnBodyError) throw new BadRequestError(error.message);
       throw error;
     }
+    // A NUL or an unpaired surrogate could not be stored (PostgreSQL refuses both): malformed, like bad JSON.
+    const hostile = hostileTextMessages({ data });
+    if (hostile.length > 0) throw new BadRequestError(`The IPN is malformed: ${hostile.join("; ")}`);
     await receiveIpn(deps, data);
     return Response.json({ received: true });
   },

@@ -5,8 +5,9 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
-import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError } from "../errors.ts";
+import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
 import { mapError, type ErrorBody } from "../http/error-body.ts";
+import { hostileTextMessages } from "../http/hostile-text.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
@@ -58,8 +59,23 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
+/**
+ * Refuses a call whose raw input holds a NUL character or an unpaired surrogate anywhere — a value, a
+ * property name, a path or query parameter, at any depth — with one validation entry per place
+ * (`http/hostile-text.ts`): PostgreSQL cannot store either, and would answer a 500. Every base below runs
+ * it before anything reads the input; the authenticated ones right after authentication, so a caller
+ * without a valid token gets 401 first, as with any other invalid input.
+ */
+function refuseHostileText(rawInput: unknown): void {
+  const messages = hostileTextMessages(rawInput);
+  if (messages.length > 0) throw new ValidationError(messages);
+}
+
 /** No token needed. */
-export const publicProcedure = t.procedure;
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  refuseHostileText(await getRawInput());
+  return next();
+});
 
 function bearerToken(headers: Headers): string {
   const header = headers.get("authorization");
@@ -83,7 +99,11 @@ async function authenticate(ctx: Context): Promise<Principal> {
 }
 
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await authenticate(ctx) } }));
+export const authedProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
+  const principal = await authenticate(ctx);
+  refuseHostileText(await getRawInput());
+  return next({ ctx: { principal } });
+});
 
 /** An operator token (`role: "admin"`). */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
@@ -130,8 +150,9 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
  */
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
-export const tenantProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+export const tenantProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
   const principal = await authenticate(ctx);
+  refuseHostileText(await getRawInput());
   const header = ctx.headers.get("x-tenant-id");
   let tenantId: string;
   if (principal.role === "admin") {
@@ -157,6 +178,7 @@ export const tenantProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
 export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
   const principal = await authenticate(ctx);
   const raw = (await getRawInput()) as { tenant_id?: unknown } | undefined;
+  refuseHostileText(raw);
   const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";
   if (principal.role !== "admin") {
     const header = ctx.headers.get("x-tenant-id");
