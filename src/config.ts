@@ -9,8 +9,11 @@
  * ```
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
+
+/** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
+const DEFAULT_DATA_DIR = join(import.meta.dir, "..", "data");
 
 /** A configuration value that cannot be used; the message names the variable. */
 export class ConfigError extends Error {
@@ -113,7 +116,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default("0.0.0.0"),
   PUBLIC_BASE_URL: url.optional(),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATA_DIR: z.string().min(1).default("./data"),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   QUEUE_PREFIX: z
     .string()
@@ -163,10 +166,14 @@ interface DevelopmentSecrets {
   apiKeyPepper: string;
 }
 
-/** Reads the development secrets kept under `dataDir`, generating them on first use. */
-function developmentSecrets(dataDir: string): DevelopmentSecrets {
+/** Reads the development secrets kept under `dataDir`, generating them on first use when `create`. */
+function developmentSecrets(dataDir: string, create: boolean): DevelopmentSecrets {
   const file = join(dataDir, "secrets.json");
   if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as DevelopmentSecrets;
+  if (!create)
+    throw new ConfigError(
+      `no development secrets in ${resolve(file)}: start 'passerelle serve' with this DATA_DIR first, or set JWT_SECRET, ENCRYPTION_KEYS and API_KEY_PEPPER to the server's`,
+    );
   const random = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64");
   const secrets: DevelopmentSecrets = {
     jwtSecret: random(48),
@@ -180,9 +187,11 @@ function developmentSecrets(dataDir: string): DevelopmentSecrets {
 
 /**
  * Builds the configuration from environment variables. Throws {@link ConfigError} with one line naming
- * the first bad variable. Outside production, missing secrets are generated once under `DATA_DIR`.
+ * the first bad variable. Outside production, missing secrets are generated once under `DATA_DIR`, unless
+ * `createDevelopmentSecrets` is false (a command that must use the server's secrets, like `token`): then
+ * their absence is a {@link ConfigError}.
  */
-export function loadConfig(env: EnvInput = process.env): Config {
+export function loadConfig(env: EnvInput = process.env, options: { createDevelopmentSecrets?: boolean } = {}): Config {
   // Empty strings count as unset, as a shell `FOO=` usually means.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
@@ -210,7 +219,7 @@ export function loadConfig(env: EnvInput = process.env): Config {
     require("DATABASE_URL", e.DATABASE_URL);
     require("REDIS_URL", e.REDIS_URL);
   } else if (!jwtSecret || !encryptionKeys || !pepper) {
-    const dev = developmentSecrets(e.DATA_DIR);
+    const dev = developmentSecrets(e.DATA_DIR, options.createDevelopmentSecrets ?? true);
     jwtSecret ??= dev.jwtSecret;
     encryptionKeys ??= parseEncryptionKeys(dev.encryptionKey)!;
     pepper ??= dev.apiKeyPepper;

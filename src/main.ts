@@ -30,9 +30,14 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function configOrExit(): Config {
+/**
+ * The configuration, or one line and exit 1. Only the commands that run the gateway or prepare its data
+ * directory (`serve`, `worker`, `migrate`) may generate development secrets: `token` and `keys rotate`
+ * must use the ones the server uses, and a new set would only mint tokens it rejects.
+ */
+function configOrExit(options: { createDevelopmentSecrets: boolean } = { createDevelopmentSecrets: true }): Config {
   try {
-    return loadConfig(process.env);
+    return loadConfig(process.env, options);
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
     throw error;
@@ -92,7 +97,7 @@ async function main(argv: string[]): Promise<void> {
       if (values.env !== "sandbox" && values.env !== "live") fail("--env must be sandbox or live");
       const ttlSeconds = Number(values.ttl);
       if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) fail("--ttl must be a positive number of seconds");
-      const config = configOrExit();
+      const config = configOrExit({ createDevelopmentSecrets: false });
       const token = await mintToken(config.jwt, {
         sub: values.admin ? "operator" : `tenant:${values.tenant}`,
         role: values.admin ? "admin" : undefined,
@@ -131,7 +136,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "keys": {
       if (rest[0] !== "rotate") fail(`unknown keys command '${rest[0] ?? ""}' (did you mean 'keys rotate'?)`);
-      const gateway = await createGateway(configOrExit());
+      const gateway = await createGateway(configOrExit({ createDevelopmentSecrets: false }));
       try {
         const report = await rotateSealedSecrets(gateway.deps, gateway.deps.keyring);
         process.stdout.write(`re-sealed ${report.resealed} secret(s) under key v${gateway.deps.keyring.currentVersion}; ${report.current} already were\n`);

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ulid } from "ulid";
-import { parseEncryptionKeys } from "../src/config.ts";
+import { loadConfig, parseEncryptionKeys } from "../src/config.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
 import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "../src/db/pglite-snapshot.ts";
@@ -34,8 +34,8 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
-async function run(args: string[], env: Record<string, string>) {
-  const child = Bun.spawn(["bun", MAIN, ...args], { env: cleanEnv(env), stdout: "pipe", stderr: "pipe" });
+async function run(args: string[], env: Record<string, string>, cwd?: string) {
+  const child = Bun.spawn(["bun", MAIN, ...args], { env: cleanEnv(env), stdout: "pipe", stderr: "pipe", ...(cwd ? { cwd } : {}) });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { stdout, stderr, code };
 }
@@ -133,4 +133,50 @@ describe("passerelle (the command line)", () => {
       child.kill("SIGKILL");
     }
   }, 120_000);
+
+  describe("token uses the server's secrets, from any folder", () => {
+    it("mints, from another working directory, a token that a server on the same DATA_DIR accepts", async () => {
+      const dataDir = tempDir();
+      const port = freePort();
+      const env = { DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(freePort()), SIMULATORS: "off" };
+      const server = Bun.spawn(["bun", MAIN, "serve"], { env: cleanEnv(env), cwd: tempDir(), stdout: "ignore", stderr: "ignore" });
+      try {
+        let ready = false;
+        for (let i = 0; i < 300 && !ready; i++) {
+          await Bun.sleep(100);
+          ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false);
+        }
+        expect(ready).toBe(true);
+        const minted = await run(["token", "--admin"], { DATA_DIR: dataDir }, tempDir());
+        expect(minted.stderr).toBe("");
+        const whoami = await fetch(`http://127.0.0.1:${port}/auth/whoami`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
+        expect(whoami.status).toBe(200);
+      } finally {
+        server.kill("SIGKILL");
+        await server.exited;
+      }
+    }, 120_000);
+
+    it("refuses with one line, and creates nothing, when there are no secrets where the server keeps them", async () => {
+      const elsewhere = tempDir();
+      // A relative DATA_DIR is relative to the working directory: here, a folder no server ever ran in.
+      const { stdout, stderr, code } = await run(["token", "--admin"], { DATA_DIR: "./data" }, elsewhere);
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+      expect(stderr).toBe(
+        `passerelle: no development secrets in ${join(realpathSync(elsewhere), "data", "secrets.json")}: start 'passerelle serve' with this DATA_DIR first, or set JWT_SECRET, ENCRYPTION_KEYS and API_KEY_PEPPER to the server's\n`,
+      );
+      expect(existsSync(join(elsewhere, "data"))).toBe(false);
+      // keys rotate would seal under keys nothing can open: it refuses the same way.
+      const rotate = await run(["keys", "rotate"], { DATA_DIR: "./data" }, elsewhere);
+      expect(rotate.code).toBe(1);
+      expect(rotate.stderr).toStartWith("passerelle: no development secrets in ");
+      expect(existsSync(join(elsewhere, "data"))).toBe(false);
+    });
+
+    it("keeps development state in the project folder's data/ by default, whatever the working directory", () => {
+      expect(TEST_ENV.DATA_DIR).toBeUndefined();
+      expect(loadConfig(TEST_ENV).dataDir).toBe(join(import.meta.dir, "..", "data"));
+    });
+  });
 });
