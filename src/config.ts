@@ -50,6 +50,11 @@ export interface Config {
   };
   providerB: { sandboxUrl: string; liveUrl: string };
   providerTimeoutMs: number;
+  /**
+   * How long a request's `Idempotency-Key` lock lasts before it is renewed (contract §9): the request that
+   * holds it renews it while it runs, and a lock that runs out (its process died) is taken over.
+   */
+  idempotencyLockMs: number;
   simulators: boolean;
   simulatorApproveDelayMs: number;
   allowPrivateTargets: boolean;
@@ -144,6 +149,7 @@ const envSchema = z.object({
   PROVIDER_B_SANDBOX_URL: url.optional(),
   PROVIDER_B_LIVE_URL: url.optional(),
   PROVIDER_TIMEOUT_MS: positiveInt.default(15_000),
+  IDEMPOTENCY_LOCK_MS: z.coerce.number().int().min(1_000).default(60_000),
   SIMULATORS: boolean.optional(),
   SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
   ALLOW_PRIVATE_TARGETS: boolean.optional(),
@@ -159,6 +165,27 @@ const envSchema = z.object({
 });
 
 type EnvInput = Record<string, string | undefined>;
+
+/** The most provider calls one request makes in turn: a direct payment's create, token and USSD push. */
+export const MAX_PROVIDER_CALLS_PER_REQUEST = 3;
+/** Room beside those calls for the database work and the refused-connection retries (100 + 400 ms a call). */
+export const IDEMPOTENCY_LOCK_SLACK_MS = 5_000;
+
+/**
+ * The longest a request can spend on its provider calls must fit in its idempotency lock's first term,
+ * so that the lock never depends on its renewal alone: a renewal that cannot reach the database in time
+ * would otherwise let a retry run the payment a second time.
+ */
+function checkLockFitsProviderCalls(providerTimeoutMs: number, lockMs: number): void {
+  const worstCase = MAX_PROVIDER_CALLS_PER_REQUEST * providerTimeoutMs + IDEMPOTENCY_LOCK_SLACK_MS;
+  if (worstCase <= lockMs) return;
+  const largestTimeout = Math.floor((lockMs - IDEMPOTENCY_LOCK_SLACK_MS) / MAX_PROVIDER_CALLS_PER_REQUEST);
+  throw new ConfigError(
+    `Invalid configuration: PROVIDER_TIMEOUT_MS=${providerTimeoutMs} does not fit in IDEMPOTENCY_LOCK_MS=${lockMs}: ` +
+      `a direct payment makes ${MAX_PROVIDER_CALLS_PER_REQUEST} provider calls in turn (${MAX_PROVIDER_CALLS_PER_REQUEST} × ${providerTimeoutMs} ms + ${IDEMPOTENCY_LOCK_SLACK_MS} ms = ${worstCase} ms); ` +
+      `set PROVIDER_TIMEOUT_MS to at most ${Math.max(0, largestTimeout)} or IDEMPOTENCY_LOCK_MS to at least ${worstCase}`,
+  );
+}
 
 interface DevelopmentSecrets {
   jwtSecret: string;
@@ -201,6 +228,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     throw new ConfigError(`Invalid configuration: ${name} ${issue.message}`);
   }
   const e = parsed.data;
+  checkLockFitsProviderCalls(e.PROVIDER_TIMEOUT_MS, e.IDEMPOTENCY_LOCK_MS);
   const production = e.NODE_ENV === "production";
   const defaults: string[] = [];
 
@@ -262,6 +290,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       liveUrl: e.PROVIDER_B_LIVE_URL ?? (simulators ? `${simB}/api/v1` : REAL_PROVIDER_B.live),
     },
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
+    idempotencyLockMs: e.IDEMPOTENCY_LOCK_MS,
     simulators,
     simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
     allowPrivateTargets,

@@ -26,10 +26,17 @@ export type ErrorCode =
   | "unavailable"
   | "internal";
 
-/** Extra fields some errors add to the body (provider refusals, rate limits). */
+/** Extra fields some errors add to the body (provider refusals, unknown outcomes, rate limits). */
 export interface ErrorExtras {
   providerErrors?: string[];
   providerResponseCode?: string;
+  /**
+   * On a 502/504: the payment that was sent and whose outcome is unknown (the USSD push may have reached
+   * the phone). The caller follows it by its status and events; the same `Idempotency-Key` replays it.
+   */
+  paymentId?: string;
+  /** Provider A's id of that payment, when the provider had answered its create call. */
+  transactionId?: number;
   /** Seconds; sent as the `Retry-After` header, not in the body. */
   retryAfter?: number;
 }
@@ -121,13 +128,16 @@ export class RateLimitedError extends AppError {
   }
 }
 
-/** A provider refused (422), answered garbage or 5xx (502), or did not answer in time (504). */
+/**
+ * A provider refused (422), answered garbage or 5xx (502), or did not answer in time (504). A 502/504
+ * that left a payment in flight names it (`paymentId`, `transactionId`).
+ */
 export class ProviderError extends AppError {
   override name = "ProviderError";
   constructor(
     status: 422 | 502 | 504,
     message: string,
-    extras: Pick<ErrorExtras, "providerErrors" | "providerResponseCode"> = {},
+    extras: Pick<ErrorExtras, "providerErrors" | "providerResponseCode" | "paymentId" | "transactionId"> = {},
   ) {
     super(status, status === 422 ? "provider_refused" : status === 504 ? "provider_timeout" : "provider_error", message, extras);
   }

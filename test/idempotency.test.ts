@@ -7,7 +7,6 @@ import { mintToken } from "../src/mod.ts";
 import type { Deps } from "../src/services/deps.ts";
 import {
   canonicalJson,
-  IDEMPOTENCY_LOCK_MS,
   IDEMPOTENCY_TTL_MS,
   OPERATOR_TENANT_ID,
   purgeExpiredIdempotencyKeys,
@@ -41,7 +40,7 @@ interface Answer {
 interface ThingInput {
   group: string;
   name: string;
-  outcome?: "created" | "not_found" | "refused" | "invalid" | "unavailable" | "crash" | "provider_timeout";
+  outcome?: "created" | "not_found" | "refused" | "invalid" | "unavailable" | "crash" | "provider_timeout" | "provider_unreachable";
 }
 
 let counter = 0;
@@ -257,16 +256,31 @@ for (const surface of SURFACES) {
       expect(callsOf(name)).toBe(3);
     });
 
-    it("stores a provider timeout (504): the provider may have acted, so the retry must not run again", async () => {
+    it("stores a provider timeout (504) that names its payment, and replays it with paymentId and transactionId", async () => {
       const { name, key } = fresh("provider-timeout");
       const input = { group: "g1", name, outcome: "provider_timeout" as const };
       const first = await createThing(surface, input, { key });
       expect(first.status).toBe(504);
-      expect(first.body.code).toBe("provider_timeout");
+      expect(first.body).toMatchObject({ code: "provider_timeout", paymentId: `pay_${name}`, transactionId: 412 });
       const second = await createThing(surface, input, { key });
       expect(second.status).toBe(504);
       expect(second.replayed).toBe("true");
+      expect({ ...second.body, requestId: null }).toEqual({ ...first.body, requestId: null });
       expect(callsOf(name)).toBe(1);
+    });
+
+    it("does not store a provider 502 that names no payment (nothing was sent): the retry runs again", async () => {
+      const { name, key } = fresh("provider-unreachable");
+      const input = { group: "g1", name, outcome: "provider_unreachable" as const };
+      const first = await createThing(surface, input, { key });
+      expect(first.status).toBe(502);
+      expect(first.body.code).toBe("provider_error");
+      expect(first.body).not.toHaveProperty("paymentId");
+      expect(await rowsFor(key)).toHaveLength(0);
+      const second = await createThing(surface, input, { key });
+      expect(second.status).toBe(502);
+      expect(second.replayed).toBeNull();
+      expect(callsOf(name)).toBe(2);
     });
 
     it("does not store a crash (500) either", async () => {
@@ -412,7 +426,7 @@ describe("Idempotency-Key over time", () => {
     const crashed = createThing("rest", { group: "g1", name }, { key, app });
     await waitUntil(() => callsOf(name) === 1, "the first request runs");
 
-    clock.now = new Date(clock.now.getTime() + IDEMPOTENCY_LOCK_MS - 1_000);
+    clock.now = new Date(clock.now.getTime() + tg.config.idempotencyLockMs - 1_000);
     const stillLocked = await createThing("trpc", { group: "g1", name }, { key, app });
     expect(stillLocked.status).toBe(409);
 
@@ -448,7 +462,7 @@ describe("Idempotency-Key over time", () => {
     const release = gate(name);
     const crashed = createThing("rest", { group: "g1", name }, { key, app });
     await waitUntil(() => callsOf(name) === 1, "the first request runs");
-    clock.now = new Date(clock.now.getTime() + IDEMPOTENCY_LOCK_MS + 1_000);
+    clock.now = new Date(clock.now.getTime() + tg.config.idempotencyLockMs + 1_000);
     idempotencyProbe.gates.set(name, Bun.sleep(100));
 
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => createThing(SURFACES[i % 2]!, { group: "g1", name }, { key, app })));

@@ -1,6 +1,6 @@
 /**
  * The single mapping from anything thrown to the error shape of contract §1:
- * `{ statusCode, message, error, code, requestId, providerErrors?, providerResponseCode? }`.
+ * `{ statusCode, message, error, code, requestId, providerErrors?, providerResponseCode?, paymentId?, transactionId? }`.
  * Both surfaces use it: the REST bridge answers with the body, `/trpc` carries it as `error.data.httpBody`.
  */
 import { TRPCError } from "@trpc/server";
@@ -19,6 +19,15 @@ export const errorBodySchema = z
     requestId: z.string().meta({ description: "Also in the x-request-id header" }),
     providerErrors: z.array(z.string()).optional(),
     providerResponseCode: z.string().optional(),
+    paymentId: z.string().optional().meta({
+      description:
+        "On a 502/504 after which the payment may still go through (the USSD push may have reached the phone): the payment, to follow by its status and events. The same Idempotency-Key answers this again. A 502/504 without it left nothing behind: retrying is safe.",
+      example: "pay_01JD3M8Q4ZK2T9XG7B6V5N4C3A",
+    }),
+    transactionId: z.number().int().optional().meta({
+      description: "Provider A's id of that payment, when the provider had answered its creation",
+      example: 412,
+    }),
   })
   .meta({ id: "Error" });
 
@@ -177,6 +186,8 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
     const out = body(error.status, error.code, error.message, requestId);
     if (error.extras.providerErrors) out.providerErrors = error.extras.providerErrors;
     if (error.extras.providerResponseCode !== undefined) out.providerResponseCode = error.extras.providerResponseCode;
+    if (error.extras.paymentId !== undefined) out.paymentId = error.extras.paymentId;
+    if (error.extras.transactionId !== undefined) out.transactionId = error.extras.transactionId;
     const headers: Record<string, string> = {};
     if (error.extras.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(error.extras.retryAfter)));
     return { status: error.status, body: out, headers, unexpected: false };

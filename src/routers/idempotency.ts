@@ -11,19 +11,21 @@
  * (method, and the path with its parameters filled from the raw input — never the URL, which differs
  * between the surfaces). Without the header the call runs as usual.
  *
- * A replay answers the stored output (or throws the stored error again) without running the procedure,
- * with `idempotent-replayed: true` in the response headers.
+ * The key's lock is renewed while the procedure runs, so a retry meanwhile is always 409. A replay answers
+ * the stored output (or throws the stored error again) without running the procedure, with
+ * `idempotent-replayed: true` in the response headers.
  */
 import { middlewareMarker, type MiddlewareResult } from "@trpc/server/unstable-core-do-not-import";
 import { z } from "zod";
 import type { Environment } from "../config.ts";
 import type { JsonValue } from "../db/schema.ts";
-import { AppError, ValidationError, type ErrorCode } from "../errors.ts";
+import { AppError, ValidationError, type ErrorCode, type ErrorExtras } from "../errors.ts";
 import { mapError, type ErrorBody } from "../http/error-body.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
+  holdIdempotencyClaim,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   OPERATOR_TENANT_ID,
   releaseIdempotencyClaim,
@@ -108,9 +110,11 @@ function answerWithoutRunning(data: unknown): MiddlewareResult<object> {
 function storedError(answer: IdempotentAnswer): AppError {
   const body = answer.body as StoredErrorBody;
   if (Array.isArray(body.message)) return new ValidationError(body.message);
-  const extras: { providerErrors?: string[]; providerResponseCode?: string } = {};
+  const extras: ErrorExtras = {};
   if (body.providerErrors) extras.providerErrors = body.providerErrors;
   if (body.providerResponseCode !== undefined) extras.providerResponseCode = body.providerResponseCode;
+  if (body.paymentId !== undefined) extras.paymentId = body.paymentId;
+  if (body.transactionId !== undefined) extras.transactionId = body.transactionId;
   return new AppError(answer.status, body.code as ErrorCode, body.message, extras);
 }
 
@@ -154,7 +158,9 @@ export function idempotent(options: IdempotentOptions = {}) {
     const headersBefore = { ...ctx.request.responseHeaders };
     let result: Awaited<ReturnType<typeof next>>;
     try {
-      result = await next();
+      // The key stays locked for as long as the procedure runs (a direct payment's provider calls may
+      // outlast the lock's first term), so a retry meanwhile is 409 and never a second payment.
+      result = await holdIdempotencyClaim(ctx.deps, start.claim, () => next());
     } catch (error) {
       // tRPC turns what a procedure throws into `{ ok: false }`; this only guards against tRPC itself.
       await releaseIdempotencyClaim(ctx.deps, start.claim).catch(() => {});
@@ -166,7 +172,8 @@ export function idempotent(options: IdempotentOptions = {}) {
     try {
       await completeIdempotentRequest(ctx.deps, start.claim, answer, { seal: options.sealResponse });
     } catch (error) {
-      // The work is done: answer it. The key stays locked for at most 60 s, then a retry runs again.
+      // The work is done: answer it. The key stays locked until its lock runs out (at most one term), then a
+      // retry runs again.
       ctx.deps.logger.error({ err: error, requestId: ctx.request.requestId }, "could not store the idempotent answer");
     }
     return result;

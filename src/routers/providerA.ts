@@ -49,7 +49,7 @@ export const providerARouter = router({
         tags: ["providerA"],
         summary: "Initiate a direct USSD payment",
         description:
-          "Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 with the payment left pending and settled later from the provider. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
+          "Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",

@@ -96,7 +96,8 @@ async function runIdempotencyFixture(name: string, outcome: string | undefined):
   if (outcome === "invalid") throw new ValidationError(["name must be shorter", "group is odd"]);
   if (outcome === "unavailable") throw new UnavailableError();
   if (outcome === "crash") throw new Error("the fixture crashed");
-  if (outcome === "provider_timeout") throw new ProviderError(504, "The provider did not answer in time; the payment stays pending");
+  if (outcome === "provider_timeout") throw new ProviderError(504, "The provider did not answer in time; the payment stays pending", { paymentId: `pay_${name}`, transactionId: 412 });
+  if (outcome === "provider_unreachable") throw new ProviderError(502, "The provider could not be reached; nothing was sent");
   return call;
 }
 
@@ -110,7 +111,7 @@ export const idempotencyFixtureRouter = router({
       z.object({
         group: z.string().min(1),
         name: z.string().min(1),
-        outcome: z.enum(["created", "not_found", "refused", "invalid", "unavailable", "crash", "provider_timeout"]).optional(),
+        outcome: z.enum(["created", "not_found", "refused", "invalid", "unavailable", "crash", "provider_timeout", "provider_unreachable"]).optional(),
       }),
     )
     .output(thingOutput)

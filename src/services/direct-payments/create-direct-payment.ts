@@ -3,12 +3,15 @@
  * provider A calls — create (our `pay_` id as `Idempotency-Key`, `merchant_reference` and in
  * `custom_metadata`), token, USSD push — then schedule its sync. Failures as contract §4 says:
  *
- * | what happened                                            | answer | record                    |
- * |----------------------------------------------------------|--------|---------------------------|
- * | the provider refused (4xx)                               | 422    | `failed`                  |
- * | the connection was refused before anything was sent      | 502    | `failed`                  |
- * | 5xx / timeout on create or push (it may have acted)      | 502/504| `pending`, outcomeUnknown |
- * | 5xx / timeout on the token call (no push was sent)        | 502/504| `failed`                  |
+ * | what happened                                            | answer                    | record                    |
+ * |----------------------------------------------------------|---------------------------|---------------------------|
+ * | the provider refused (4xx)                               | 422                       | `failed`                  |
+ * | the connection was refused before anything was sent      | 502                       | `failed`                  |
+ * | 5xx / timeout on create or push (it may have acted)      | 502/504 naming `paymentId`| `pending`, outcomeUnknown |
+ * | 5xx / timeout on the token call (no push was sent)       | 502/504                   | `failed`                  |
+ *
+ * Only the answer that names the payment is replayed to a retry with the same `Idempotency-Key`: the
+ * others left nothing that could still charge, so the retry runs again (services/idempotency).
  *
  * The merchant's `callback_url` is ours to call: it is stored, never sent to provider A.
  */
@@ -133,11 +136,24 @@ const storeProviderTransaction = precompile<{ id: string; provider_transaction_i
     .where("id", "=", p.id),
 );
 
-function failureAnswer(error: ProviderACallError): ProviderError {
+/** The payment a failure left in flight at the provider: the error names it, so the caller can follow it. */
+interface InFlightPayment {
+  paymentId: string;
+  transactionId?: number;
+}
+
+/**
+ * The answer to a failed provider call. With `inFlight` (the push may have reached the phone) the 502/504
+ * names the payment, and the same `Idempotency-Key` replays it; without it nothing was left that could
+ * still charge, so the answer names nothing and a retry may run again.
+ */
+function failureAnswer(error: ProviderACallError, inFlight: InFlightPayment | undefined): ProviderError {
   if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
   if (error.kind === "unreachable") return new ProviderError(502, "Provider A could not be reached; nothing was sent");
-  if (error.kind === "timeout") return new ProviderError(504, "Provider A did not answer in time; the payment's outcome will be settled from the provider");
-  return new ProviderError(502, "Provider A failed to answer; the payment's outcome will be settled from the provider");
+  const status = error.kind === "timeout" ? 504 : 502;
+  const what = error.kind === "timeout" ? "Provider A did not answer in time" : "Provider A failed to answer";
+  if (!inFlight) return new ProviderError(status, `${what} before the USSD push was sent; the payment failed and nothing was sent to the phone`);
+  return new ProviderError(status, `${what}; the payment's outcome will be settled from the provider: follow it by its paymentId`, inFlight);
 }
 
 /**
@@ -195,7 +211,7 @@ export async function createDirectPayment(
   const client = clientFor(deps, environment, account);
   const mode = wireModeOf(input.payment_method);
   let step: "create" | "token" | "push" = "create";
-  let transactionId: number;
+  let transactionId: number | undefined;
   let stored: Promise<unknown> | undefined;
   try {
     const created = await client.createTransaction(
@@ -223,19 +239,21 @@ export async function createDirectPayment(
     const [token] = await Promise.all([client.createToken(created.id), stored]);
     step = "push";
     await client.sendNow(mode, token, paymentId);
+    return { ok: true, transactionId: created.id, status: "pending", description: input.description, amount: input.amount, paymentId };
   } catch (error) {
     // The store's own failure comes first (it is what stopped the payment); its result is awaited either way.
     if (stored) await stored;
     if (!(error instanceof ProviderACallError)) throw error;
     const pushMayHaveHappened = error.outcomeUnknown && step !== "token";
+    let inFlight: InFlightPayment | undefined;
     if (pushMayHaveHappened) {
+      inFlight = transactionId === undefined ? { paymentId } : { paymentId, transactionId };
       // Only while pending: a webhook may already have settled it from the provider's side.
       await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", paymentId).where("state", "=", "pending").execute();
       deps.logger.warn({ paymentId, step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
     } else {
       await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error" });
     }
-    throw failureAnswer(error);
+    throw failureAnswer(error, inFlight);
   }
-  return { ok: true, transactionId, status: "pending", description: input.description, amount: input.amount, paymentId };
 }

@@ -1,22 +1,25 @@
 /**
  * `Idempotency-Key` (contract §9), as rows of `idempotency_keys`: one per key, scoped by tenant,
  * environment, method and concrete path. A request first claims its key ({@link beginIdempotentRequest}):
- * the row is inserted `in_flight` with a 60-second lock, atomically (`INSERT … ON CONFLICT DO NOTHING`,
- * then a read), so of many concurrent requests exactly one runs. When it has answered,
- * {@link completeIdempotentRequest} stores the answer for 24 hours — or, for a 5xx, deletes the row so a
- * retry runs again. Later requests with the key replay the stored answer, or are refused: 422 when their
- * body differs, 409 while the first is still running. A lock that outlives its 60 seconds (the process
+ * the row is inserted `in_flight` with a lock of `IDEMPOTENCY_LOCK_MS` (60 s by default), atomically
+ * (`INSERT … ON CONFLICT DO NOTHING`, then a read), so of many concurrent requests exactly one runs. The
+ * request holds its lock while it runs ({@link holdIdempotencyClaim} renews it every third of its term),
+ * however long its provider calls take. When it has answered, {@link completeIdempotentRequest} stores the
+ * answer for 24 hours — or, for a 5xx after which nothing is left in flight, deletes the row so a retry
+ * runs again. Later requests with the key replay the stored answer, or are refused: 422 when their body
+ * differs, 409 while the first is still running. Only a lock that was not renewed in time (its process
  * died) is taken over by the next request.
  *
  * Every state change is a conditional write on the row as last seen (its `state` and `locked_until`), so
  * two requests racing for the same row cannot both win, and a request that lost its lock to a takeover
- * cannot overwrite the answer of the one that took it. The clock is `deps.now()`, never the database's.
+ * can neither renew it nor overwrite the answer of the one that took it. The clock is `deps.now()`, never
+ * the database's.
  *
  * @example
  * ```ts
  * const start = await beginIdempotentRequest(deps, { scope, key, request: input });
  * if (start.outcome === "replay") return start.answer;
- * const answer = await run();
+ * const answer = await holdIdempotencyClaim(deps, start.claim, run);
  * await completeIdempotentRequest(deps, start.claim, answer, { seal: true });
  * ```
  */
@@ -27,8 +30,6 @@ import { requestHash } from "./request-hash.ts";
 
 /** Stands for the tenant of operator calls that have none (e.g. `POST /tenants`). Not a valid `ten_` id. */
 export const OPERATOR_TENANT_ID = "_operator";
-/** How long a running request holds its key; after that, the next request takes it over. */
-export const IDEMPOTENCY_LOCK_MS = 60_000;
 /** How long an answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest key accepted (contract §9). */
@@ -58,7 +59,10 @@ export interface IdempotentAnswer {
 export interface IdempotencyClaim {
   scope: IdempotencyScope;
   key: string;
-  /** The lock this request holds; it fences the row against a takeover. */
+  /**
+   * The lock this request holds; it fences the row against a takeover. {@link holdIdempotencyClaim}
+   * moves it forward in place as it renews the lock.
+   */
   lockedUntil: Date;
 }
 
@@ -68,7 +72,7 @@ export type IdempotencyStart = { outcome: "proceed"; claim: IdempotencyClaim } |
 /** How `response_body` holds an answer's body: as is, or sealed (a secret shown once). */
 export type StoredResponseBody = { plain: JsonValue } | { sealed: string };
 
-type IdempotencyDeps = Pick<Deps, "db" | "now" | "keyring">;
+type IdempotencyDeps = Pick<Deps, "db" | "now" | "keyring" | "config">;
 
 /** Contract §9: a key is at most 255 characters; an empty one is no key. */
 function assertValidKey(key: string): void {
@@ -77,19 +81,17 @@ function assertValidKey(key: string): void {
     throw new ValidationError([`Idempotency-Key must be shorter than or equal to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`]);
 }
 
-/** Error codes of a 5xx answered after the request reached a provider: it may have acted (contract §4). */
-const PROVIDER_REACHED = new Set(["provider_error", "provider_timeout"]);
-
 /**
  * Answers stored for replay: everything below 500, except 429 — a rate-limited request did not run, and
- * its retry must not be refused for 24 hours. Other 5xx answers are not stored (contract §9): nothing
- * happened, so the retry runs again — except the provider's 502 and 504. Those come after our payment was
- * recorded and the provider may have received it (a USSD push may be on the phone): running the retry
- * again would make a second payment, so it gets the first answer, and the payment settles through its
- * status and events.
+ * its retry must not be refused for 24 hours. A 5xx is stored only when it names a payment it left in
+ * flight at the provider (`paymentId`: a 502/504 after which the USSD push may have reached the phone):
+ * running the retry again would make a second payment, so it gets the first answer and follows that
+ * payment through its status and events. Any other 5xx left nothing behind that could still act (the
+ * provider was never reached, or the payment failed before its push), so it is not stored (contract §9)
+ * and the retry runs again.
  */
 export function isReplayableStatus(status: number, body?: unknown): boolean {
-  if (status >= 500) return PROVIDER_REACHED.has((body as { code?: unknown } | undefined)?.code as string);
+  if (status >= 500) return typeof (body as { paymentId?: unknown } | null | undefined)?.paymentId === "string";
   return status !== 429;
 }
 
@@ -103,11 +105,11 @@ function byKey(scope: IdempotencyScope, key: string) {
 }
 
 /** The columns of a freshly claimed key. */
-function freshClaim(now: Date, hash: string) {
+function freshClaim(now: Date, hash: string, lockMs: number) {
   return {
     request_hash: hash,
     state: "in_flight" as const,
-    locked_until: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS),
+    locked_until: new Date(now.getTime() + lockMs),
     response_status: null,
     response_body: null,
     response_headers: null,
@@ -143,7 +145,7 @@ export async function beginIdempotentRequest(
   // Each pass either settles or loses a race to a write that changed the row; a few passes always suffice.
   for (let attempt = 0; attempt < 4; attempt++) {
     const now = deps.now();
-    const claim = freshClaim(now, hash);
+    const claim = freshClaim(now, hash, deps.config.idempotencyLockMs);
     const inserted = await deps.db
       .insertInto("idempotency_keys")
       .values({ ...id, ...claim })
@@ -159,23 +161,24 @@ export async function beginIdempotentRequest(
       .executeTakeFirst();
     if (!row) continue; // released (a 5xx) or purged since the insert: insert again
 
+    const locked = row.state === "in_flight" && row.locked_until.getTime() > now.getTime();
     const expired = row.expires_at.getTime() <= now.getTime();
-    if (!expired) {
-      if (row.request_hash !== hash)
-        throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
-      if (row.state === "done") return { outcome: "replay", answer: await storedAnswer(deps, scope, row) };
-      if (row.locked_until.getTime() > now.getTime())
-        throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_flight");
-    }
+    if (!expired && row.request_hash !== hash)
+      throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
+    // A running request keeps its key however long it runs: its lock is renewed while it does.
+    if (locked) throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_flight");
+    if (!expired && row.state === "done") return { outcome: "replay", answer: await storedAnswer(deps, scope, row) };
 
-    // An answer older than 24 hours, or a request whose lock ran out (its process died): start afresh,
-    // unless another request changed the row since it was read.
+    // An answer older than 24 hours, or a request whose lock was not renewed in time (its process died):
+    // start afresh, in one conditional write — unless another request changed the row since it was read,
+    // or the lock is live again (its holder renewed it meanwhile).
     const taken = await deps.db
       .updateTable("idempotency_keys")
       .set(claim)
       .where((eb) => eb.and(id))
       .where("state", "=", row.state)
       .where("locked_until", "=", row.locked_until)
+      .where("locked_until", "<=", now)
       .executeTakeFirst();
     if (taken.numUpdatedRows > 0n) return { outcome: "proceed", claim: { scope, key, lockedUntil: claim.locked_until } };
   }
@@ -212,6 +215,67 @@ export async function completeIdempotentRequest(
     .where("locked_until", "=", claim.lockedUntil)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Holds `claim` while `run` runs: every third of the lock's term the lock is moved a whole term past now,
+ * so a retry gets 409 for as long as the first request runs, not only for its first term. Renewal stops
+ * when `run` settles (a renewal under way is awaited, so the claim's `lockedUntil` is current when it
+ * returns), or when the lock turns out to have been taken over. A renewal that fails (the database did
+ * not answer) is tried again at the next beat: the lock still has two thirds of its term.
+ *
+ * @example
+ * ```ts
+ * const answer = await holdIdempotencyClaim(deps, start.claim, () => createDirectPayment(deps, request));
+ * ```
+ */
+export async function holdIdempotencyClaim<T>(
+  deps: Pick<Deps, "db" | "now" | "config" | "logger">,
+  claim: IdempotencyClaim,
+  run: () => Promise<T>,
+): Promise<T> {
+  let renewals: Promise<void> = Promise.resolve();
+  let held = true;
+  const beat = setInterval(() => {
+    // Chained, so two renewals never race each other for the same fence.
+    renewals = renewals.then(async () => {
+      if (!held) return;
+      try {
+        held = await renewIdempotencyClaim(deps, claim);
+        if (!held) {
+          clearInterval(beat);
+          deps.logger.warn({ path: claim.scope.path }, "an idempotency lock was taken over while its request ran; its answer will not be stored");
+        }
+      } catch (err) {
+        deps.logger.warn({ err, path: claim.scope.path }, "could not renew an idempotency lock; trying again at the next beat");
+      }
+    });
+  }, Math.max(1, Math.floor(deps.config.idempotencyLockMs / 3)));
+  try {
+    return await run();
+  } finally {
+    clearInterval(beat);
+    held = false;
+    await renewals;
+  }
+}
+
+/**
+ * Moves the claim's lock a whole term past now, if the claim still holds it. Returns false when it does
+ * not (the lock was taken over, or the answer already stored).
+ */
+async function renewIdempotencyClaim(deps: Pick<Deps, "db" | "now" | "config">, claim: IdempotencyClaim): Promise<boolean> {
+  const lockedUntil = new Date(Math.max(claim.lockedUntil.getTime(), deps.now().getTime() + deps.config.idempotencyLockMs));
+  const renewed = await deps.db
+    .updateTable("idempotency_keys")
+    .set({ locked_until: lockedUntil })
+    .where((eb) => eb.and(byKey(claim.scope, claim.key)))
+    .where("state", "=", "in_flight")
+    .where("locked_until", "=", claim.lockedUntil)
+    .executeTakeFirst();
+  if (renewed.numUpdatedRows === 0n) return false;
+  claim.lockedUntil = lockedUntil;
+  return true;
 }
 
 /** Frees a claimed key without storing an answer (the request failed with a 5xx): a retry runs again. */

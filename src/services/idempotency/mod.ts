@@ -1,14 +1,14 @@
 /**
- * Idempotency keys (contract §9): claim a key before running a creating request, store its answer after,
- * replay it to retries for 24 hours. No HTTP here: the tRPC middleware in `routers/idempotency.ts` maps
- * calls and answers to this.
+ * Idempotency keys (contract §9): claim a key before running a creating request, hold it while the
+ * request runs, store its answer after, replay it to retries for 24 hours. No HTTP here: the tRPC
+ * middleware in `routers/idempotency.ts` maps calls and answers to this.
  *
  * @module
  */
 export {
   beginIdempotentRequest,
   completeIdempotentRequest,
-  IDEMPOTENCY_LOCK_MS,
+  holdIdempotencyClaim,
   IDEMPOTENCY_TTL_MS,
   isReplayableStatus,
   MAX_IDEMPOTENCY_KEY_LENGTH,
