@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { AnyTRPCProcedure } from "@trpc/server";
 import { ulid } from "ulid";
+import { mintToken } from "../src/mod.ts";
 import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
 import { appRouter } from "../src/routers/app.ts";
 import type { Meta } from "../src/routers/trpc.ts";
@@ -254,6 +255,17 @@ describe("the order of the checks", () => {
       `customData ${KEY_RULE}`,
       `channels.1 ${VALUE_RULE}`,
     ]);
+  });
+});
+
+describe("a token's claims", () => {
+  it("a key_id claim holding such text is 401, not 500 (the API key look-up never runs)", async () => {
+    for (const keyId of ["key_\u0000", "key_\ud800"]) {
+      const token = await mintToken(tg.config.jwt, { sub: "tenant", tenantId: TENANT_ID, keyId, environment: "sandbox" });
+      const response = await tg.request("/payments", { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { message: string }).message).toBe("Token key_id claim is not accepted");
+    }
   });
 });
 

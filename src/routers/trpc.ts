@@ -7,7 +7,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
 import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
 import { mapError, type ErrorBody } from "../http/error-body.ts";
-import { hostileTextMessages } from "../http/hostile-text.ts";
+import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
@@ -92,8 +92,12 @@ async function authenticate(ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
   const principal = tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs));
-  if (principal.keyId && principal.role === "tenant" && !(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
-    throw new UnauthorizedError("The API key behind this token has been revoked");
+  if (principal.keyId && principal.role === "tenant") {
+    // No key's id holds a NUL or an unpaired surrogate, and the database could not even look one up (a 500).
+    if (holdsHostileText(principal.keyId)) throw new UnauthorizedError("Token key_id claim is not accepted");
+    if (!(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
+      throw new UnauthorizedError("The API key behind this token has been revoked");
+  }
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return principal;
 }
