@@ -17,11 +17,11 @@ import { startTestGateway, TEST_ENV, type TestGateway } from "./support/gateway.
 import { freePort, waitUntil } from "./support/webhook-receiver.ts";
 
 /** Per provider call; the late answers below fit in it. */
-const TIMEOUT_MS = 2_500;
+const TIMEOUT_MS = 3_500;
 /** The lock's term in this file: far shorter than one late provider call (see the lock test). */
-const LOCK_MS = 600;
+const LOCK_MS = 1_000;
 /** How late the proxy answers a "late" request: after the lock's first term, within the timeout. */
-const LATE_MS = 1_500;
+const LATE_MS = 2_500;
 
 /** What the proxy does to the next request matching `match`. */
 type Fault = { match: RegExp; kind: "late" | "hang" | "fail5xx" };
