@@ -123,7 +123,30 @@ export async function replayEndpoint(
     if (batch.length === 0) break;
     after = batch[batch.length - 1]!.id;
 
+    const eventIds = batch.map((event) => event.id);
+    // Re-open the deliveries that exist, then add the missing ones, without ever waiting for a delivery's
+    // row lock. A worker's lease statement locks its rows in no particular order, so a replay that waited
+    // for one row while holding others could deadlock with it (PostgreSQL then killed one of the two: a 500,
+    // or a lost lease). A row locked right now is being leased, recorded or re-opened by a concurrent replay:
+    // its attempt is under way, so it is left to it, like a delivery whose lease is held.
     const reopened = await deps.db
+      .updateTable("deliveries")
+      .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("deliveries as d")
+          .select("d.id")
+          .where("d.endpoint_id", "=", endpointId)
+          .where("d.event_id", "in", eventIds)
+          .where((eb) => eb.or([eb("d.locked_until", "is", null), eb("d.locked_until", "<", now)]))
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returning(["id", "attempts"])
+      .execute();
+    // An insert waits only for another replay inserting the same (event, endpoint); every replay inserts in
+    // event order, so those waits cannot form a cycle. An existing row is not locked (`do nothing`).
+    const inserted = await deps.db
       .insertInto("deliveries")
       .values(
         batch.map((event) => ({
@@ -138,16 +161,10 @@ export async function replayEndpoint(
           updated_at: now,
         })),
       )
-      .onConflict((oc) =>
-        oc
-          .columns(["event_id", "endpoint_id"])
-          .where("endpoint_id", "is not", null)
-          .doUpdateSet({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
-          // A delivery whose attempt is under way right now is left to it.
-          .where((eb) => eb.or([eb("deliveries.locked_until", "is", null), eb("deliveries.locked_until", "<", now)])),
-      )
+      .onConflict((oc) => oc.columns(["event_id", "endpoint_id"]).where("endpoint_id", "is not", null).doNothing())
       .returning(["id", "attempts"])
       .execute();
+    reopened.push(...inserted);
     for (const row of reopened) await enqueueManualAttempt(deps, { deliveryId: row.id, attempt: row.attempts + 1 });
     replayed += reopened.length;
     if (batch.length < REPLAY_BATCH) break;
