@@ -48,6 +48,7 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
       interval: "month",
       intervalCount: 1,
       startAt: "2025-01-31T09:00:00.000Z",
+      timeZone: "Africa/Dakar",
       period: "2025-01-31",
       attempt: 0,
       nextChargeAt: "2025-01-31T09:00:00.000Z",
@@ -150,6 +151,57 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
     expect(await again.json()).toEqual(body);
     const revived = await put(tenantId, permitId, { amount: 2000, interval: "month", description: "Mois" });
     expect(revived.body).toMatchObject({ id: created.body.id, status: "active", cancelledAt: null, startAt: "2025-02-01T00:00:00.000Z" });
+  });
+
+  it("follows the payer's country's time zone by default (from the permit customer's phone), else Africa/Abidjan", async () => {
+    const { tenantId } = await gw.tenantWithAccount(sim);
+    for (const [phone, zone] of [
+      ["+22997000000", "Africa/Porto-Novo"],
+      ["+221770000000", "Africa/Dakar"],
+      ["+22370000000", "Africa/Bamako"],
+      ["+224620000000", "Africa/Conakry"],
+      ["+33612345678", "Africa/Abidjan"],
+    ] as const) {
+      const { permitId } = await activePermit(gw, sim, tenantId, { customer: { name: "Awa", phone } });
+      const { status, body } = await put(tenantId, permitId, { amount: 1000, interval: "month", description: "Mois" });
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(body.timeZone, phone).toBe(zone);
+      expect(((await (await gw.call("GET", schedulePath(permitId), tenantId)).json()) as Json).timeZone).toBe(zone);
+    }
+  });
+
+  it("takes timeZone as an IANA zone name (spelled as the zone database does), and answers 400 naming the field otherwise", async () => {
+    const { tenantId } = await gw.tenantWithAccount(sim);
+    const { permitId } = await activePermit(gw, sim, tenantId);
+    for (const timeZone of ["Mars/Olympus_Mons", "+01:00", "UTC+1", "", 42]) {
+      const { status, body } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone, description: "Mois" });
+      expect(status, JSON.stringify(timeZone)).toBe(400);
+      expect(body.code).toBe("validation_failed");
+      expect(body.message.some((m: string) => m.startsWith("timeZone ")), JSON.stringify(body.message)).toBe(true);
+    }
+    const { body: bad } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone: "Mars/Olympus_Mons", description: "Mois" });
+    expect(bad.message).toEqual(["timeZone must be an IANA time zone name, like Africa/Porto-Novo"]);
+    expect((await gw.call("GET", schedulePath(permitId), tenantId)).status).toBe(404);
+
+    const { status, body } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone: "africa/lome", startAt: "2025-01-31T00:00:00Z", description: "Mois" });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ timeZone: "Africa/Lome", period: "2025-01-31" });
+  });
+
+  it("keeps the time zone when a PUT leaves it out; a new one re-positions the schedule on the new calendar, from the same anchor", async () => {
+    const { tenantId } = await gw.tenantWithAccount(sim);
+    const { permitId } = await activePermit(gw, sim, tenantId);
+    // Local midnight of Feb 1 in Porto-Novo, before the test's clock (2025-01-10): not due yet.
+    const startAt = "2025-02-01T00:00:00+01:00";
+    const created = await put(tenantId, permitId, { amount: 2000, interval: "month", startAt, timeZone: "Africa/Porto-Novo", description: "Mois" });
+    expect(created.body).toMatchObject({ timeZone: "Africa/Porto-Novo", startAt: "2025-01-31T23:00:00.000Z", period: "2025-02-01", nextChargeAt: "2025-01-31T23:00:00.000Z" });
+
+    const kept = await put(tenantId, permitId, { amount: 2500, interval: "month", description: "Mois, nouveau prix" });
+    expect(kept.body).toMatchObject({ id: created.body.id, timeZone: "Africa/Porto-Novo", amount: 2500, period: "2025-02-01", startAt: "2025-01-31T23:00:00.000Z" });
+
+    // In Dakar (UTC+0) the same anchor is 23:00 on Jan 31: the schedule follows that calendar now.
+    const moved = await put(tenantId, permitId, { amount: 2500, interval: "month", timeZone: "Africa/Dakar", description: "Mois" });
+    expect(moved.body).toMatchObject({ id: created.body.id, timeZone: "Africa/Dakar", startAt: "2025-01-31T23:00:00.000Z", period: "2025-01-31", nextChargeAt: "2025-01-31T23:00:00.000Z" });
   });
 
   it("shows a disabled tenant's schedule as paused", async () => {

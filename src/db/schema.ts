@@ -475,9 +475,11 @@ export interface PermitSchedulesTable {
   description: string;
   /** The anchor every period is computed from. */
   start_at: Date;
+  /** The IANA time zone whose calendar the periods follow (migration 0009_schedule_time_zone). */
+  time_zone: string;
   /** The period being collected, counted from the anchor (0 = `start_at`). */
   period_index: number;
-  /** That period's key: the UTC date of its due day, `YYYY-MM-DD`. */
+  /** That period's key: the local date of its due day in `time_zone`, `YYYY-MM-DD`. */
   period: string;
   /** That period's due date. */
   due_at: Date;

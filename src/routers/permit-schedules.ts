@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { cancelSchedule, getSchedule, putSchedule } from "../services/permits/schedules.ts";
+import { canonicalTimeZone } from "../services/permits/schedule-time-zone.ts";
 import type { Context } from "./trpc.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 import type { Environment } from "../config.ts";
@@ -25,6 +26,15 @@ const scheduleInput = z
       .datetime({ offset: true })
       .optional()
       .meta({ description: "RFC 3339; the anchor every due date is computed from (default: now). In the past: the period in progress is charged first, never the earlier ones." }),
+    timeZone: z
+      .string()
+      .refine((value) => canonicalTimeZone(value) !== undefined, { message: "must be an IANA time zone name, like Africa/Porto-Novo" })
+      .optional()
+      .meta({
+        description:
+          "The IANA time zone whose calendar the periods follow: months, days and the due time of day are local. Default: the schedule's current one, else the payer's country's (from the permit customer's phone: +229 Africa/Porto-Novo, +227 Africa/Niamey, +228 Africa/Lome, +225 Africa/Abidjan, +221 Africa/Dakar, +223 Africa/Bamako, +224 Africa/Conakry), else Africa/Abidjan.",
+        example: "Africa/Porto-Novo",
+      }),
     description: z.string().trim().min(1).max(255).meta({ description: "Label of every renewal charge" }),
   })
   .meta({ id: "PermitScheduleRequest" });
@@ -40,7 +50,8 @@ export const scheduleSchema = z
     intervalCount: z.number().int(),
     description: z.string(),
     startAt: dateTime,
-    period: z.string().meta({ description: "The period being collected: its due day in UTC, YYYY-MM-DD" }),
+    timeZone: z.string().meta({ description: "The IANA time zone whose calendar the periods follow", example: "Africa/Porto-Novo" }),
+    period: z.string().meta({ description: "The period being collected: its due day in the schedule's time zone, YYYY-MM-DD" }),
     attempt: z.number().int().meta({ description: "0 at the due date, then 1, 2, 3… for the dunning retries" }),
     nextChargeAt: dateTime.nullable().meta({ description: "When the next charge or retry is due; null unless active" }),
     paused: z.boolean().meta({ description: "The tenant is disabled: nothing is charged until it is enabled again" }),
@@ -67,7 +78,7 @@ export const permitSchedulesRouter = router({
         tags: ["permits"],
         summary: "Create or replace the permit's renewal schedule",
         description:
-          "One schedule per permit, kept under one id. Same cadence and startAt: only the amount and description of the charges to come change. A new cadence or startAt, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount.",
+          "One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.",
         requestHeaders: tenantHeader,
       },
       tenantHeader: "required",

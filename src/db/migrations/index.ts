@@ -13,6 +13,7 @@ import { providerBMigration } from "./0006_provider_b.ts";
 import { receiptsStuckMigration } from "./0007_receipts_stuck.ts";
 import { permitsMigration } from "./0008_permits.ts";
 import { permitSchedulesMigration } from "./0009_permit_schedules.ts";
+import { scheduleTimeZoneMigration } from "./0009_schedule_time_zone.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "0007_receipts_stuck": receiptsStuckMigration,
   "0008_permits": permitsMigration,
   "0009_permit_schedules": permitSchedulesMigration,
+  "0009_schedule_time_zone": scheduleTimeZoneMigration,
 };

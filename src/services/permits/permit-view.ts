@@ -47,7 +47,7 @@ export const chargeSchema = z
     invoiceToken: z.string().nullable().meta({ description: "Provider B's invoice of the charge; null until provider B answered" }),
     failReason: z.string().nullable(),
     scheduleId: z.string().nullable().meta({ description: "The renewal schedule that made it; null for a charge made by API" }),
-    period: z.string().nullable().meta({ description: "A renewal's due day, YYYY-MM-DD" }),
+    period: z.string().nullable().meta({ description: "A renewal's due day in its schedule's time zone, YYYY-MM-DD" }),
     attempt: z.number().int().meta({ description: "A renewal's dunning attempt (0 at the due date)" }),
     createdAt: timestamp,
     updatedAt: timestamp,

@@ -1,20 +1,26 @@
 /**
- * The calendar of a renewal schedule, as pure functions of its anchor (`startAt`), interval and count.
+ * The calendar of a renewal schedule, as pure functions of its anchor (`startAt`), interval, count and time
+ * zone — the customer's calendar, not UTC's.
  *
- * Period `n` is due at `anchor + n × count × interval`, always computed from the anchor, never from the
- * previous period: a monthly schedule started on the 31st is due on Feb 28 (29), then Mar 31 again, not
- * Mar 28. Months are calendar months in UTC; the due time keeps the anchor's time of day. A period's key
- * is the UTC date of its due day (`YYYY-MM-DD`), unique per schedule since periods are at least a day apart.
+ * Period `n` is due at `anchor + n × count × interval` on the wall clock of the schedule's IANA time zone,
+ * always computed from the anchor, never from the previous period: a monthly schedule started at local
+ * midnight on Jan 31 is due at local midnight on Feb 28 (29), then Mar 31 again, not Mar 28. The due time
+ * keeps the anchor's local time of day (a wall time a DST change skips is moved forward, Temporal's
+ * `compatible` rule). A period's key is the local date of its due day (`YYYY-MM-DD`), unique per schedule
+ * since periods are at least a day apart. The calendar arithmetic is Temporal's (`temporal-polyfill`):
+ * month lengths, leap years and offsets are never computed by hand here.
  *
  * @example
  * ```ts
- * const anchor = new Date("2025-01-31T09:00:00Z");
- * periodDueAt({ anchor, interval: "month", count: 1 }, 1); // 2025-02-28T09:00:00Z
- * periodDueAt({ anchor, interval: "month", count: 1 }, 2); // 2025-03-31T09:00:00Z
+ * const anchor = new Date("2028-01-30T23:00:00Z"); // Jan 31, 00:00 in Porto-Novo (UTC+1)
+ * const cadence = { anchor, interval: "month", count: 1, timeZone: "Africa/Porto-Novo" } as const;
+ * periodAt(cadence, 1); // { index: 1, key: "2028-02-29", dueAt: 2028-02-28T23:00:00Z }
+ * periodAt(cadence, 2); // { index: 2, key: "2028-03-31", dueAt: 2028-03-30T23:00:00Z }
  * ```
  *
  * @module
  */
+import { Temporal } from "temporal-polyfill";
 import type { ScheduleInterval } from "../../db/schema.ts";
 
 /** What a schedule's calendar depends on. */
@@ -23,33 +29,31 @@ export interface Cadence {
   interval: ScheduleInterval;
   /** Every `count` days, weeks or months (integer ≥ 1). */
   count: number;
+  /** The IANA time zone whose calendar the periods follow, e.g. `Africa/Porto-Novo`. */
+  timeZone: string;
 }
 
 const DAY_MS = 86_400_000;
 
-/** The number of days of a month (`month` 0–11, may be outside that range: it carries into the year). */
-function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+/** The anchor on the schedule's wall clock. */
+function localAnchor(cadence: Cadence): Temporal.ZonedDateTime {
+  return Temporal.Instant.fromEpochMilliseconds(cadence.anchor.getTime()).toZonedDateTimeISO(cadence.timeZone);
 }
 
 /** When period `index` (≥ 0) is due. */
 export function periodDueAt(cadence: Cadence, index: number): Date {
   if (!Number.isInteger(index) || index < 0) throw new RangeError(`period index must be an integer ≥ 0, got ${index}`);
-  const { anchor, interval, count } = cadence;
-  if (interval === "day") return new Date(anchor.getTime() + index * count * DAY_MS);
-  if (interval === "week") return new Date(anchor.getTime() + index * count * 7 * DAY_MS);
-  const months = anchor.getUTCMonth() + index * count;
-  const year = anchor.getUTCFullYear() + Math.floor(months / 12);
-  const month = ((months % 12) + 12) % 12;
-  const day = Math.min(anchor.getUTCDate(), daysInMonth(year, month));
-  return new Date(
-    Date.UTC(year, month, day, anchor.getUTCHours(), anchor.getUTCMinutes(), anchor.getUTCSeconds(), anchor.getUTCMilliseconds()),
-  );
+  const steps = index * cadence.count;
+  const duration = cadence.interval === "day" ? { days: steps } : cadence.interval === "week" ? { weeks: steps } : { months: steps };
+  // `constrain` clamps a day the month lacks to its last day (Jan 31 + 1 month = Feb 28/29); adding to the
+  // anchor, not to the previous period, brings the schedule back to the 31st in March.
+  const due = localAnchor(cadence).add(duration, { overflow: "constrain" });
+  return new Date(due.epochMilliseconds);
 }
 
-/** A period's key: the UTC date of its due day, `YYYY-MM-DD`. */
-export function periodKey(dueAt: Date): string {
-  return dueAt.toISOString().slice(0, 10);
+/** A period's key: the date of its due day in the schedule's time zone, `YYYY-MM-DD`. */
+export function periodKey(dueAt: Date, timeZone: string): string {
+  return Temporal.Instant.fromEpochMilliseconds(dueAt.getTime()).toZonedDateTimeISO(timeZone).toPlainDate().toString();
 }
 
 /**
@@ -58,12 +62,18 @@ export function periodKey(dueAt: Date): string {
  */
 export function currentPeriodIndex(cadence: Cadence, now: Date): number {
   const { anchor, interval, count } = cadence;
-  const elapsed = now.getTime() - anchor.getTime();
-  if (elapsed < 0) return -1;
-  if (interval === "day" || interval === "week") return Math.floor(elapsed / ((interval === "day" ? 1 : 7) * count * DAY_MS));
-  // An estimate from whole calendar months, then corrected: the month-end clamp moves due dates by days only.
-  const monthsApart = (now.getUTCFullYear() - anchor.getUTCFullYear()) * 12 + (now.getUTCMonth() - anchor.getUTCMonth());
-  let index = Math.max(0, Math.floor(monthsApart / count));
+  if (now.getTime() < anchor.getTime()) return -1;
+  // An estimate, then corrected against the due dates themselves: month lengths, the month-end clamp and
+  // DST changes move due dates by days or hours only.
+  let index: number;
+  if (interval === "month") {
+    const from = localAnchor(cadence);
+    const to = Temporal.Instant.fromEpochMilliseconds(now.getTime()).toZonedDateTimeISO(cadence.timeZone);
+    index = Math.floor(((to.year - from.year) * 12 + (to.month - from.month)) / count);
+  } else {
+    index = Math.floor((now.getTime() - anchor.getTime()) / ((interval === "day" ? 1 : 7) * count * DAY_MS));
+  }
+  index = Math.max(0, index);
   while (index > 0 && periodDueAt(cadence, index) > now) index--;
   while (periodDueAt(cadence, index + 1) <= now) index++;
   return index;
@@ -79,17 +89,18 @@ export interface Period {
 /** Period `index` of the cadence. */
 export function periodAt(cadence: Cadence, index: number): Period {
   const dueAt = periodDueAt(cadence, index);
-  return { index, key: periodKey(dueAt), dueAt };
+  return { index, key: periodKey(dueAt, cadence.timeZone), dueAt };
 }
 
 /**
  * Where a schedule collects next, from `now`: the period in progress (the first one when `now` is before
  * the anchor), moved on while its key is not after `afterKey` (the last period the schedule already has a
- * charge for), so a re-positioned schedule never reuses a charged period.
+ * charge for) or it is due at or before `afterDue` (that period's due date, when known), so a re-positioned
+ * schedule never reuses a charged period, even when a new time zone gives its due day another date.
  */
-export function startingPeriod(cadence: Cadence, now: Date, afterKey?: string | null): Period {
+export function startingPeriod(cadence: Cadence, now: Date, afterKey?: string | null, afterDue?: Date | null): Period {
   let period = periodAt(cadence, Math.max(0, currentPeriodIndex(cadence, now)));
-  while (afterKey && period.key <= afterKey) period = periodAt(cadence, period.index + 1);
+  while ((afterKey && period.key <= afterKey) || (afterDue && period.dueAt <= afterDue)) period = periodAt(cadence, period.index + 1);
   return period;
 }
 

@@ -3,11 +3,13 @@
  *
  * One row per permit, ever: a PUT updates that row and keeps its id (migration 0009), so the unique
  * `(schedule_id, period, attempt)` of `permit_charges` guards every period of the permit's life. A PUT that
- * keeps the cadence (same interval and count, `startAt` left out or unchanged) of an active schedule keeps
- * its position: only the amount and description of the charges still to be made change. Any other PUT
- * (a new cadence, a new `startAt`, or reviving a `past_due` or `cancelled` schedule) re-positions it: the
- * anchor becomes `startAt` (default: now, or the old anchor when the cadence is unchanged), and the schedule
- * collects from the period in progress — never one it already has a charge for.
+ * keeps the cadence (same interval and count, `startAt` left out or unchanged, `timeZone` left out or
+ * unchanged) of an active schedule keeps its position: only the amount and description of the charges still
+ * to be made change. Any other PUT (a new cadence, `startAt` or `timeZone`, or reviving a `past_due` or
+ * `cancelled` schedule) re-positions it: the anchor becomes `startAt` (default: now, or the old anchor when
+ * only the time zone changed or nothing did), and the schedule collects from the period in progress — never
+ * one it already has a charge for. The calendar is the schedule's time zone's (`schedule-math.ts`); its
+ * default is the payer's country's (`schedule-time-zone.ts`), and a PUT without `timeZone` keeps the zone.
  *
  * @module
  */
@@ -17,7 +19,8 @@ import type { Currency, Database, PermitSchedule, ScheduleInterval, ScheduleStat
 import { ConflictError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
-import { startingPeriod, type Cadence } from "./schedule-math.ts";
+import { periodAt, startingPeriod, type Cadence } from "./schedule-math.ts";
+import { canonicalTimeZone, defaultScheduleTimeZone } from "./schedule-time-zone.ts";
 
 /** The tenant and environment a call acts in. */
 export interface Scope {
@@ -32,6 +35,8 @@ export interface ScheduleInput {
   intervalCount?: number;
   /** RFC 3339; the anchor of every period. Default: now. */
   startAt?: string;
+  /** The IANA time zone whose calendar the periods follow. Default: the schedule's, else the payer's country's. */
+  timeZone?: string;
   description: string;
 }
 
@@ -46,7 +51,9 @@ export interface ScheduleView {
   intervalCount: number;
   description: string;
   startAt: string;
-  /** The period being collected (`YYYY-MM-DD`, its due day in UTC). */
+  /** The IANA time zone whose calendar the periods follow. */
+  timeZone: string;
+  /** The period being collected (`YYYY-MM-DD`, the local date of its due day). */
   period: string;
   /** 0 at the due date, then 1, 2, 3… for the dunning retries. */
   attempt: number;
@@ -61,10 +68,11 @@ export interface ScheduleView {
 }
 
 /** The cadence of a stored schedule. */
-export function cadenceOf(schedule: Pick<PermitSchedule, "start_at" | "interval" | "interval_count">): Cadence {
-  return { anchor: schedule.start_at, interval: schedule.interval, count: schedule.interval_count };
+export function cadenceOf(schedule: Pick<PermitSchedule, "start_at" | "interval" | "interval_count" | "time_zone">): Cadence {
+  return { anchor: schedule.start_at, interval: schedule.interval, count: schedule.interval_count, timeZone: schedule.time_zone };
 }
 
+/** The schedule as the API shows it, with its permit's currency and whether its tenant is disabled. */
 export function scheduleView(schedule: PermitSchedule, context: { currency: Currency; tenantDisabled: boolean }): ScheduleView {
   return {
     id: schedule.id,
@@ -76,6 +84,7 @@ export function scheduleView(schedule: PermitSchedule, context: { currency: Curr
     intervalCount: schedule.interval_count,
     description: schedule.description,
     startAt: schedule.start_at.toISOString(),
+    timeZone: schedule.time_zone,
     period: schedule.period,
     attempt: schedule.attempt,
     nextChargeAt: schedule.status === "active" ? schedule.next_attempt_at.toISOString() : null,
@@ -87,12 +96,24 @@ export function scheduleView(schedule: PermitSchedule, context: { currency: Curr
   };
 }
 
+/**
+ * The due date of the schedule's period `key` when its row still tells it — the period it is at, or the one
+ * just before — else null. A re-positioned schedule starts after it too: under a new time zone the same
+ * due instant can fall on another local date, so the key alone would not see that it was charged.
+ */
+function dueAtOfPeriod(schedule: PermitSchedule, key: string): Date | null {
+  if (schedule.period === key) return schedule.due_at;
+  if (schedule.period_index === 0) return null;
+  const previous = periodAt(cadenceOf(schedule), schedule.period_index - 1);
+  return previous.key === key ? previous.dueAt : null;
+}
+
 /** The caller's permit, locked for the transaction; 404 when it is not the caller's. */
 async function lockPermit(trx: Transaction<Database>, scope: Scope, permitId: string) {
   const permit = await trx
     .selectFrom("permits")
     .innerJoin("tenants", "tenants.id", "permits.tenant_id")
-    .select(["permits.id", "permits.status", "permits.max_amount", "permits.currency", "tenants.disabled"])
+    .select(["permits.id", "permits.status", "permits.max_amount", "permits.currency", "permits.customer", "tenants.disabled"])
     .where("permits.id", "=", permitId)
     .where("permits.tenant_id", "=", scope.tenantId)
     .where("permits.environment", "=", scope.environment)
@@ -105,7 +126,7 @@ async function lockPermit(trx: Transaction<Database>, scope: Scope, permitId: st
 /**
  * Creates the permit's schedule, or replaces the one it has (see the module's rules). 404 for another
  * tenant's permit, 409 `permit_not_active` unless the permit is active, 400 when the amount exceeds the
- * permit's `maxAmount`.
+ * permit's `maxAmount` or `timeZone` is not an IANA time zone.
  */
 export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, permitId: string, input: ScheduleInput): Promise<ScheduleView> {
   const now = deps.now();
@@ -116,14 +137,19 @@ export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, 
 
     const intervalCount = input.intervalCount ?? 1;
     const startAt = input.startAt === undefined ? undefined : new Date(input.startAt);
+    const askedZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
+    if (input.timeZone !== undefined && askedZone === undefined) throw new ValidationError(["timeZone must be an IANA time zone name, like Africa/Porto-Novo"]);
     // Locked after the permit, like a renewal charge's transaction: a charge job racing this PUT either
     // commits its charge first, or finds the schedule's new position and creates nothing.
     const existing = await trx.selectFrom("permit_schedules").selectAll().where("permit_id", "=", permitId).forUpdate().executeTakeFirst();
-    const sameCadence =
+    const timeZone = askedZone ?? existing?.time_zone ?? defaultScheduleTimeZone(permit.customer);
+    // The same anchor rule: the anchor stays unless a new startAt or cadence is asked.
+    const keepsAnchor =
       existing !== undefined &&
       existing.interval === input.interval &&
       existing.interval_count === intervalCount &&
       (startAt === undefined || startAt.getTime() === existing.start_at.getTime());
+    const sameCadence = keepsAnchor && existing.time_zone === timeZone;
 
     let row: PermitSchedule;
     if (existing && sameCadence && existing.status === "active") {
@@ -134,17 +160,19 @@ export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, 
         .returningAll()
         .executeTakeFirstOrThrow();
     } else {
-      const anchor = startAt ?? (sameCadence ? existing!.start_at : now);
+      const anchor = startAt ?? (keepsAnchor ? existing.start_at : now);
       const lastCharged = existing
         ? ((await trx.selectFrom("permit_charges").select((eb) => eb.fn.max("period").as("period")).where("schedule_id", "=", existing.id).executeTakeFirst())?.period ?? null)
         : null;
-      const first = startingPeriod({ anchor, interval: input.interval, count: intervalCount }, now, lastCharged);
+      const lastChargedDue = existing && lastCharged !== null ? dueAtOfPeriod(existing, lastCharged) : null;
+      const first = startingPeriod({ anchor, interval: input.interval, count: intervalCount, timeZone }, now, lastCharged, lastChargedDue);
       const position = {
         amount: input.amount,
         interval: input.interval,
         interval_count: intervalCount,
         description: input.description,
         start_at: anchor,
+        time_zone: timeZone,
         period_index: first.index,
         period: first.key,
         due_at: first.dueAt,
@@ -211,3 +239,4 @@ export async function cancelScheduleOfPermit(trx: Transaction<Database>, permitI
     .where("status", "<>", "cancelled")
     .execute();
 }
+
