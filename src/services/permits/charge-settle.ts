@@ -6,6 +6,8 @@
  * A charge moves `pending` → `succeeded` | `failed`, and a failed one may still become `succeeded` when
  * provider B later confirms its invoice completed (the money moved: paid wins, as for a checkout). Each
  * move records one `permit.charge.succeeded` or `permit.charge.failed`; a charge emits no `payment.*` event.
+ * A renewal that succeeds after its schedule went `past_due` returns the schedule to `active` in the same
+ * transaction ({@link healPastDueSchedule}).
  */
 import type { Transaction } from "kysely";
 import type { Environment } from "../../config.ts";
@@ -18,6 +20,7 @@ import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { openPermitAccount } from "./permit-account.ts";
 import { permitEventData } from "./permit-view.ts";
+import { healPastDueSchedule } from "./schedules.ts";
 
 /** May a charge in `from` move to `to`? */
 export function mayMoveCharge(from: PermitChargeStatus, to: PermitChargeStatus): boolean {
@@ -35,7 +38,24 @@ export interface SettleDetails {
 }
 
 /**
- * Moves the charge (locked by the caller) and its payment to `details.to`, records the event; returns the
+ * Locks a charge to settle it, in the caller's transaction: a renewal's schedule row first, then the charge.
+ * That is the order of every transaction that takes both (a renewal's insert, the outcome a sweep or job
+ * applies), so a settle that moves its schedule ({@link healPastDueSchedule}) cannot deadlock with them.
+ */
+export async function lockChargeToSettle(tx: Transaction<Database>, chargeId: string): Promise<PermitChargeRow> {
+  await tx
+    .selectFrom("permit_schedules as s")
+    .innerJoin("permit_charges as c", "c.schedule_id", "s.id")
+    .select("s.id")
+    .where("c.id", "=", chargeId)
+    .forUpdate("s")
+    .execute();
+  return tx.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).forUpdate().executeTakeFirstOrThrow();
+}
+
+/**
+ * Moves the charge (locked by the caller with {@link lockChargeToSettle}) and its payment to `details.to`,
+ * records the event, and heals its schedule when it was `past_due` on the charge's period; returns the
  * charge as it now stands and the deliveries to enqueue after the commit. A move not allowed changes nothing.
  */
 export async function settleCharge(tx: Transaction<Database>, now: Date, charge: PermitChargeRow, details: SettleDetails): Promise<{ charge: PermitChargeRow; deliveryIds: string[] }> {
@@ -64,6 +84,8 @@ export async function settleCharge(tx: Transaction<Database>, now: Date, charge:
     })
     .where("id", "=", charge.payment_id)
     .execute();
+  // Paid wins over past_due too: the period is paid, the schedule goes on with the next one.
+  if (updated.status === "succeeded") await healPastDueSchedule(tx, now, updated);
   const permit = await tx.selectFrom("permits").selectAll().where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
   const recorded = await recordEvent(tx, now, {
     tenantId: updated.tenant_id,
@@ -111,7 +133,7 @@ export async function confirmChargeAndApply(deps: Deps, chargeId: string, option
 
   const result = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
-    const locked = await tx.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).forUpdate().executeTakeFirstOrThrow();
+    const locked = await lockChargeToSettle(tx, chargeId);
     let settled: { charge: PermitChargeRow; deliveryIds: string[] } = { charge: locked, deliveryIds: [] };
     if (confirmation.status === "completed") settled = await settleCharge(tx, now, locked, { to: "succeeded", providerStatus: "completed", confirmation });
     else if (confirmation.status !== "pending")

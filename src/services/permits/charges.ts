@@ -18,7 +18,7 @@ import type { Deps } from "../deps.ts";
 import { isId, newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { settleCharge } from "./charge-settle.ts";
+import { lockChargeToSettle, settleCharge } from "./charge-settle.ts";
 import { CHARGE_SYNC } from "./charge-sync.ts";
 import { openPermitAccount } from "./permit-account.ts";
 
@@ -240,7 +240,7 @@ type ProviderReply = { kind: "answer"; answer: PermitChargeAnswer } | { kind: "r
 async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderReply): Promise<PermitChargeRow> {
   const result = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
-    const charge = await tx.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).forUpdate().executeTakeFirstOrThrow();
+    const charge = await lockChargeToSettle(tx, chargeId);
     if (charge.status !== "pending" || charge.provider_answered_at !== null) return { charge, deliveryIds: [] as string[] };
     const invoiceToken = reply.kind === "answer" ? reply.answer.invoice_token : null;
     const answered = await tx

@@ -15,11 +15,11 @@
  */
 import type { Transaction } from "kysely";
 import type { Environment } from "../../config.ts";
-import type { Currency, Database, PermitSchedule, ScheduleInterval, ScheduleStatus } from "../../db/schema.ts";
+import type { Currency, Database, PermitChargeRow, PermitSchedule, ScheduleInterval, ScheduleStatus } from "../../db/schema.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
-import { periodAt, startingPeriod, type Cadence } from "./schedule-math.ts";
+import { nextPeriodAfterPaid, periodAt, startingPeriod, type Cadence } from "./schedule-math.ts";
 import { canonicalTimeZone, defaultScheduleTimeZone } from "./schedule-time-zone.ts";
 
 /** The tenant and environment a call acts in. */
@@ -240,3 +240,30 @@ export async function cancelScheduleOfPermit(trx: Transaction<Database>, permitI
     .execute();
 }
 
+/**
+ * A late success after `past_due`: in the transaction that settles a renewal charge as `succeeded` (its
+ * caller locked the schedule row before the charge's), a schedule that went `past_due` on that charge's
+ * period counts the period as paid and is `active` again, at the next period — or the one in progress when
+ * more came due meanwhile, never the ones in between. The paid period is behind its position, so it is
+ * never charged again. Any other schedule is left as it is: an active one is moved on by the sweep, a
+ * cancelled one stays cancelled, one re-positioned by a PUT is elsewhere already. Returns whether it healed.
+ */
+export async function healPastDueSchedule(trx: Transaction<Database>, now: Date, charge: PermitChargeRow): Promise<boolean> {
+  if (charge.schedule_id === null || charge.period === null || charge.status !== "succeeded") return false;
+  const schedule = await trx
+    .selectFrom("permit_schedules")
+    .selectAll()
+    .where("id", "=", charge.schedule_id)
+    .where("status", "=", "past_due")
+    .where("period", "=", charge.period)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!schedule) return false;
+  const next = nextPeriodAfterPaid(cadenceOf(schedule), schedule.period_index, now);
+  await trx
+    .updateTable("permit_schedules")
+    .set({ status: "active", past_due_at: null, period_index: next.index, period: next.key, due_at: next.dueAt, attempt: 0, next_attempt_at: next.dueAt, updated_at: now })
+    .where("id", "=", schedule.id)
+    .execute();
+  return true;
+}
