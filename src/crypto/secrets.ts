@@ -29,7 +29,13 @@ export function mintSigningSecret(): string {
   return `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(SECRET_BYTES))).toString("base64")}`;
 }
 
-/** The last four characters of a secret, for masked views: `…c3f9`. */
+/** Secrets shorter than this are masked whole: four characters shown would be most of them. */
+export const MASK_SHOWS_TAIL_FROM = 12;
+
+/**
+ * A secret for masked views: `…` and its last four characters (`…c3f9`), or `…` alone when it has fewer
+ * than {@link MASK_SHOWS_TAIL_FROM} characters.
+ */
 export function maskSecret(value: string): string {
-  return `…${value.slice(-4)}`;
+  return value.length < MASK_SHOWS_TAIL_FROM ? "…" : `…${value.slice(-4)}`;
 }

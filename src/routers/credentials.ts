@@ -5,12 +5,20 @@
 import { z } from "zod";
 import type { Environment } from "../config.ts";
 import type { Provider } from "../db/schema.ts";
-import { deactivateCredentials, listCredentials, putCredentials } from "../services/credentials/provider-credentials.ts";
+import {
+  CREDENTIAL_VALUE_PATTERN,
+  CREDENTIAL_VALUE_RULE,
+  deactivateCredentials,
+  listCredentials,
+  putCredentials,
+} from "../services/credentials/provider-credentials.ts";
 import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64);
 const environment = z.enum(["sandbox", "live"]);
-const secretValue = z.string().min(1).max(1000);
+const secretValue = z.string().min(1).max(1000).regex(CREDENTIAL_VALUE_PATTERN, { error: CREDENTIAL_VALUE_RULE });
+
+const MASKED = "Masked: `…` and the last four characters of each value, or `…` alone for a value shorter than 12 characters";
 
 const providerBSet = z
   .object({
@@ -22,11 +30,11 @@ const providerBSet = z
     version: z.number().int(),
     updatedAt: z.string().meta({ format: "date-time" }),
   })
-  .meta({ id: "ProviderBCredentials", description: "Masked: the last four characters of each value" });
+  .meta({ id: "ProviderBCredentials", description: MASKED });
 
 const providerASet = z
   .object({ environment, secretKey: z.string(), webhookSecret: z.string(), version: z.number().int(), updatedAt: z.string().meta({ format: "date-time" }) })
-  .meta({ id: "ProviderACredentials", description: "Masked: the last four characters of each value" });
+  .meta({ id: "ProviderACredentials", description: MASKED });
 
 const deactivated = z.object({ environment, version: z.number().int(), deactivatedAt: z.string().meta({ format: "date-time" }) });
 

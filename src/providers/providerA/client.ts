@@ -3,8 +3,11 @@
  * inline retry of a refused connection only — nothing was sent then, so sending again (with the same
  * `Idempotency-Key`) cannot charge twice. A timeout or a 5xx after sending is reported as such and
  * settled later by reading the transaction, never by sending blind again. Knows nothing of tenants.
+ * A call that fails on our side, before provider A answered, is logged with its reason (never the key).
  */
+import type { Logger } from "pino";
 import type { z } from "zod";
+import { failureReason } from "../failure-reason.ts";
 import {
   wireErrorSchema,
   wireTokenSchema,
@@ -51,6 +54,8 @@ export interface ProviderAClientOptions {
   fetch?: typeof fetch;
   /** Waits before the retries of a refused connection. Default 100 ms, 400 ms (two retries). */
   connectRetryDelaysMs?: readonly number[];
+  /** Where a call that got no answer is reported (provider, operation, reason; never the key). */
+  logger?: Pick<Logger, "warn">;
 }
 
 function isConnectionRefused(error: unknown): boolean {
@@ -82,12 +87,16 @@ export function createProviderAClient(options: ProviderAClientOptions) {
         text = await response.text();
         break;
       } catch (error) {
-        if (isConnectionRefused(error)) {
-          const delay = retryDelays[attempt];
-          if (delay === undefined) throw new ProviderACallError("unreachable", "Provider A refused the connection");
+        const delay = isConnectionRefused(error) ? retryDelays[attempt] : undefined;
+        if (delay !== undefined) {
           await Bun.sleep(delay);
           continue;
         }
+        options.logger?.warn(
+          { provider: "providerA", operation: `${method} /v1${path}`, reason: failureReason(error, [options.secretKey]) },
+          "provider call failed before an answer",
+        );
+        if (isConnectionRefused(error)) throw new ProviderACallError("unreachable", "Provider A refused the connection");
         const name = (error as { name?: string } | null)?.name;
         if (name === "TimeoutError" || name === "AbortError") throw new ProviderACallError("timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
         throw new ProviderACallError("server_error", "The connection to provider A broke before it answered");

@@ -3,7 +3,9 @@
  * the four `PAYDUNYA-*` headers. It knows nothing of tenants: the caller opens the credentials and picks
  * the base URL. Every failure is a {@link ProviderError}: a refusal (any status whose body carries a
  * `response_code` other than "00") → 422 with `providerResponseCode`; garbage or 5xx → 502; no answer
- * within the timeout → 504.
+ * within the timeout → 504. A call that fails on our side, before provider B answered (a key that cannot
+ * travel in a header, DNS, a refused connection, the timeout), is also logged with its reason: the 502
+ * alone does not say why.
  *
  * @example
  * ```ts
@@ -12,8 +14,10 @@
  * const confirmation = await client.confirmCheckoutInvoice(token);
  * ```
  */
+import type { Logger } from "pino";
 import type { z } from "zod";
 import { ProviderError } from "../../errors.ts";
+import { failureReason } from "../failure-reason.ts";
 import { checkoutConfirmation, checkoutInvoiceCreated, providerAnswer, SUCCESS_CODE, type CheckoutConfirmation, type CheckoutInvoiceCreated, type CheckoutInvoiceCreateRequest } from "./wire.ts";
 
 /** A merchant account's keys (spec 2.5). */
@@ -30,6 +34,8 @@ export interface ProviderBClientOptions {
   timeoutMs: number;
   keys: ProviderBKeys;
   fetch?: typeof fetch;
+  /** Where a call that got no answer is reported (provider, operation, reason; never a key). */
+  logger?: Pick<Logger, "warn">;
 }
 
 export interface ProviderBClient {
@@ -72,6 +78,9 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
       });
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
+      // The invoice or permit token in a confirm path is not a key, but the operation is named by its route.
+      const operation = `${method} ${path.replace(/\/confirm\/[^/]+$/, "/confirm/{token}")}`;
+      options.logger?.warn({ provider: "providerB", operation, reason: failureReason(error, Object.values(options.keys)) }, "provider call failed before an answer");
       if (name === "TimeoutError" || name === "AbortError") throw new ProviderError(504, `Provider B did not answer within ${options.timeoutMs} ms`);
       throw new ProviderError(502, "Provider B could not be reached");
     }

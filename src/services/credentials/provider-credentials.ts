@@ -16,7 +16,7 @@ import type { Environment } from "../../config.ts";
 import { credentialField } from "../../crypto/sealed-fields.ts";
 import { maskSecret } from "../../crypto/secrets.ts";
 import type { MaskedFields, Provider, SealedFields } from "../../db/schema.ts";
-import { NotFoundError } from "../../errors.ts";
+import { NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 
@@ -26,11 +26,21 @@ export const CREDENTIAL_FIELDS: Record<Provider, { required: readonly string[]; 
   providerA: { required: ["secretKey", "webhookSecret"], optional: [] },
 };
 
+/**
+ * What a credential value may contain: visible ASCII only (`!` to `~`). The providers' keys are ASCII
+ * tokens, and they travel in HTTP headers (`PAYDUNYA-*`, `Authorization: Bearer …`), where a line break or
+ * a character beyond ASCII (the `…` of a copied example) makes every call fail before it leaves, and
+ * surrounding spaces would be trimmed. Empty passes here: "should not be empty" is its own rule.
+ */
+export const CREDENTIAL_VALUE_PATTERN = /^[\x21-\x7e]*$/;
+/** The violation of {@link CREDENTIAL_VALUE_PATTERN}, after the field's name. */
+export const CREDENTIAL_VALUE_RULE = "must contain only visible ASCII characters: no spaces, line breaks, accents or typographic characters like …";
+
 export interface CredentialSetView {
   environment: Environment;
   version: number;
   updatedAt: string;
-  /** Each field masked (`…c3f9`), or null when unset. */
+  /** Each field masked (`…c3f9`; `…` alone under 12 characters), or null when unset. */
   [field: string]: string | number | null;
 }
 
@@ -44,6 +54,9 @@ export async function putCredentials(
   input: { tenantId: string; provider: Provider; environment: Environment; fields: Record<string, string | undefined> },
 ): Promise<CredentialSetView> {
   const { required, optional } = CREDENTIAL_FIELDS[input.provider];
+  // The HTTP schema says so already; this keeps any other caller from storing a set that cannot work.
+  const invalid = [...required, ...optional].filter((name) => input.fields[name] !== undefined && !CREDENTIAL_VALUE_PATTERN.test(input.fields[name]!));
+  if (invalid.length > 0) throw new ValidationError(invalid.map((name) => `${name} ${CREDENTIAL_VALUE_RULE}`));
   const sealed: SealedFields = {};
   const masked: MaskedFields = {};
   for (const name of [...required, ...optional]) {
