@@ -27,6 +27,8 @@ const send = (method: string, path: string, token: string, body?: unknown, heade
   });
 
 const setB = { environment: "sandbox", masterKey: "mk_test_aaaa1111", privateKey: "test_private_bbbb2222", token: "tk_test_cccc3333" };
+/** The service's own provider A key (its calls go to the dead port too). */
+const SERVICE_KEY = "sk_sandbox_service_0123456789";
 const RULE = "must contain only visible ASCII characters: no spaces, line breaks, accents or typographic characters like …";
 
 const checkoutBody = {
@@ -47,6 +49,9 @@ beforeAll(async () => {
   tg = await startTestGateway({
     PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${deadPort}/sandbox-api/v1`,
     PROVIDER_B_LIVE_URL: `http://127.0.0.1:${deadPort}/api/v1`,
+    PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${deadPort}`,
+    PROVIDER_A_SANDBOX_SECRET_KEY: SERVICE_KEY,
+    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_sandbox_service_0123456789",
     PROVIDER_TIMEOUT_MS: "2000",
   });
   admin = await tg.adminToken();
@@ -106,6 +111,34 @@ describe("a provider call that fails on our side", () => {
     expect(String(lines[0]!.reason)).toMatch(/ECONNREFUSED|Unable to connect/);
     const everything = JSON.stringify(tg.logs);
     for (const key of [setB.masterKey, setB.privateKey, setB.token]) expect(everything).not.toContain(key);
+  });
+
+  it("logs the same for every kind of call: a permit, a direct payment on the service's provider A account", async () => {
+    const tenantId = await tg.insertTenant();
+    expect((await send("PUT", `/tenants/${tenantId}/credentials/providerB`, admin, setB)).status).toBe(200);
+    const token = await tg.tenantToken(tenantId);
+    const permit = await send(
+      "POST",
+      "/providerB/permits",
+      token,
+      { customer: { name: "Awa Diop", phone: "+221770000000" }, description: "Abonnement", maxAmount: 20000, returnUrl: "https://shop.example/ok", cancelUrl: "https://shop.example/non" },
+      { "x-tenant-id": tenantId },
+    );
+    expect(permit.status).toBe(502);
+    expect(logLinesOf("providerB").map((line) => line.operation)).toContain("POST /permit/create");
+
+    const direct = await send(
+      "POST",
+      "/providerA/direct-payment",
+      token,
+      { description: "Order 1042", amount: 500, payment_method: "mnoA_open", phone_number: { number: "+22997000000", country: "bj" }, firstname: "Ada", lastname: "Lovelace" },
+      { "x-tenant-id": tenantId },
+    );
+    expect(direct.status).toBe(502);
+    const lines = logLinesOf("providerA");
+    expect(lines.map((line) => line.operation)).toContain("POST /v1/transactions");
+    expect(String(lines.at(-1)!.reason)).toMatch(/ECONNREFUSED|Unable to connect/);
+    expect(JSON.stringify(tg.logs)).not.toContain(SERVICE_KEY);
   });
 
   it("says why a set stored before values were checked cannot be sent", async () => {

@@ -60,11 +60,12 @@ export async function accountOfPayment(deps: Pick<Deps, "db" | "keyring" | "conf
 }
 
 /** A client for `account` in `environment`, with the configured base URL and timeout. */
-export function clientFor(deps: Pick<Deps, "config">, environment: Environment, account: ProviderAAccount): ProviderAClient {
+export function clientFor(deps: Pick<Deps, "config" | "logger">, environment: Environment, account: ProviderAAccount): ProviderAClient {
   const a = deps.config.providerA;
   return createProviderAClient({
     baseUrl: environment === "live" ? a.liveUrl : a.sandboxUrl,
     secretKey: account.secretKey,
     timeoutMs: deps.config.providerTimeoutMs,
+    logger: deps.logger,
   });
 }

@@ -20,7 +20,7 @@ export interface PermitAccount {
 
 /** Opens the tenant's set (active, or `version`) with both clients; null when there is none. */
 export async function openPermitAccount(
-  deps: Pick<Deps, "db" | "keyring" | "config">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "logger">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<PermitAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
@@ -31,6 +31,7 @@ export async function openPermitAccount(
     baseUrl: input.environment === "live" ? deps.config.providerB.liveUrl : deps.config.providerB.sandboxUrl,
     timeoutMs: deps.config.providerTimeoutMs,
     keys,
+    logger: deps.logger,
   };
   return { credentialsId: opened.id, version: opened.version, masterKey: keys.masterKey, permits: providerBPermitClient(options), invoices: providerBClient(options) };
 }
