@@ -52,8 +52,12 @@ export async function retryDelivery(deps: Deps, scope: DeliveryScope, deliveryId
     .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now)]))
     .returning(["id", "attempts"])
     .executeTakeFirst();
-  if (reopened) await enqueueManualAttempt(deps, { deliveryId, attempt: reopened.attempts + 1 });
-  return getDelivery(deps, scope, deliveryId);
+  if (!reopened) return getDelivery(deps, scope, deliveryId);
+  // Read before the attempt is queued: a fast worker could otherwise have made it already, and the answer
+  // would say `succeeded` (or `failed`) for a retry that was only just asked for.
+  const view = await getDelivery(deps, scope, deliveryId);
+  await enqueueManualAttempt(deps, { deliveryId, attempt: reopened.attempts + 1 });
+  return view;
 }
 
 function toDate(value: Date | string, field: string): Date {
