@@ -33,6 +33,11 @@ export interface Config {
   host: string;
   publicBaseUrl: string;
   databaseUrl: string | undefined;
+  /**
+   * Bounds on PostgreSQL (`DATABASE_URL`): a statement's run time (`statement_timeout`), a transaction left idle
+   * (`idle_in_transaction_session_timeout`), and a connection attempt. Ignored by PGlite.
+   */
+  database: { statementTimeoutMs: number; idleInTransactionTimeoutMs: number; connectTimeoutMs: number };
   dataDir: string;
   redisUrl: string | undefined;
   queuePrefix: string;
@@ -148,6 +153,9 @@ const envSchema = z.object({
   PROVIDER_A_LIVE_WEBHOOK_SECRET: z.string().min(1).optional(),
   PROVIDER_B_SANDBOX_URL: url.optional(),
   PROVIDER_B_LIVE_URL: url.optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.default(60_000),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(5_000).default(3_000),
   PROVIDER_TIMEOUT_MS: positiveInt.default(15_000),
   IDEMPOTENCY_LOCK_MS: z.coerce.number().int().min(1_000).default(60_000),
   SIMULATORS: boolean.optional(),
@@ -271,6 +279,11 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     host: e.HOST,
     publicBaseUrl,
     databaseUrl: e.DATABASE_URL,
+    database: {
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+    },
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,

@@ -58,3 +58,40 @@ const SECRET_IN_PATH = /\b(?:(?:sk|pk|wh)_(?:sandbox|live|test)_|psk_(?:sandbox|
 export function redactPath(pathname: string): string {
   return pathname.replace(SECRET_IN_PATH, "[redacted]");
 }
+
+/** What {@link logOutage} reports: a dependency became unreachable, or came back. */
+export type OutageChange = (state: "down" | "up", error?: unknown) => void;
+
+/**
+ * One log line when `dependency` becomes unreachable (`warn`, with the reason and no stack) and one when it
+ * is back (`info`, with how long it was down): what an operator needs during an outage, without a line per
+ * reconnect attempt. Repeated `down`s (or `up`s) in a row are ignored.
+ *
+ * @example
+ * ```ts
+ * const report = logOutage(logger, "database");
+ * report("down", error); // {"dependency":"database","reason":"ECONNREFUSED: connect ECONNREFUSED …","msg":"database unreachable"}
+ * report("up");          // {"dependency":"database","downForMs":5012,"msg":"database reachable again"}
+ * ```
+ */
+export function logOutage(logger: Pick<Logger, "warn" | "info">, dependency: string, now: () => number = Date.now): OutageChange {
+  let since: number | undefined;
+  return (state, error) => {
+    if (state === "down") {
+      if (since !== undefined) return;
+      since = now();
+      logger.warn({ dependency, reason: outageReason(error) }, `${dependency} unreachable`);
+    } else {
+      if (since === undefined) return;
+      logger.info({ dependency, downForMs: now() - since }, `${dependency} reachable again`);
+      since = undefined;
+    }
+  };
+}
+
+function outageReason(error: unknown): string | undefined {
+  if (error === undefined || error === null) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" ? message : String(error);
+  return typeof code === "string" && !text.includes(code) ? `${code}: ${text}` : text;
+}

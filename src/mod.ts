@@ -24,10 +24,10 @@ import { createSimulatorServiceAccounts } from "./services/direct-payments/simul
 import { createMetrics, metricsFetch } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
-import { createJobQueue } from "./jobs/mod.ts";
+import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import { registerWorkers, type WorkerOptions } from "./jobs/workers.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
 import type { Deps } from "./services/deps.ts";
@@ -94,7 +94,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     parts.database ??
     (await openDatabase(
       config.databaseUrl
-        ? { driver: "postgres", url: config.databaseUrl }
+        ? { driver: "postgres", url: config.databaseUrl, ...config.database, onAvailabilityChange: logOutage(logger, "database") }
         : {
             driver: "pglite",
             dataDir: join(config.dataDir, "pglite"),
@@ -112,11 +112,14 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     if (ownsDatabase) await database.close();
     throw error;
   }
-  const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  // Every Redis client of the process reports to one tracker: an outage is logged once when it starts and once when it ends.
+  const redisOutage = createRedisOutageTracker(logOutage(logger, "redis"));
+  const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger, redisOutage });
   // The rate limiter's own Redis client: one retry per command, so a Redis outage fails open quickly
   // instead of holding requests (BullMQ's connections retry forever, which is right for workers only).
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
-  redis?.on("error", (error: Error) => logger.debug({ err: error }, "rate-limit redis error"));
+  redis?.on("error", (error: Error) => redisOutage.connectionError(error) || logger.warn({ reason: error.message }, "rate-limit Redis error"));
+  redis?.on("ready", () => redisOutage.ready());
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
   const deps: Deps = {

@@ -8,13 +8,11 @@
  * its input schema walked to build a well-shaped input and to find every place a string goes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import type { AnyTRPCProcedure } from "@trpc/server";
 import { ulid } from "ulid";
 import { mintToken } from "../src/mod.ts";
 import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
-import { appRouter } from "../src/routers/app.ts";
-import type { Meta } from "../src/routers/trpc.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
+import { restRequest, routesWithInputs, takesBody, trpcRequest, type Place, type Route, type Segment } from "./support/route-inputs.ts";
 
 const VALUE_RULE = "must not contain a NUL character or an unpaired surrogate";
 const KEY_RULE = "has a property name with a NUL character or an unpaired surrogate";
@@ -27,85 +25,7 @@ const HOSTILE = [
 /** Our tenant, made before the gateway starts so the inputs below can name it. */
 const TENANT_ID = `ten_${ulid()}`;
 
-// ---------------------------------------------------------------------------------------------------------
-// Walking a zod 4 input schema: a value it accepts, and every place in it where a string goes.
-
-type Segment = string | number;
-interface ZodLike {
-  _zod: { def: Record<string, unknown> & { type: string } };
-  safeParse(value: unknown): { success: boolean };
-}
-/** Where a string goes: a string value (a string, an enum, a string literal) or a property name (a record's). */
-interface Place {
-  path: Segment[];
-  kind: "value" | "key";
-}
-
-const SOME_ULID = "01JD3Z6Q5W8B8Y4G1M7T2N9XKC";
-/** Tried in order; a string field gets the first one its schema accepts. */
-const STRING_CANDIDATES = [
-  TENANT_ID,
-  ...["pay", "whe", "dlv", "prm", "key", "evt", "sch", "chg"].map((prefix) => `${prefix}_${SOME_ULID}`),
-  "https://merchant.example/return",
-  "customer@example.com",
-  "+22997000000",
-  "bj",
-  "2026-12-01T00:00:00.000Z",
-  "Order 42",
-];
-const NUMBER_CANDIDATES = [500, 1, 60, 1000, 100_000];
-
-function firstAccepted(schema: ZodLike, candidates: readonly unknown[]): unknown {
-  return candidates.find((candidate) => schema.safeParse(candidate).success) ?? candidates[candidates.length - 1];
-}
-
-/** A value `schema` accepts, recording in `places` where strings go (optional fields included). */
-function wellShaped(schema: ZodLike, path: Segment[], places: Place[]): unknown {
-  const def = schema._zod.def;
-  switch (def.type) {
-    case "object": {
-      const out: Record<string, unknown> = {};
-      for (const [key, field] of Object.entries(def.shape as Record<string, ZodLike>)) out[key] = wellShaped(field, [...path, key], places);
-      return out;
-    }
-    case "optional":
-    case "nullable":
-    case "default":
-    case "prefault":
-    case "readonly":
-    case "nonoptional":
-    case "catch":
-      return wellShaped(def.innerType as ZodLike, path, places);
-    case "pipe":
-      return wellShaped(def.in as ZodLike, path, places);
-    case "array":
-      return [wellShaped(def.element as ZodLike, [...path, 0], places)];
-    case "record":
-      places.push({ path, kind: "key" });
-      return { k: wellShaped(def.valueType as ZodLike, [...path, "k"], places) };
-    case "union": {
-      const options = def.options as ZodLike[];
-      return wellShaped(options.find((option) => option._zod.def.type === "string") ?? options[0]!, path, places);
-    }
-    case "string":
-      places.push({ path, kind: "value" });
-      return firstAccepted(schema, STRING_CANDIDATES);
-    case "enum":
-      places.push({ path, kind: "value" });
-      return Object.values(def.entries as Record<string, string>)[0];
-    case "literal": {
-      const value = (def.values as unknown[])[0];
-      if (typeof value === "string") places.push({ path, kind: "value" });
-      return value;
-    }
-    case "number":
-      return firstAccepted(schema, NUMBER_CANDIDATES);
-    case "boolean":
-      return false;
-    default:
-      throw new Error(`hostile-text test: no well-shaped value for a zod ${def.type} at ${path.join(".") || "the top"}; teach wellShaped() about it`);
-  }
-}
+const ROUTES: Route[] = routesWithInputs(TENANT_ID);
 
 function withHostile(value: unknown, place: Place, text: string): unknown {
   const copy = structuredClone(value) as Record<Segment, unknown>;
@@ -124,51 +44,6 @@ function withHostile(value: unknown, place: Place, text: string): unknown {
 function expectedEntry(place: Place): string {
   const path = place.path.length > 0 ? place.path.join(".") : "body";
   return `${path} ${place.kind === "key" ? KEY_RULE : VALUE_RULE}`;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The routes, from the router.
-
-interface Route {
-  procedurePath: string;
-  type: "query" | "mutation";
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-  path: string;
-  pathParams: string[];
-  input: Record<string, unknown>;
-  places: Place[];
-}
-
-const ROUTES: Route[] = Object.entries(appRouter._def.procedures as unknown as Record<string, AnyTRPCProcedure>).flatMap(([procedurePath, procedure]) => {
-  const openapi = (procedure._def.meta as Meta | undefined)?.openapi;
-  const schema = (procedure._def as unknown as { inputs: ZodLike[] }).inputs[0];
-  if (!openapi || openapi.enabled === false || !schema) return [];
-  const places: Place[] = [];
-  const input = wellShaped(schema, [], places) as Record<string, unknown>;
-  const pathParams = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
-  return [{ procedurePath, type: procedure._def.type as Route["type"], method: openapi.method, path: openapi.path, pathParams, input, places }];
-});
-
-const takesBody = (route: Route) => route.method === "POST" || route.method === "PUT" || route.method === "PATCH";
-
-/** The REST request for `input`: path parameters in the path, the rest in the JSON body or the query string. */
-function restRequest(route: Route, input: Record<string, unknown>): { url: string; init: RequestInit } {
-  const rest = { ...input };
-  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = String(rest[name]);
-    delete rest[name];
-    return encodeURIComponent(value);
-  });
-  if (takesBody(route)) return { url: path, init: { method: route.method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(rest) } };
-  const query = new URLSearchParams(Object.entries(rest).map(([key, value]) => [key, String(value)])).toString();
-  return { url: query ? `${path}?${query}` : path, init: { method: route.method, headers } };
-}
-
-/** The `/trpc` request for `input`: a query's input in `?input=`, a mutation's as the JSON body. */
-function trpcRequest(route: Route, input: unknown): { url: string; init: RequestInit } {
-  const json = JSON.stringify(input);
-  if (route.type === "query") return { url: `/trpc/${route.procedurePath}?input=${encodeURIComponent(json)}`, init: { headers } };
-  return { url: `/trpc/${route.procedurePath}`, init: { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: json } };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -216,14 +91,14 @@ for (const route of ROUTES) {
         // decodes to U+FFFD); a JSON body, and any input on /trpc, carries its `\ud800` escape.
         if (inBody || hostile.text.includes("\u0000")) {
           it(`REST: ${where} holding ${hostile.name} is 400 naming it`, async () => {
-            const { url, init } = restRequest(route, withHostile(route.input, place, hostile.text) as Record<string, unknown>);
+            const { url, init } = restRequest(route, withHostile(route.input, place, hostile.text) as Record<string, unknown>, headers);
             const response = await tg.request(url, init);
             expect(response.status).toBe(400);
             expect(await validationEntries(response, "rest")).toEqual([expectedEntry(place)]);
           });
         }
         it(`/trpc: ${where} holding ${hostile.name} is 400 naming it`, async () => {
-          const { url, init } = trpcRequest(route, withHostile(route.input, place, hostile.text));
+          const { url, init } = trpcRequest(route, withHostile(route.input, place, hostile.text), headers);
           const response = await tg.request(url, init);
           expect(response.status).toBe(400);
           expect(await validationEntries(response, "trpc")).toEqual([expectedEntry(place)]);

@@ -30,7 +30,7 @@ describe("the @trpc/server patch", () => {
     const installed = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")).version;
     expect(installed).toBe(PATCHED_VERSION);
     expect(packageJson.dependencies["@trpc/server"]).toBe(PATCHED_VERSION);
-    expect(Object.keys(packageJson.patchedDependencies)).toEqual([`@trpc/server@${PATCHED_VERSION}`]);
+    expect(Object.keys(packageJson.patchedDependencies)).toContain(`@trpc/server@${PATCHED_VERSION}`);
   });
 
   it("replaces the descriptor-copying spread helper with Object.assign wherever it is defined", () => {

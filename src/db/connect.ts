@@ -10,6 +10,18 @@ import type { Database } from "./schema.ts";
 /** A migrated PGlite data-directory tarball (see `pglite-snapshot.ts`), or a way to get one. */
 export type PgliteSnapshotSource = Blob | File | (() => Promise<Blob | File>);
 
+/** How long PostgreSQL work may take before it is given up (the gateway's `config.database`). */
+export interface PostgresBounds {
+  /** `statement_timeout`: a statement running longer is cancelled by the server. Default 30 000 ms. */
+  statementTimeoutMs?: number;
+  /** `idle_in_transaction_session_timeout`: a transaction idle longer ends with its session. Default 60 000 ms. */
+  idleInTransactionTimeoutMs?: number;
+  /** A connection attempt; also how long a transaction waits for a connection (plus one second). Default 3000 ms. */
+  connectTimeoutMs?: number;
+  /** Told once when the database becomes unreachable and once when it is back (see `availability.ts`). */
+  onAvailabilityChange?: (state: "down" | "up", error?: unknown) => void;
+}
+
 /** Where the data lives. */
 export type DatabaseOptions =
   | {
@@ -17,7 +29,7 @@ export type DatabaseOptions =
       url: string;
       /** Pool size; postgres.js defaults to 10. */
       max?: number;
-    }
+    } & PostgresBounds
   | {
       driver: "pglite";
       /** A directory on disk; undefined = in memory. */
@@ -63,7 +75,7 @@ export interface DatabaseHandle {
 export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
   switch (opts.driver) {
     case "postgres":
-      return (await import("./open-postgres.ts")).openPostgres(opts.url, opts.max);
+      return (await import("./open-postgres.ts")).openPostgres(opts.url, opts.max, opts);
     case "pglite":
       return (await import("./open-pglite.ts")).openPglite(opts.dataDir, opts.snapshot);
   }

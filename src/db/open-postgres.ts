@@ -5,7 +5,8 @@
  */
 import { Kysely, sql } from "kysely";
 import postgres from "postgres";
-import type { DatabaseHandle } from "./connect.ts";
+import { AvailabilityGate } from "./availability.ts";
+import type { DatabaseHandle, PostgresBounds } from "./connect.ts";
 import { PostgresJsDialect } from "./postgres-js-driver.ts";
 import type { Database } from "./schema.ts";
 
@@ -14,12 +15,19 @@ const INT8_OID = 20;
 /**
  * Connects a pool to `url`. Nothing is sent until the first query (postgres.js is lazy).
  *
+ * Bounded so that nothing waits on the database forever: the server cancels a statement after
+ * `statementTimeoutMs` and ends a session left idle in a transaction after `idleInTransactionTimeoutMs`;
+ * a connection attempt gives up after `connectTimeoutMs`, and reconnects follow at most 500 ms apart (postgres.js's
+ * default backoff grows to 20 s, which held every request of an outage that long). While connections fail, the
+ * driver's gate answers at once (`availability.ts`).
+ *
  * @example
  * ```ts
- * const handle = await openPostgres("postgres://postgres@127.0.0.1:5432/passerelle", 10);
+ * const handle = await openPostgres("postgres://postgres@127.0.0.1:5432/passerelle", 10, { statementTimeoutMs: 30_000 });
  * ```
  */
-export async function openPostgres(url: string, max?: number): Promise<DatabaseHandle> {
+export async function openPostgres(url: string, max?: number, bounds: PostgresBounds = {}): Promise<DatabaseHandle> {
+  const connectTimeoutMs = bounds.connectTimeoutMs ?? 3000;
   const client = postgres(url, {
     ...(max === undefined ? {} : { max }),
     // Kysely's migrator says "relation … already exists, skipping" on every start.
@@ -29,11 +37,19 @@ export async function openPostgres(url: string, max?: number): Promise<DatabaseH
       // Our int8 values (counts, amounts) stay far below 2^53.
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (value: number | bigint) => String(value), parse: Number },
     },
+    connect_timeout: connectTimeoutMs / 1000,
+    ...(process.env.PGDEBUG ? { debug: (c: number, q: string) => console.log("  SQL", c, q.slice(0, 50).replace(/\s+/g, " ")), onclose: (c: number) => console.log("  CLOSE", c) } : {}),
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+    connection: {
+      statement_timeout: bounds.statementTimeoutMs ?? 30_000,
+      idle_in_transaction_session_timeout: bounds.idleInTransactionTimeoutMs ?? 60_000,
+    },
   });
   // The driver prepares every statement, so postgres.js learns each parameter's type from the
   // server and JSON.stringify-es jsonb parameters itself: pass objects, not strings. Statements
-  // outside a transaction are pipelined on the pool; a transaction reserves one connection.
-  const db = new Kysely<Database>({ dialect: new PostgresJsDialect({ postgres: client }) });
+  // outside a transaction are pipelined on the pool; a transaction runs on postgres.js's `begin()`.
+  const gate = new AvailabilityGate({ ...(bounds.onAvailabilityChange ? { onChange: bounds.onAvailabilityChange } : {}) });
+  const db = new Kysely<Database>({ dialect: new PostgresJsDialect({ postgres: client, gate, acquireTimeoutMs: connectTimeoutMs + 1000 }) });
   return {
     db,
     driver: "postgres",

@@ -6,6 +6,7 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { AppError, ValidationError, type ErrorCode } from "../errors.ts";
+import { isDatabaseUnavailable } from "../db/availability.ts";
 
 /** The error body, as a schema: it documents every error response in the OpenAPI document. */
 export const errorBodySchema = z
@@ -191,6 +192,11 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
     const headers: Record<string, string> = {};
     if (error.extras.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(error.extras.retryAfter)));
     return { status: error.status, body: out, headers, unexpected: false };
+  }
+  // The database, not the request, failed (unreachable, a connection lost under the request, a statement past
+  // `statement_timeout`): 503, which a client may retry — with its Idempotency-Key when it was creating something.
+  if (isDatabaseUnavailable(thrown)) {
+    return { status: 503, body: body(503, "unavailable", "The database is unavailable; try again shortly", requestId), headers: { "retry-after": "1" }, unexpected: false };
   }
   return { status: 500, body: body(500, "internal", "Internal server error", requestId), headers: {}, unexpected: true };
 }

@@ -45,6 +45,7 @@ export interface BullmqConnections {
 export function createBullmqConnections(
   redisUrl: string,
   onError: (source: string, err: Error) => void,
+  onReady: () => void = () => {},
 ): BullmqConnections {
   let stopping = false;
   let shared: Redis | undefined;
@@ -78,6 +79,7 @@ export function createBullmqConnections(
       };
       copy.on("ready", () => {
         if (ending || stopping) disconnect();
+        else onReady();
       });
       // BullMQ removes its listeners when it lets go of the copy; without one, ioredis prints
       // "Unhandled error event" for each failed attempt until the copy ends.
@@ -113,6 +115,7 @@ export function createBullmqConnections(
       if (!shared) {
         shared = new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy });
         shared.on("error", (err: Error) => onError("connection", err));
+        shared.on("ready", onReady);
         endIfStopping(shared);
         trackDuplicates(shared);
       }

@@ -33,6 +33,7 @@ import {
   normalizeJobOptions,
 } from "./job-options.ts";
 import type { JobContext, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions } from "./queue.ts";
+import { createRedisOutageTracker, type RedisOutageTracker } from "./redis-outage.ts";
 import { withTimeout } from "./with-timeout.ts";
 
 /** Options for {@link createBullmqQueue}. */
@@ -45,6 +46,11 @@ export interface BullmqQueueOptions {
   logger?: JobLogger;
   /** Bound on `ping()` and on each call that waits for Redis (add, repeat, removeRepeat, has). Default 3000. */
   timeoutMs?: number;
+  /**
+   * Receives the connections' errors and readiness, so that an outage is logged once when it starts and once
+   * when it ends (share one with the process's other Redis clients). Default: one of its own, on `logger`.
+   */
+  redisOutage?: RedisOutageTracker;
 }
 
 /** Job states in which a job is live (see `queue.ts`). */
@@ -79,11 +85,20 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   let started = false;
   let closed = false;
 
-  // An outage makes every connection report an error per reconnect attempt (several a second):
-  // log a repeated message once a minute per source, and nothing once closing.
+  const redisOutage =
+    options.redisOutage ??
+    createRedisOutageTracker((state, error) => {
+      if (state === "down") logger?.warn({ dependency: "redis", reason: error instanceof Error ? error.message : String(error) }, "redis unreachable");
+      else (logger?.info ?? logger?.warn)?.call(logger, { dependency: "redis" }, "redis reachable again");
+    });
+
+  // An outage makes every connection report an error per reconnect attempt (several a second): the
+  // outage tracker logs its start and end once. Other errors: a repeated message once a minute per
+  // source. Nothing once closing.
   const lastLogged = new Map<string, { message: string; at: number }>();
   function reportRedisError(source: string, err: Error): void {
     if (closed) return;
+    if (redisOutage.connectionError(err)) return;
     const at = Date.now();
     const last = lastLogged.get(source);
     if (last && last.message === err.message && at - last.at < 60_000) return;
@@ -95,7 +110,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     if (closed) throw new Error("job queue is closed");
   }
 
-  const connections = createBullmqConnections(redisUrl, reportRedisError);
+  const connections = createBullmqConnections(redisUrl, reportRedisError, () => redisOutage.ready());
 
   function queueFor(name: string): Queue {
     let queue = queues.get(name);

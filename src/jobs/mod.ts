@@ -7,6 +7,7 @@
 import { createBullmqQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
 import type { JobLogger, JobQueue } from "./queue.ts";
+import type { RedisOutageTracker } from "./redis-outage.ts";
 
 export type {
   JobBackoff,
@@ -19,6 +20,7 @@ export type {
 } from "./queue.ts";
 export { createBullmqQueue, type BullmqQueueOptions } from "./bullmq.ts";
 export { createMemoryQueue, type MemoryQueueOptions } from "./memory.ts";
+export { createRedisOutageTracker, isRedisConnectionError, type RedisOutageTracker } from "./redis-outage.ts";
 
 /** Options for {@link createJobQueue}, read from `Config` (`REDIS_URL`, `QUEUE_PREFIX`). */
 export interface JobQueueConfig {
@@ -27,6 +29,8 @@ export interface JobQueueConfig {
   /** BullMQ key prefix (ignored by the in-process driver). */
   prefix: string;
   logger?: JobLogger;
+  /** Shared with the process's other Redis clients, so that an outage is logged once (BullMQ only). */
+  redisOutage?: RedisOutageTracker;
 }
 
 /**
@@ -41,7 +45,12 @@ export interface JobQueueConfig {
  */
 export function createJobQueue(config: JobQueueConfig): JobQueue {
   if (config.redisUrl) {
-    return createBullmqQueue({ redisUrl: config.redisUrl, prefix: config.prefix, logger: config.logger });
+    return createBullmqQueue({
+      redisUrl: config.redisUrl,
+      prefix: config.prefix,
+      logger: config.logger,
+      ...(config.redisOutage ? { redisOutage: config.redisOutage } : {}),
+    });
   }
   return createMemoryQueue({ logger: config.logger });
 }

@@ -65,6 +65,8 @@ export interface ProcessOptions {
  * Called as `logger.warn({ queue, jobId, name, attempt, attempts, err }, "message")`.
  */
 export interface JobLogger {
+  /** An outage's end (the BullMQ driver); `warn` when absent. */
+  info?(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
 }

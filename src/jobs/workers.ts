@@ -22,6 +22,7 @@ import { WEBHOOKS_QUEUE, type DeliveryJobData } from "../services/webhooks/deliv
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { registerProviderBWorkers } from "./provider-b-workers.ts";
+import { isRedisConnectionError } from "./redis-outage.ts";
 import { PROVIDER_A_SYNC_QUEUE, runSyncJob, type SyncJobData } from "../services/direct-payments/sync-jobs.ts";
 import { PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, RENEWAL_SWEEP_JOB, runRenewalCharge, sweepRenewals, type RenewalJobData } from "../services/permits/renewals.ts";
 
@@ -94,15 +95,16 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
 
   let timer: ReturnType<typeof setInterval> | undefined;
   const assertSchedule = async (): Promise<void> => {
+    // While Redis is down, the outage is logged once (redis-outage.ts): these say nothing more then.
     try {
       await deps.queue.repeat(SWEEPER_QUEUE, SWEEPER_SCHEDULER_ID, sweepEveryMs, "sweep", {});
     } catch (err) {
-      deps.logger.warn({ err, queue: SWEEPER_QUEUE }, "could not schedule the sweeper; trying again in one interval");
+      if (!isRedisConnectionError(err)) deps.logger.warn({ err, queue: SWEEPER_QUEUE }, "could not schedule the sweeper; trying again in one interval");
     }
     try {
       await deps.queue.repeat(PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, renewalSweepEveryMs, RENEWAL_SWEEP_JOB, {});
     } catch (err) {
-      deps.logger.warn({ err, queue: PERMITS_QUEUE }, "could not schedule the renewal sweep; trying again in one interval");
+      if (!isRedisConnectionError(err)) deps.logger.warn({ err, queue: PERMITS_QUEUE }, "could not schedule the renewal sweep; trying again in one interval");
     }
   };
   return {
