@@ -100,6 +100,34 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await Promise.all(created.splice(0).map((jobs) => jobs.close()));
     });
 
+    it("fails an attempt that outlives its queue's time limit, retries it, frees the slot, and close() does not wait for it", async () => {
+      const { logger, warns, errors } = recordingLogger();
+      const jobs = create(logger);
+      const ran: string[] = [];
+      jobs.process(
+        "work",
+        async (job) => {
+          ran.push(`${job.id}#${job.attempt}`);
+          if (job.id === "hangs") await new Promise<never>(() => {}); // never settles
+        },
+        { concurrency: 1, timeLimitMs: 300 },
+      );
+      await jobs.start();
+      await jobs.add("work", "hangs", {}, { jobId: "hangs", attempts: 2 });
+      await jobs.add("work", "quick", {}, { jobId: "quick" });
+      await waitFor(() => errors.length === 1, "the hung job's last attempt to fail", 5000);
+      // The hung attempt gave its only slot back: the other job ran meanwhile.
+      expect(ran).toContain("quick#1");
+      expect(ran.filter((run) => run.startsWith("hangs"))).toEqual(["hangs#1", "hangs#2"]);
+      expect(warns.map((w) => w.fields.err)).toEqual([expect.objectContaining({ code: "JOB_TIME_LIMIT" })]);
+      expect(errors[0]!.fields.err).toMatchObject({ code: "JOB_TIME_LIMIT", name: "JobTimeLimitError" });
+      expect(await jobs.has("work", "hangs")).toBe(false);
+      const closing = performance.now();
+      await jobs.close();
+      expect(performance.now() - closing).toBeLessThan(2000);
+      expect(() => create().process("other", async () => {}, { timeLimitMs: 0 })).toThrow(TypeError);
+    }, 10_000);
+
     it("runs a job with its id, name, queue and data, once, on attempt 1", async () => {
       const jobs = create();
       const seen: JobContext[] = [];

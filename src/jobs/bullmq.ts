@@ -30,10 +30,12 @@ import {
   assertId,
   assertQueueName,
   normalizeConcurrency,
+  normalizeTimeLimit,
   normalizeJobOptions,
 } from "./job-options.ts";
 import type { JobContext, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions } from "./queue.ts";
 import { createRedisOutageTracker, type RedisOutageTracker } from "./redis-outage.ts";
+import { withinTimeLimit } from "./time-limit.ts";
 import { withTimeout } from "./with-timeout.ts";
 
 /** Options for {@link createBullmqQueue}. */
@@ -78,7 +80,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError(`invalid timeoutMs ${timeoutMs}`);
 
   const queues = new Map<string, Queue>();
-  const handlers = new Map<string, { handler: JobHandler<unknown>; concurrency: number }>();
+  const handlers = new Map<string, { handler: JobHandler<unknown>; concurrency: number; timeLimitMs: number }>();
   const workers = new Map<string, Worker>();
   /** Handler runs in progress, so that close() waits for them even when BullMQ cannot. */
   const running = new Set<Promise<void>>();
@@ -122,7 +124,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     return queue;
   }
 
-  function startWorker(name: string, handler: JobHandler<unknown>, concurrency: number): void {
+  function startWorker(name: string, handler: JobHandler<unknown>, concurrency: number, timeLimitMs: number): void {
     const processor = async (job: Job): Promise<void> => {
       const attempts = job.opts.attempts ?? 1;
       const context: JobContext<unknown> = {
@@ -132,7 +134,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
         data: job.data,
         attempt: job.attemptsMade + 1,
       };
-      const run = (async () => handler(context))(); // a synchronous throw fails the attempt too
+      // The attempt fails at its time limit, so a hung handler never holds the job (and its lock) forever.
+      const run = withinTimeLimit(() => handler(context), timeLimitMs, `${name} job ${context.id}`);
       running.add(run);
       try {
         await run;
@@ -223,17 +226,18 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     process<T>(queue: string, handler: JobHandler<T>, opts?: ProcessOptions): void {
       assertQueueName(queue);
       const concurrency = normalizeConcurrency(opts);
+      const timeLimitMs = normalizeTimeLimit(opts);
       assertOpen();
       if (handlers.has(queue)) throw new Error(`a handler is already registered for queue "${queue}"`);
-      handlers.set(queue, { handler: handler as JobHandler<unknown>, concurrency });
-      if (started) startWorker(queue, handler as JobHandler<unknown>, concurrency);
+      handlers.set(queue, { handler: handler as JobHandler<unknown>, concurrency, timeLimitMs });
+      if (started) startWorker(queue, handler as JobHandler<unknown>, concurrency, timeLimitMs);
     },
 
     async start(): Promise<void> {
       assertOpen();
       if (started) return;
       started = true;
-      for (const [queue, { handler, concurrency }] of handlers) startWorker(queue, handler, concurrency);
+      for (const [queue, { handler, concurrency, timeLimitMs }] of handlers) startWorker(queue, handler, concurrency, timeLimitMs);
     },
 
     async ping(): Promise<void> {

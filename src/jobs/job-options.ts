@@ -6,6 +6,7 @@
  */
 
 import type { JobBackoff, JobOptions, ProcessOptions } from "./queue.ts";
+import { DEFAULT_JOB_TIME_LIMIT_MS } from "./time-limit.ts";
 
 /** {@link JobOptions} with defaults applied. */
 export interface NormalizedJobOptions {
@@ -89,6 +90,20 @@ export function normalizeConcurrency(opts: ProcessOptions = {}): number {
     throw new TypeError(`invalid concurrency ${concurrency}: an integer ≥ 1 is required`);
   }
   return concurrency;
+}
+
+/**
+ * The time limit of a queue's attempts, validated (a finite number > 0); the default when unset.
+ *
+ * @example
+ * ```ts
+ * normalizeTimeLimit({ timeLimitMs: 60_000 }); // 60000
+ * ```
+ */
+export function normalizeTimeLimit(opts: ProcessOptions = {}): number {
+  const ms = opts.timeLimitMs ?? DEFAULT_JOB_TIME_LIMIT_MS;
+  if (!Number.isFinite(ms) || ms <= 0) throw new TypeError(`invalid timeLimitMs ${ms}: a number > 0 is required`);
+  return ms;
 }
 
 /**

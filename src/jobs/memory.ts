@@ -12,9 +12,11 @@ import {
   assertQueueName,
   backoffDelayMs,
   normalizeConcurrency,
+  normalizeTimeLimit,
   normalizeJobOptions,
 } from "./job-options.ts";
 import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions } from "./queue.ts";
+import { withinTimeLimit } from "./time-limit.ts";
 
 /** Options for {@link createMemoryQueue}. */
 export interface MemoryQueueOptions {
@@ -54,6 +56,7 @@ interface Scheduler {
 interface Consumer {
   handler: JobHandler<unknown>;
   concurrency: number;
+  timeLimitMs: number;
   active: number;
 }
 
@@ -170,8 +173,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
   async function runAttempt(q: QueueState, worker: Consumer, job: MemoryJob): Promise<void> {
     const context = { id: job.id, name: job.name, queue: q.name, data: job.data, attempt: job.attempt };
     try {
-      // `then` so that a handler throwing synchronously is a failed attempt too.
-      await Promise.resolve().then(() => worker.handler(context));
+      await withinTimeLimit(() => worker.handler(context), worker.timeLimitMs, `${q.name} job ${job.id}`);
       q.jobs.delete(job.id);
     } catch (err) {
       const fields = { queue: q.name, jobId: job.id, name: job.name, attempt: job.attempt, attempts: job.attempts, err };
@@ -245,10 +247,11 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
     process<T>(queue: string, handler: JobHandler<T>, opts?: ProcessOptions): void {
       assertQueueName(queue);
       const concurrency = normalizeConcurrency(opts);
+      const timeLimitMs = normalizeTimeLimit(opts);
       assertOpen();
       const q = queueState(queue);
       if (q.worker) throw new Error(`a handler is already registered for queue "${queue}"`);
-      q.worker = { handler: handler as JobHandler<unknown>, concurrency, active: 0 };
+      q.worker = { handler: handler as JobHandler<unknown>, concurrency, timeLimitMs, active: 0 };
       pump(q);
     },
 

@@ -18,8 +18,17 @@ export interface ProviderBWorkerOptions {
   syncConcurrency?: number;
 }
 
+/**
+ * The time limit of a job that calls a provider: three calls of up to `PROVIDER_TIMEOUT_MS` each, and 30 s for
+ * the database around them (`time-limit.ts`).
+ */
+export function providerJobTimeLimitMs(config: Pick<Deps["config"], "providerTimeoutMs">): number {
+  return 3 * config.providerTimeoutMs + 30_000;
+}
+
 export function registerProviderBWorkers(deps: Deps, options: ProviderBWorkerOptions = {}): void {
-  deps.queue.process<IpnJobData>(IPN_QUEUE, (job) => processIpn(deps, job.data.ipnId), { concurrency: options.ipnConcurrency ?? 20 });
+  const timeLimitMs = providerJobTimeLimitMs(deps.config);
+  deps.queue.process<IpnJobData>(IPN_QUEUE, (job) => processIpn(deps, job.data.ipnId), { concurrency: options.ipnConcurrency ?? 20, timeLimitMs });
   deps.queue.process<SyncJobData | ChargeSyncJobData | PermitSyncJobData>(
     PROVIDER_B_SYNC_QUEUE,
     (job) => {
@@ -27,6 +36,6 @@ export function registerProviderBWorkers(deps: Deps, options: ProviderBWorkerOpt
       if (job.name === PERMIT_SYNC.jobName) return syncPermit(deps, job.data as PermitSyncJobData);
       return syncCheckout(deps, job.data as SyncJobData);
     },
-    { concurrency: options.syncConcurrency ?? 10 },
+    { concurrency: options.syncConcurrency ?? 10, timeLimitMs },
   );
 }

@@ -10,7 +10,7 @@
  * - A job is *live* while it is waiting, delayed (including waiting for a retry) or active.
  * - `add` with a `jobId` that is live is a no-op. Finished jobs (completed or failed) are removed at
  *   once, so the same `jobId` can be enqueued again afterwards.
- * - A handler that throws (or rejects) is retried per `attempts` / `backoff`; each failed attempt
+ * - A handler that throws (or rejects), or outlives its queue's time limit, is retried per `attempts` / `backoff`; each failed attempt
  *   that will be retried is logged at `warn`, the last one at `error`, then the job is dropped.
  * - Queue names must be non-empty and contain no `:`. Job and scheduler ids may hold any
  *   non-empty string (the BullMQ driver maps the characters BullMQ forbids).
@@ -58,6 +58,11 @@ export type JobHandler<T = unknown> = (job: JobContext<T>) => Promise<void>;
 export interface ProcessOptions {
   /** Jobs of this queue run at once in this process (integer ≥ 1). Default 1. */
   concurrency?: number;
+  /**
+   * An attempt whose handler has not settled after this long fails with `JobTimeLimitError` (and is retried per
+   * its `attempts`); the handler is not awaited any further. Default 5 minutes (`time-limit.ts`).
+   */
+  timeLimitMs?: number;
 }
 
 /**

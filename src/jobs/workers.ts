@@ -9,6 +9,9 @@
  * | `providerA-sync` | `runSyncJob` of one direct payment | concurrency 10; schedule in `services/direct-payments/sync-jobs.ts` |
  * | `permits`  | `sweepRenewals` (repeatable, every minute) and `runRenewalCharge` of one schedule period | concurrency 5; rules in `services/permits/renewals.ts` |
  *
+ * Every attempt has a time limit (`time-limit.ts`): a delivery 2 × `WEBHOOK_TIMEOUT_MS` + 30 s, a job that calls
+ * a provider 3 × `PROVIDER_TIMEOUT_MS` + 30 s, the sweeps 5 minutes. A hung attempt fails and is retried.
+ *
  * The sweeper's and the renewal sweep's schedules live in the queue's backend, so losing Redis loses them too: while the workers
  * run, each process re-asserts it once per interval (an upsert of the same schedule changes nothing),
  * so a flushed Redis gets its sweeper back within one interval, and the sweeper then re-enqueues the
@@ -21,7 +24,7 @@ import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.t
 import { WEBHOOKS_QUEUE, type DeliveryJobData } from "../services/webhooks/delivery-jobs.ts";
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
-import { registerProviderBWorkers } from "./provider-b-workers.ts";
+import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
 import { isRedisConnectionError } from "./redis-outage.ts";
 import { PROVIDER_A_SYNC_QUEUE, runSyncJob, type SyncJobData } from "../services/direct-payments/sync-jobs.ts";
 import { PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, RENEWAL_SWEEP_JOB, runRenewalCharge, sweepRenewals, type RenewalJobData } from "../services/permits/renewals.ts";
@@ -76,9 +79,11 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     async (job) => {
       await deliverOnce(deps, job.data.deliveryId, { ...options.deliver, attempt: job.data.attempt });
     },
-    { concurrency: options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY },
+    // One delivery: its POST (WEBHOOK_TIMEOUT_MS, with the DNS check and connect) and the statements around it.
+    { concurrency: options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY, timeLimitMs: 2 * deps.config.webhookTimeoutMs + 30_000 },
   );
-  deps.queue.process<SyncJobData>(PROVIDER_A_SYNC_QUEUE, (job) => runSyncJob(deps, job.data), { concurrency: 10 });
+  const providerTimeLimitMs = providerJobTimeLimitMs(deps.config);
+  deps.queue.process<SyncJobData>(PROVIDER_A_SYNC_QUEUE, (job) => runSyncJob(deps, job.data), { concurrency: 10, timeLimitMs: providerTimeLimitMs });
   deps.queue.process(SWEEPER_QUEUE, async () => {
     await runSweeper(deps, options.sweep);
     await sweepProviderB(deps);
@@ -90,7 +95,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
       if (job.name === RENEWAL_SWEEP_JOB) await sweepRenewals(deps);
       else await runRenewalCharge(deps, job.data as RenewalJobData);
     },
-    { concurrency: 5 },
+    { concurrency: 5, timeLimitMs: providerTimeLimitMs },
   );
 
   let timer: ReturnType<typeof setInterval> | undefined;
