@@ -34,6 +34,15 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
+/** Polls a server's `/health/ready` for up to 30 s; true once it answers 200. */
+async function becomesReady(port: number): Promise<boolean> {
+  for (let i = 0; i < 300; i++) {
+    await Bun.sleep(100);
+    if (await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false)) return true;
+  }
+  return false;
+}
+
 async function run(args: string[], env: Record<string, string>, cwd?: string) {
   const child = Bun.spawn(["bun", MAIN, ...args], { env: cleanEnv(env), stdout: "pipe", stderr: "pipe", ...(cwd ? { cwd } : {}) });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
@@ -114,12 +123,7 @@ describe("passerelle (the command line)", () => {
       stderr: "pipe",
     });
     try {
-      let ready = false;
-      for (let i = 0; i < 300 && !ready; i++) {
-        await Bun.sleep(100);
-        ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false);
-      }
-      expect(ready).toBe(true);
+      expect(await becomesReady(port)).toBe(true);
       child.kill("SIGTERM");
       expect(await child.exited).toBe(0);
       const lines = (await new Response(child.stdout).text()).trim().split("\n").map((line) => JSON.parse(line));
@@ -141,12 +145,7 @@ describe("passerelle (the command line)", () => {
       const env = { DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(freePort()), SIMULATORS: "off" };
       const server = Bun.spawn(["bun", MAIN, "serve"], { env: cleanEnv(env), cwd: tempDir(), stdout: "ignore", stderr: "ignore" });
       try {
-        let ready = false;
-        for (let i = 0; i < 300 && !ready; i++) {
-          await Bun.sleep(100);
-          ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false);
-        }
-        expect(ready).toBe(true);
+        expect(await becomesReady(port)).toBe(true);
         const minted = await run(["token", "--admin"], { DATA_DIR: dataDir }, tempDir());
         expect(minted.stderr).toBe("");
         const whoami = await fetch(`http://127.0.0.1:${port}/auth/whoami`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });

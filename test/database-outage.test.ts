@@ -6,8 +6,6 @@
  * down. PostgreSQL only: skipped without `DATABASE_URL`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { randomBytes } from "node:crypto";
-import postgres from "postgres";
 import { ulid } from "ulid";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase, type DatabaseHandle } from "../src/db/connect.ts";
@@ -15,6 +13,7 @@ import { migrateToLatest } from "../src/db/migrate.ts";
 import { createJobQueue } from "../src/jobs/mod.ts";
 import { createLogger, logOutage } from "../src/logger.ts";
 import { createGateway, mintToken, type Gateway } from "../src/mod.ts";
+import { createScratchDatabase, type ScratchDatabase } from "./support/db.ts";
 import { TEST_ENV } from "./support/gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./support/redis.ts";
 import { restRequest, routesWithInputs } from "./support/route-inputs.ts";
@@ -25,13 +24,12 @@ const WITHIN_MS = 5000;
 const TENANT_ID = `ten_${ulid()}`;
 
 describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
-  const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
   const prefix = testQueuePrefix();
   const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, RATE_LIMIT_RPS: "100000" });
   const logs: Record<string, unknown>[] = [];
   const uncaught: unknown[] = [];
   const onUncaught = (error: unknown) => uncaught.push(error);
-  let admin: postgres.Sql;
+  let scratch: ScratchDatabase;
   let proxy: TcpProxy;
   let database: DatabaseHandle;
   let gateway: Gateway;
@@ -49,10 +47,8 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
 
   beforeAll(async () => {
     process.on("uncaughtException", onUncaught);
-    admin = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const direct = new URL(DATABASE_URL!);
-    direct.pathname = `/${name}`;
+    scratch = await createScratchDatabase(DATABASE_URL!);
+    const direct = new URL(scratch.url);
     proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
     const proxied = new URL(direct);
     proxied.hostname = "127.0.0.1";
@@ -79,8 +75,7 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
     await gateway?.stop();
     await database?.close();
     await proxy?.stop();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await scratch?.drop();
     if (process.env.REDIS_URL) await deleteKeysUnderPrefix(process.env.REDIS_URL, prefix);
   }, 30_000);
 
@@ -99,9 +94,9 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
     };
     const clients = Promise.all(Array.from({ length: 8 }, (_, i) => client(i)));
     await Bun.sleep(300);
-    await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`;
+    await scratch.admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${scratch.name} and pid <> pg_backend_pid()`;
     await Bun.sleep(300);
-    await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`;
+    await scratch.admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${scratch.name} and pid <> pg_backend_pid()`;
     await Bun.sleep(500);
     stop = true;
     await clients;

@@ -5,11 +5,11 @@
  * `DATABASE_URL` (PGlite has no connection to lose).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { randomBytes } from "node:crypto";
 import { Kysely, sql } from "kysely";
 import postgres from "postgres";
 import { AvailabilityGate, isDatabaseUnavailable } from "../src/db/availability.ts";
 import { PostgresJsDialect } from "../src/db/postgres-js-driver.ts";
+import { createScratchDatabase, type ScratchDatabase } from "./support/db.ts";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -38,8 +38,9 @@ async function settle<T>(promise: Promise<T>): Promise<{ ok: boolean; value?: T;
 }
 
 describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (PostgreSQL)", () => {
-  const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
+  let scratch: ScratchDatabase;
   let admin: postgres.Sql;
+  let name: string;
   let url: string;
   let db: Kysely<Db>;
   const uncaught: unknown[] = [];
@@ -65,11 +66,8 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
 
   beforeAll(async () => {
     process.on("uncaughtException", onUncaught);
-    admin = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const target = new URL(DATABASE_URL!);
-    target.pathname = `/${name}`;
-    url = target.toString();
+    scratch = await createScratchDatabase(DATABASE_URL!);
+    ({ admin, name, url } = scratch);
     db = openPool(url, 2);
     await db.schema.createTable("items").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("note", "text", (c) => c.notNull()).execute();
   }, HOOK_TIMEOUT);
@@ -77,8 +75,7 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
   afterAll(async () => {
     process.off("uncaughtException", onUncaught);
     await db?.destroy();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await scratch?.drop();
   }, HOOK_TIMEOUT);
 
   it("rejects a statement whose backend is killed under it, and the next statement succeeds", async () => {

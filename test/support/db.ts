@@ -116,3 +116,32 @@ export async function insertDirectPayment(db: Kysely<Database>, tenantId: string
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** An empty database of its own on a real server, for a test that opens its own connections to it. */
+export interface ScratchDatabase {
+  name: string;
+  /** `serverUrl` with the scratch database's name. */
+  url: string;
+  /** A one-connection admin pool on `serverUrl` (e.g. to read `pg_stat_activity` or terminate backends). */
+  admin: postgres.Sql;
+  /** Drops the database (forcing its connections off) and ends `admin`. */
+  drop(): Promise<void>;
+}
+
+/** Creates a {@link ScratchDatabase} on the server `serverUrl` points at. */
+export async function createScratchDatabase(serverUrl: string): Promise<ScratchDatabase> {
+  const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    admin,
+    drop: once(async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    }),
+  };
+}
