@@ -8,7 +8,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
-import { UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
+import { trpcErrorShape, UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators/mod.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
@@ -122,9 +122,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
           const bytes = declared > MAX_BODY_BYTES ? undefined : await request.arrayBuffer();
           if (!bytes || bytes.byteLength > MAX_BODY_BYTES) {
             const mapped = mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId);
-            // tRPC's envelope, as its own errors have it (-32413 is PAYLOAD_TOO_LARGE in tRPC's JSON-RPC codes).
-            const envelope = { error: { code: -32413, message: mapped.body.message, data: { httpStatus: 413, httpBody: mapped.body, code: mapped.body.code } } };
-            return jsonResponse(413, envelope);
+            return jsonResponse(413, { error: trpcErrorShape(mapped) }); // tRPC's envelope, as its own errors have it
           }
           req = new Request(request.url, { method: "POST", headers: request.headers, body: bytes, signal: request.signal });
         }

@@ -2,7 +2,8 @@
  * The tRPC instance every router builds on: the request context, the error formatter that puts the
  * contract's error body into tRPC's envelope, and the three procedure bases of contract §2.
  */
-import { initTRPC } from "@trpc/server";
+import { initTRPC, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
 import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
@@ -29,15 +30,68 @@ export interface Context {
   request: RequestInfo;
 }
 
-/** Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1). */
-export type Meta = OpenApiMeta<{ tenantHeader?: "required" | "accepted" }>;
+/**
+ * The error statuses a procedure answers beyond those its base, its input and `Idempotency-Key` give it
+ * (`http/openapi.ts` derives those): its own 404, 409, a provider's 422/424/502/504…
+ */
+export type DeclaredErrorStatus = 400 | 403 | 404 | 409 | 422 | 424 | 502 | 504;
 
-/** What `error.data` holds on `/trpc`: the HTTP status and the REST error body. */
+/**
+ * Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1) and the
+ * procedure's own error statuses, for the OpenAPI document.
+ */
+export type Meta = OpenApiMeta<{ tenantHeader?: "required" | "accepted"; errors?: readonly DeclaredErrorStatus[] }>;
+
+/** What `error.data` holds on `/trpc`: tRPC's code and the HTTP status of the error, and the REST error body. */
 export interface ErrorData {
   httpStatus: number;
   httpBody: ErrorBody;
-  code: string;
+  /** tRPC's code for `httpStatus` (`UNAUTHORIZED`, `NOT_FOUND`, …); the contract's code is `httpBody.code`. */
+  code: TRPC_ERROR_CODE_KEY;
   path?: string;
+}
+
+/** tRPC's error shape: its JSON-RPC number, a message, and {@link ErrorData}. */
+export interface TrpcErrorShape {
+  code: number;
+  message: string;
+  data: ErrorData;
+}
+
+// 424 has no tRPC code: PRECONDITION_FAILED says the same to a client — the call cannot succeed until
+// something about the tenant changes (its provider credentials), and retrying as is will not help.
+const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED",
+  409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  422: "UNPROCESSABLE_CONTENT",
+  424: "PRECONDITION_FAILED",
+  429: "TOO_MANY_REQUESTS",
+  502: "BAD_GATEWAY",
+  503: "SERVICE_UNAVAILABLE",
+  504: "GATEWAY_TIMEOUT",
+};
+
+/**
+ * tRPC's error shape for a mapped error: the tRPC code matching its HTTP status, with its JSON-RPC number,
+ * and the contract's body in `data.httpBody` (contract §1).
+ *
+ * @example
+ * ```ts
+ * trpcErrorShape(mapError(new UnauthorizedError(), requestId)); // { code: -32001, data: { code: "UNAUTHORIZED", httpStatus: 401, … } }
+ * ```
+ */
+export function trpcErrorShape(mapped: { status: number; body: ErrorBody }, path?: string): TrpcErrorShape {
+  const code = TRPC_CODE_BY_STATUS[mapped.status] ?? "INTERNAL_SERVER_ERROR";
+  const message = Array.isArray(mapped.body.message) ? mapped.body.message.join("; ") : mapped.body.message;
+  const data: ErrorData = { httpStatus: mapped.status, httpBody: mapped.body, code };
+  if (path !== undefined) data.path = path;
+  return { code: TRPC_ERROR_CODES_BY_KEY[code], message, data };
 }
 
 /** Stands for the request id when tRPC fails before it built a context; the HTTP layer fills it in. */
@@ -48,10 +102,8 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     isDev: false,
-    errorFormatter({ shape, error, ctx, path }) {
-      const mapped = mapError(error, ctx?.request.requestId ?? UNKNOWN_REQUEST_ID);
-      const data: ErrorData = { httpStatus: mapped.status, httpBody: mapped.body, code: mapped.body.code, path };
-      return { code: shape.code, message: Array.isArray(mapped.body.message) ? mapped.body.message.join("; ") : mapped.body.message, data };
+    errorFormatter({ error, ctx, path }) {
+      return trpcErrorShape(mapError(error, ctx?.request.requestId ?? UNKNOWN_REQUEST_ID), path);
     },
   });
 
