@@ -86,10 +86,10 @@ function describeRateLimiter(title: string, make: MakeLimiter, skip = false): vo
       const clock = manualClock();
       const limiter = make({ now: clock.now });
       const first = await limiter.consume(TENANT_A, DEFAULT);
-      expect(first).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 199, failedOpen: false });
+      expect(first).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 199, resetSeconds: 1, failedOpen: false });
       expect(await allowedOf(limiter, TENANT_A, DEFAULT, 199)).toBe(199);
       const refused = await limiter.consume(TENANT_A, DEFAULT);
-      expect(refused).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, failedOpen: false });
+      expect(refused).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 2, failedOpen: false });
 
       // A slow limit: one token every 4 s, so Retry-After says 4 (whole seconds, rounded up).
       const slow = rateLimitKey("ten_01HZYSLOW00000000000000000", "live");
@@ -241,7 +241,7 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis across processes", () => {
     const limiter = createRateLimiter({ redis: redisClient(REDIS_URL!), prefix, logger });
     await redisClient(REDIS_URL!).set(`${prefix}:${TENANT_A}`, "not a bucket"); // WRONGTYPE for the script
     const decision = await limiter.consume(TENANT_A, { rps: 1, burst: 1 });
-    expect(decision).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 0, failedOpen: true });
+    expect(decision).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 0, resetSeconds: 0, failedOpen: true });
     expect(warns).toHaveLength(1);
     expect(String(warns[0]!.err)).toContain("WRONGTYPE");
   });
@@ -269,7 +269,7 @@ describe("rate limiter when Redis cannot be reached", () => {
     const limiter = createRateLimiter({ redis: redisClient("redis://127.0.0.1:1"), prefix: testPrefix(), logger, now: clock.now });
     const start = performance.now();
     const first = await limiter.consume(TENANT_A, DEFAULT);
-    expect(first).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 0, failedOpen: true });
+    expect(first).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 0, resetSeconds: 0, failedOpen: true });
     for (let i = 0; i < 50; i++) expect((await limiter.consume(TENANT_A, DEFAULT)).failedOpen).toBe(true);
     expect(performance.now() - start).toBeLessThan(1000);
     expect(warns).toHaveLength(1); // the first failure, at once

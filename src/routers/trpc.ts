@@ -9,6 +9,7 @@ import type { Environment } from "../config.ts";
 import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
 import { mapError, type ErrorBody } from "../http/error-body.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
+import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
@@ -181,7 +182,10 @@ function environmentOf(principal: Principal, headers: Headers): Environment {
  */
 async function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> {
   if (principal.role === "admin") return;
-  const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), tenant.rateLimit ?? ctx.deps.config.rateLimit);
+  const limit = tenant.rateLimit ?? ctx.deps.config.rateLimit;
+  const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), limit);
+  // The budget on every answer, a 429 included; a request let through unchecked (Redis failed) was not counted.
+  if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
 }
 

@@ -52,6 +52,11 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
   /** Whole requests left in the burst after this one (0 when refused or failed open). */
   remaining: number;
+  /**
+   * Whole seconds, rounded up, until the bucket is full again at `rps` (for the `RateLimit` header's `t`),
+   * reckoned from `remaining`; 0 when failed open.
+   */
+  resetSeconds: number;
   /** True when Redis failed and the request was let through unchecked. */
   failedOpen: boolean;
 }
@@ -133,12 +138,13 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         answer = await store.take(key, limit);
       } catch (err) {
         reportFailOpen(key, err);
-        return { allowed: true, retryAfterSeconds: 0, remaining: 0, failedOpen: true };
+        return { allowed: true, retryAfterSeconds: 0, remaining: 0, resetSeconds: 0, failedOpen: true };
       }
       return {
         allowed: answer.allowed,
         retryAfterSeconds: answer.allowed ? 0 : retryAfterSeconds(answer.retryAfterMs),
         remaining: answer.remaining,
+        resetSeconds: Math.ceil((limit.burst - answer.remaining) / limit.rps),
         failedOpen: false,
       };
     },
