@@ -70,6 +70,8 @@ export interface Config {
   /** Dunning retries after a renewal's due date, in milliseconds. */
   renewalRetrySchedule: number[];
   rateLimit: { rps: number; burst: number };
+  /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
+  corsOrigins: string[];
   metrics: { port: number; host: string };
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** The development defaults that were applied, for the one start-up warning line. */
@@ -114,6 +116,21 @@ const boolean = z.enum(["true", "false", "on", "off", "1", "0"]).transform((v) =
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const url = z.url({ protocol: /^https?$/ });
+/**
+ * Parses `CORS_ORIGINS` (`https://a.example,https://b.example:8443`) into origins as browsers send them;
+ * undefined when an item is not a bare http(s) origin. `*` is refused: a payment API names the pages it trusts.
+ */
+export function parseCorsOrigins(text: string): string[] | undefined {
+  const origins: string[] = [];
+  for (const item of text.split(",").map((entry) => entry.trim().replace(/\/$/, ""))) {
+    if (!URL.canParse(item)) return undefined;
+    const parsed = new URL(item);
+    if (!/^https?:$/.test(parsed.protocol) || parsed.origin.toLowerCase() !== item.toLowerCase()) return undefined;
+    origins.push(parsed.origin);
+  }
+  return origins;
+}
+
 const durations = z.string().transform((text, ctx) => {
   const parsed = parseDurationList(text);
   if (!parsed) ctx.addIssue({ code: "custom", message: "must be a comma-separated list of durations like 5s,5m,2h" });
@@ -167,6 +184,14 @@ const envSchema = z.object({
   RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
   RATE_LIMIT_RPS: positiveInt.default(100),
   RATE_LIMIT_BURST: positiveInt.default(200),
+  CORS_ORIGINS: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseCorsOrigins(text);
+      if (!parsed) ctx.addIssue({ code: "custom", message: "must be a comma-separated list of origins like https://dashboard.example.com (no path, no *)" });
+      return parsed ?? [];
+    })
+    .default([]),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -312,6 +337,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
+    corsOrigins: e.CORS_ORIGINS,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     logLevel: e.LOG_LEVEL,
     developmentDefaults: defaults,

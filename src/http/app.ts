@@ -12,6 +12,7 @@ import { trpcErrorShape, UNKNOWN_REQUEST_ID, type Context, type RequestInfo } fr
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators/mod.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
+import { createCors } from "./cors.ts";
 import { mapError } from "./error-body.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
@@ -180,6 +181,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
+  const cors = createCors(deps.config.corsOrigins, [
+    ...routes,
+    ...["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"].map((path) => ({ method: "GET", path })),
+    ...RAW_BODY_ROUTES,
+    { method: "GET", path: "/trpc/*" },
+    { method: "POST", path: "/trpc/*" },
+  ]);
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
@@ -189,10 +197,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const requestInfo = rest ? { requestId: requestIdFor(request) } : infoOf(request);
     let response: Response;
     let stamped = false;
+    let preflight: Response | undefined;
     try {
       if (rest) {
         response = await rest.handler({ request, params: rest.params, info: requestInfo });
         stamped = true;
+      } else if (request.method === "OPTIONS") {
+        // Answered here for every path: a preflight (cors.ts), or a 404 in the contract's shape for a path no route has.
+        preflight = cors.preflight(request);
+        response = preflight ?? errorResponse(mapError(new AppError(404, "not_found", "Route not found"), requestInfo.requestId));
       } else response = await app.handle(request);
     } catch (error) {
       onUnexpectedError(error, requestInfo);
@@ -203,6 +216,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       if (requestInfo.responseHeaders)
         for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
     }
+    if (!preflight) cors.decorate(request, response);
     const seconds = (performance.now() - started) / 1000;
     options.metrics.recordRequest(request.method, response.status, seconds);
     // Built only when it is written: at `warn` (production's usual level) the line costs nothing.
