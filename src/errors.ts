@@ -4,27 +4,31 @@
  * beyond the status number each class stands for.
  */
 
-/** Every `code` of contract §1. */
-export type ErrorCode =
-  | "validation_failed"
-  | "unauthorized"
-  | "forbidden"
-  | "tenant_mismatch"
-  | "not_found"
-  | "conflict"
-  | "idempotency_in_flight"
-  | "idempotency_mismatch"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "provider_refused"
-  | "amount_exceeds_permit"
-  | "permit_not_active"
-  | "not_configured"
-  | "rate_limited"
-  | "provider_error"
-  | "provider_timeout"
-  | "unavailable"
-  | "internal";
+/** Every `code` of contract §1: the one list, also the `code` enum of the OpenAPI document's `Error` schema. */
+export const ERROR_CODES = [
+  "validation_failed",
+  "unauthorized",
+  "forbidden",
+  "tenant_mismatch",
+  "not_found",
+  "conflict",
+  "idempotency_in_flight",
+  "idempotency_mismatch",
+  "payload_too_large",
+  "unsupported_media_type",
+  "provider_refused",
+  "amount_exceeds_permit",
+  "permit_not_active",
+  "not_configured",
+  "rate_limited",
+  "provider_error",
+  "provider_timeout",
+  "unavailable",
+  "internal",
+] as const;
+
+/** A `code` of contract §1. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Extra fields some errors add to the body (provider refusals, unknown outcomes, rate limits). */
 export interface ErrorExtras {

@@ -10,9 +10,26 @@ export function scalarBundlePath(): string {
   return join(dirname(entry), "browser", "standalone.js");
 }
 
+/**
+ * Scalar's configuration (option names of @scalar/api-reference 1.72): the document from `/openapi.json`
+ * and nothing that calls out to Scalar's cloud — no fonts from a CDN, no telemetry, no "Open API client"
+ * button, no AI agent chat or "Ask AI" button (`agent`), no MCP install button (`mcp`), no developer
+ * toolbar with its "deploy" and share-to-registry buttons (`showDeveloperTools`). Scalar turns the agent,
+ * MCP and the toolbar on by itself when the page is on localhost, so each is switched off explicitly.
+ */
+export const SCALAR_CONFIGURATION = {
+  url: "/openapi.json",
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+} as const;
+
 /** The `/docs` page: loads the bundle from `/docs/scalar.js` and the document from `/openapi.json`. */
 export function docsPage(): string {
-  const config = JSON.stringify({ url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false });
+  const config = JSON.stringify(SCALAR_CONFIGURATION);
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -1,26 +1,123 @@
 /**
  * The OpenAPI document, generated from the router by trpc-to-openapi (the document only — the REST
  * surface is served by `rest-bridge.ts`), then corrected to describe what the gateway really answers:
- * every error response is the contract's error body, and the plain routes (health, provider webhooks) are
- * added so `/docs` shows every path.
+ *
+ * - every error response is the one `Error` schema (the contract's error body, `code` an enum of
+ *   `ERROR_CODES`), and each operation lists the statuses it can answer: those of its procedure base
+ *   (public, any token, admin, tenant, tenant owner), of its input, of `Idempotency-Key`, plus the ones its
+ *   procedure declares in `meta.errors` (a lookup's 404, a provider's 422/424/502/504…);
+ * - public operations say so (`security: []`);
+ * - every operation has an `operationId`: a procedure's is its router path with `-` for `.`
+ *   (`tenants.create` → `tenants-create`, trpc-to-openapi's rule), a plain route's is its own or its path
+ *   without parameters (`/providerB/webhook` → `providerB-webhook`);
+ * - the plain routes (health, provider webhooks) are added so `/docs` shows every path.
  */
 import type { AnyTRPCRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { errorBodySchema, reasonPhrase } from "./error-body.ts";
+import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
+import { ERROR_CODES } from "../errors.ts";
+import { adminProcedure, authedProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
+import { errorBodySchema, reasonPhrase } from "./error-body.ts";
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
 
-/** Statuses every authenticated route may answer besides its own. */
-const COMMON_ERRORS = [400, 401, 403, 404, 413, 415, 429, 500, 503];
+/** The error body as documented: the contract's, with `code` the closed list of contract §1. */
+const documentedErrorBody = errorBodySchema.extend({
+  statusCode: z.number().int().min(400).max(599).meta({ example: 400 }),
+  code: z.enum(ERROR_CODES).meta({ description: "A stable machine-readable code (contract §1)", example: "validation_failed" }),
+  transactionId: z.number().int().min(1).optional().meta({
+    description: "Provider A's id of that payment, when the provider had answered its creation",
+    example: 412,
+  }),
+});
+
+/** How a procedure's base authorises a call, and the statuses that gives it. */
+type Base = "public" | "authenticated" | "admin" | "tenant";
+
+const BASE_ERRORS: Record<Base, number[]> = {
+  public: [],
+  // A missing, invalid, expired or revoked token.
+  authenticated: [401],
+  // …and a tenant token on an operators' route.
+  admin: [401, 403],
+  // …x-tenant-id missing with an admin token or a bad x-environment (400); x-tenant-id not the token's,
+  // a disabled tenant, a sandbox token on live (403); an unknown tenant (404); the tenant's budget (429).
+  tenant: [400, 401, 403, 404, 429],
+};
+
+/** Every operation: a bug (500), the database or Redis down (503). */
+const ALWAYS = [500, 503];
+
+/** The last middleware each base adds: a procedure built on that base runs it (identity, not name). */
+const BASE_MARKERS: [Base, unknown][] = [
+  ["admin", adminProcedure._def.middlewares.at(-1)],
+  ["tenant", tenantProcedure._def.middlewares.at(-1)],
+  ["tenant", tenantOwnerProcedure._def.middlewares.at(-1)],
+  ["authenticated", authedProcedure._def.middlewares.at(-1)],
+];
+
+interface ProcedureFacts {
+  base: Base;
+  declared: readonly number[];
+}
+
+/** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
+function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
+  const facts = new Map<string, ProcedureFacts>();
+  const procedures = router._def.procedures as Record<string, { _def: { middlewares: unknown[]; meta?: Meta } }>;
+  for (const [path, procedure] of Object.entries(procedures)) {
+    const middlewares = procedure._def.middlewares;
+    const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
+    facts.set(path.replaceAll(".", "-"), { base, declared: procedure._def.meta?.errors ?? [] });
+  }
+  return facts;
+}
 
 interface ResponseObject {
   description?: string;
+  headers?: Record<string, unknown>;
   content?: Record<string, { schema?: unknown }>;
 }
 
+interface OperationObject {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: { name?: string; in?: string }[];
+  requestBody?: unknown;
+  responses?: Record<string, ResponseObject>;
+}
+
+const RETRY_AFTER = { "retry-after": { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } } };
+
 function errorResponse(status: number): ResponseObject {
-  return { description: reasonPhrase(status), content: { "application/json": { schema: ERROR_REF } } };
+  const response: ResponseObject = { description: reasonPhrase(status), content: { "application/json": { schema: ERROR_REF } } };
+  if (status === 429) response.headers = RETRY_AFTER;
+  return response;
+}
+
+/** The statuses an operation of a procedure can answer, from what it is and what it declares. */
+function errorStatuses(operation: OperationObject, facts: ProcedureFacts): number[] {
+  const statuses = new Set([...BASE_ERRORS[facts.base], ...facts.declared, ...ALWAYS]);
+  if ((operation.parameters?.length ?? 0) > 0 || operation.requestBody) statuses.add(400);
+  if (operation.requestBody) for (const status of [413, 415]) statuses.add(status);
+  // Idempotency-Key: 409 while the first request runs, 422 when reused with another body.
+  if (operation.parameters?.some((parameter) => parameter.in === "header" && parameter.name?.toLowerCase() === "idempotency-key"))
+    for (const status of [409, 422]) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/**
+ * `z.number().int()` documents JavaScript's safe-integer range as `minimum`/`maximum`: no caller's bound,
+ * and the reference tool offers the minimum (-9007199254740991) as the example. Real bounds stay.
+ */
+function dropSafeIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(dropSafeIntegerBounds);
+  if (!node || typeof node !== "object") return;
+  const schema = node as Record<string, unknown>;
+  if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
+  if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
+  for (const value of Object.values(schema)) dropSafeIntegerBounds(value);
 }
 
 /** Generates the document for `router` plus the given plain-route paths. */
@@ -38,26 +135,29 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
   const errorComponent = createDocument({
     openapi: "3.1.0",
     info: { title: "", version: "" },
-    components: { schemas: { Error: errorBodySchema } },
+    components: { schemas: { Error: documentedErrorBody } },
   }).components?.schemas?.Error;
   document.components ??= {};
-  document.components.schemas = { ...document.components.schemas, Error: errorComponent as NonNullable<typeof errorComponent> };
+  // trpc-to-openapi's own error shapes (`error.BAD_REQUEST`…) describe nothing the gateway answers.
+  const schemas = Object.entries(document.components.schemas ?? {}).filter(([name]) => !name.startsWith("error."));
+  document.components.schemas = { ...Object.fromEntries(schemas), Error: errorComponent as NonNullable<typeof errorComponent> };
 
-  // Plain routes describe their own responses; the procedures' are trpc-to-openapi's and get corrected.
+  const facts = procedureFacts(router);
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (path in plainPaths) continue;
-    for (const operation of Object.values(item as Record<string, { responses?: Record<string, ResponseObject> }>)) {
+    for (const operation of Object.values(item as Record<string, OperationObject>)) {
       if (!operation?.responses) continue;
-      for (const status of Object.keys(operation.responses)) {
-        if (Number(status) >= 400) operation.responses[status] = errorResponse(Number(status));
-      }
-      for (const status of COMMON_ERRORS) operation.responses[String(status)] ??= errorResponse(status);
-      // Idempotency-Key: 409 while the first request runs, 422 when reused with another body.
-      const takesKey = JSON.stringify((operation as { parameters?: unknown }).parameters ?? []).toLowerCase().includes('"idempotency-key"');
-      if (takesKey) for (const status of [409, 422]) operation.responses[String(status)] ??= errorResponse(status);
-      const ok = operation.responses["200"];
-      if (ok) (ok as Record<string, unknown>).headers = { "x-request-id": { schema: { type: "string" } } };
+      operation.operationId ??= path.split("/").filter((segment) => segment && !segment.startsWith("{")).join("-");
+      const procedure = path in plainPaths ? undefined : facts.get(operation.operationId);
+      if (!procedure || procedure.base === "public") operation.security ??= [];
+      // Plain routes describe their own responses; the procedures' are trpc-to-openapi's and get corrected.
+      if (!procedure) continue;
+      const responses = operation.responses;
+      for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
+      for (const status of errorStatuses(operation, procedure)) responses[String(status)] = errorResponse(status);
+      const ok = responses["200"];
+      if (ok) ok.headers = { "x-request-id": { schema: { type: "string" } } };
     }
   }
+  dropSafeIntegerBounds(document);
   return document;
 }

@@ -27,7 +27,7 @@ export const apiKeysRouter = router({
   create: tenantOwnerProcedure
     .use(idempotent({ sealResponse: true }))
     .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/api-keys", tags: ["api keys"], summary: "Create an API key", description: "The secret is in this response only.", requestHeaders: idempotencyKeyHeader } })
-    .input(z.object({ tenant_id: tenantId, environment, name: z.string().trim().min(1).max(100).optional() }))
+    .input(z.object({ tenant_id: tenantId, environment, name: z.string().trim().min(1).max(100).optional().meta({ example: "Checkout server" }) }))
     .output(
       z
         .object({ id: z.string(), secret: z.string(), environment, name: z.string().nullable(), prefix: z.string(), createdAt: z.string().meta({ format: "date-time" }) })

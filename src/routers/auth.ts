@@ -28,12 +28,13 @@ export const authRouter = router({
         protect: false,
         contentTypes: ["application/json", "application/x-www-form-urlencoded"],
       },
+      errors: [401],
     })
     .input(
       z.object({
         grant_type: z.literal("client_credentials"),
-        client_id: z.string().min(1).max(64).meta({ description: "The API key id, key_…" }),
-        client_secret: z.string().min(1).max(200).meta({ description: "The API key secret, psk_…" }),
+        client_id: z.string().min(1).max(64).meta({ description: "The API key id, key_…", example: "key_01JD3M8Q4ZK2T9XG7B6V5N4C3A" }),
+        client_secret: z.string().min(1).max(200).meta({ description: "The API key secret, psk_…", example: "psk_your-api-key-secret" }),
       }),
     )
     .output(z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }).meta({ id: "AccessToken" }))

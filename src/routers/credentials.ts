@@ -16,7 +16,12 @@ import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64);
 const environment = z.enum(["sandbox", "live"]);
-const secretValue = z.string().min(1).max(1000).regex(CREDENTIAL_VALUE_PATTERN, { error: CREDENTIAL_VALUE_RULE });
+const secretValue = z
+  .string()
+  .min(1)
+  .max(1000)
+  .regex(CREDENTIAL_VALUE_PATTERN, { error: CREDENTIAL_VALUE_RULE })
+  .meta({ example: "value-from-the-provider-dashboard" });
 
 const MASKED = "Masked: `…` and the last four characters of each value, or `…` alone for a value shorter than 12 characters";
 

@@ -25,7 +25,10 @@ const scheduleInput = z
     startAt: z.iso
       .datetime({ offset: true })
       .optional()
-      .meta({ description: "RFC 3339; the anchor every due date is computed from (default: now). In the past: the period in progress is charged first, never the earlier ones." }),
+      .meta({
+        description: "RFC 3339; the anchor every due date is computed from (default: now). In the past: the period in progress is charged first, never the earlier ones.",
+        example: "2026-01-05T09:00:00+01:00",
+      }),
     timeZone: z
       .string()
       .refine((value) => canonicalTimeZone(value) !== undefined, { message: "must be an IANA time zone name, like Africa/Porto-Novo" })
@@ -35,7 +38,7 @@ const scheduleInput = z
           "The IANA time zone whose calendar the periods follow: months, days and the due time of day are local. Default: the schedule's current one, else the payer's country's (from the permit customer's phone: +229 Africa/Porto-Novo, +227 Africa/Niamey, +228 Africa/Lome, +225 Africa/Abidjan, +221 Africa/Dakar, +223 Africa/Bamako, +224 Africa/Conakry), else Africa/Abidjan.",
         example: "Africa/Porto-Novo",
       }),
-    description: z.string().trim().min(1).max(255).meta({ description: "Label of every renewal charge" }),
+    description: z.string().trim().min(1).max(255).meta({ description: "Label of every renewal charge", example: "Monthly box" }),
   })
   .meta({ id: "PermitScheduleRequest" });
 
@@ -82,6 +85,7 @@ export const permitSchedulesRouter = router({
         requestHeaders: tenantHeader,
       },
       tenantHeader: "required",
+      errors: [409],
     })
     .input(scheduleInput)
     .output(scheduleSchema)

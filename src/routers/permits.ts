@@ -28,22 +28,22 @@ const httpUrl = (field: string) =>
     .string()
     .max(2048)
     .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { message: `must be an absolute http(s) URL` })
-    .meta({ description: field });
+    .meta({ description: field, example: "https://merchant.example/subscriptions/77" });
 
 const customData = z
   .record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
   .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })
   .optional()
-  .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types" });
+  .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types", example: { subscriptionId: "77" } });
 
 const permitInput = z
   .object({
     customer: z.object({
-      name: z.string().trim().min(1).max(255),
-      email: z.email().max(255).optional(),
-      phone: z.string().regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" }),
+      name: z.string().trim().min(1).max(255).meta({ example: "Awa Diallo" }),
+      email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
+      phone: z.string().regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" }).meta({ example: "+221770000000" }),
     }),
-    description: z.string().trim().min(1).max(255).meta({ description: "What the customer authorises, shown on the authorisation page" }),
+    description: z.string().trim().min(1).max(255).meta({ description: "What the customer authorises, shown on the authorisation page", example: "Monthly box" }),
     maxAmount: z.number().int().min(1).meta({ description: "The largest amount one charge may take, in whole FCFA", example: 20000 }),
     returnUrl: httpUrl("The customer is sent here after authorising"),
     cancelUrl: httpUrl("The customer is sent here after declining"),
@@ -63,7 +63,7 @@ const permitCreated = z
 const chargeInput = z
   .object({
     amount: z.number().int().min(1).meta({ description: "Amount to charge, at most the permit's maxAmount", example: 5000 }),
-    description: z.string().trim().min(1).max(255),
+    description: z.string().trim().min(1).max(255).meta({ example: "Monthly box, January" }),
     customData,
   })
   .meta({ id: "PermitChargeRequest" });
@@ -84,6 +84,7 @@ export const permitsRouter = router({
         requestHeaders: idempotencyKeyHeader.extend(tenantHeader.shape),
       },
       tenantHeader: "required",
+      errors: [424, 502, 504],
     })
     .input(permitInput)
     .output(permitCreated)
@@ -122,6 +123,8 @@ export const permitsRouter = router({
         requestHeaders: tenantHeader,
       },
       tenantHeader: "required",
+      // 422: provider B refused the revocation for another reason than the permit having ended.
+      errors: [422, 424, 502, 504],
     })
     .input(z.object({ permit_id: permitId }))
     .output(permitSchema)
@@ -143,6 +146,7 @@ export const permitsRouter = router({
         requestHeaders: idempotencyKeyHeader.extend(tenantHeader.shape),
       },
       tenantHeader: "required",
+      errors: [409, 422],
     })
     .input(chargeInput.extend({ permit_id: permitId }))
     .output(chargeSchema)

@@ -11,16 +11,21 @@ import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 const directPaymentInput = z
   .object({
     description: z.string().trim().min(1).max(255).meta({ description: "Free text label of the payment", example: "Order 1042" }),
-    amount: z.number().int().min(1).meta({ description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT", example: 500 }),
+    // `maximum` documents MAX_AMOUNT's default (config.ts); the configured value is checked by the service.
+    amount: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT (10000000 unless configured otherwise)", example: 500, maximum: 10_000_000 }),
     payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
     phone_number: z.object({
       number: z.string().regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" }).meta({ example: "+22997000000" }),
       country: z.string().regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" }).meta({ example: "bj" }),
     }),
-    firstname: z.string().max(255).optional(),
-    lastname: z.string().max(255).optional(),
-    email: z.email().max(255).optional(),
-    callback_url: z.string().max(2048).optional().meta({ description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A" }),
+    firstname: z.string().max(255).optional().meta({ example: "Awa" }),
+    lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
+    email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
+    callback_url: z.string().max(2048).optional().meta({ example: "https://merchant.example/passerelle/callback", description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A" }),
   })
   .meta({ id: "DirectPaymentRequest" });
 
@@ -53,6 +58,7 @@ export const providerARouter = router({
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",
+      errors: [424, 502, 504],
     })
     .input(directPaymentInput)
     .output(directPaymentOutput)

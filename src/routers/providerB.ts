@@ -12,28 +12,29 @@ const httpUrl = (field: string) =>
     .string()
     .max(2048)
     .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { message: `must be an absolute http(s) URL` })
-    .meta({ description: field });
+    .meta({ description: field, example: "https://merchant.example/orders/1042" });
 
 const checkoutInput = z
   .object({
     amount: z.number().int().min(1).meta({ description: "Amount to collect, in whole FCFA", example: 5000 }),
-    description: z.string().trim().min(1).max(255).meta({ description: "Label of the invoice" }),
+    description: z.string().trim().min(1).max(255).meta({ description: "Label of the invoice", example: "Order 1042" }),
     returnUrl: httpUrl("The customer is sent here after payment"),
     cancelUrl: httpUrl("The customer is sent here on cancel"),
     customer: z.object({
-      name: z.string().trim().min(1).max(255),
-      email: z.email().max(255).optional(),
+      name: z.string().trim().min(1).max(255).meta({ example: "Awa Diallo" }),
+      email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
       phone: z
         .string()
         .regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" })
-        .optional(),
+        .optional()
+        .meta({ example: "+221770000000" }),
     }),
     customData: z
       .record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
       .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })
       .optional()
-      .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types" }),
-    channels: z.array(z.string().min(1).max(100)).max(30).optional().meta({ description: "Provider B channel slugs to offer" }),
+      .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types", example: { orderId: "1042" } }),
+    channels: z.array(z.string().min(1).max(100)).max(30).optional().meta({ description: "Provider B channel slugs to offer", example: ["orange-money-senegal"] }),
   })
   .meta({ id: "CheckoutRequest" });
 
@@ -60,6 +61,7 @@ export const providerBRouter = router({
         requestHeaders: idempotencyKeyHeader.extend({ "x-tenant-id": z.string().meta({ description: "The calling tenant (spec rule 1)" }) }),
       },
       tenantHeader: "required",
+      errors: [424, 502, 504],
     })
     .input(checkoutInput)
     .output(checkoutAnswer)

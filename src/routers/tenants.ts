@@ -9,7 +9,7 @@ import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { adminProcedure, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64).meta({ description: "ten_…" });
-const name = z.string().trim().min(1).max(200);
+const name = z.string().trim().min(1).max(200).meta({ example: "Boutique Awa" });
 
 export const tenantSchema = z
   .object({
@@ -55,7 +55,7 @@ export const tenantsRouter = router({
     .output(tenantSchema)
     .query(({ ctx }) => getTenant(ctx.deps, ctx.tenant.id)),
   update: adminProcedure
-    .meta({ openapi: { method: "PATCH", path: "/tenants/{tenant_id}", tags: ["tenants"], summary: "Rename, disable, enable live, change the rate limit" } })
+    .meta({ openapi: { method: "PATCH", path: "/tenants/{tenant_id}", tags: ["tenants"], summary: "Rename, disable, enable live, change the rate limit" }, errors: [404] })
     .input(
       z.object({
         tenant_id: tenantId,

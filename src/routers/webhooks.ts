@@ -15,7 +15,7 @@ import type { Context } from "./trpc.ts";
 import type { Environment } from "../config.ts";
 
 const webhookId = z.string().min(1).max(64);
-const url = z.string().min(1).max(2048);
+const url = z.string().min(1).max(2048).meta({ example: "https://merchant.example/passerelle/webhooks" });
 const events = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).meta({ description: "Event types to receive; absent or empty: all" });
 
 export const endpointSchema = z
@@ -75,7 +75,7 @@ export const webhooksRouter = router({
   create: tenantProcedure
     .use(idempotent({ sealResponse: true }))
     .meta({ openapi: { method: "POST", path: "/webhooks", tags: ["webhooks"], summary: "Create a webhook endpoint", description: "The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.", requestHeaders: idempotencyKeyHeader } })
-    .input(z.object({ url, events: events.optional(), description: z.string().max(500).optional() }))
+    .input(z.object({ url, events: events.optional(), description: z.string().max(500).optional().meta({ example: "Order service" }) }))
     .output(endpointSchema.extend({ secret: z.string().meta({ description: "Shown this once" }) }).meta({ id: "CreatedWebhookEndpoint" }))
     .mutation(({ ctx, input }) =>
       createEndpoint(ctx.deps, { ...scopeOf({ ctx }), url: checkedUrl(ctx, input.url), events: input.events ?? null, description: input.description ?? null }),
@@ -120,14 +120,14 @@ export const webhooksRouter = router({
     .output(pageOf(deliverySchema))
     .query(({ ctx, input }) => listDeliveries(ctx.deps, scopeOf({ ctx }), { endpointId: input.webhook_id, limit: input.limit, cursor: input.cursor })),
   retry: tenantProcedure
-    .meta({ openapi: { method: "POST", path: "/webhooks/deliveries/{delivery_id}/retry", tags: ["webhooks"], summary: "Deliver again now" } })
+    .meta({ openapi: { method: "POST", path: "/webhooks/deliveries/{delivery_id}/retry", tags: ["webhooks"], summary: "Deliver again now" }, errors: [409] })
     .input(z.object({ delivery_id: z.string().min(1).max(64) }))
     .output(deliverySchema)
     .mutation(({ ctx, input }) => retryDelivery(ctx.deps, scopeOf({ ctx }), input.delivery_id)),
   replay: tenantProcedure
     .use(idempotent())
     .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/replay", tags: ["webhooks"], summary: "Re-deliver every event of a window (at most 14 days)", requestHeaders: idempotencyKeyHeader } })
-    .input(z.object({ webhook_id: webhookId, since: z.iso.datetime({ offset: true }), until: z.iso.datetime({ offset: true }).optional() }))
+    .input(z.object({ webhook_id: webhookId, since: z.iso.datetime({ offset: true }).meta({ example: "2026-01-05T00:00:00Z" }), until: z.iso.datetime({ offset: true }).optional().meta({ example: "2026-01-06T00:00:00Z" }) }))
     .output(z.object({ endpointId: z.string(), since: z.string(), until: z.string(), replayed: z.number().int() }))
     .mutation(({ ctx, input }) => replayEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id, { since: input.since, until: input.until })),
 });
