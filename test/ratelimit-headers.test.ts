@@ -45,7 +45,7 @@ function describeHeaders(store: "memory" | "redis", skip: boolean): void {
       ]);
     });
 
-    it("are on /trpc answers too, success and error alike", async () => {
+    it("are on /trpc answers too, success and error alike, a 429 TOO_MANY_REQUESTS included", async () => {
       const token = await tg.tenantToken(await tg.insertTenant());
       const ok = await tenantGet("/trpc/webhooks.list", token);
       expect(ok.status).toBe(200);
@@ -53,6 +53,12 @@ function describeHeaders(store: "memory" | "redis", skip: boolean): void {
       const notFound = await tenantGet(`/trpc/webhooks.get?input=${encodeURIComponent(JSON.stringify({ webhook_id: "whe_none" }))}`, token);
       expect(notFound.status).toBe(404);
       expect(notFound.headers.get("ratelimit")).toBe('"default";r=3;t=2');
+      for (let i = 0; i < 3; i++) expect((await tenantGet("/trpc/webhooks.list", token)).status).toBe(200);
+      const limited = await tenantGet("/trpc/webhooks.list", token);
+      expect(limited.status).toBe(429);
+      expect([limited.headers.get("ratelimit"), limited.headers.get("retry-after")]).toEqual(['"default";r=0;t=5', "1"]);
+      const body = (await limited.json()) as { error: { code: number; data: { code: string; httpBody: { code: string } } } };
+      expect([body.error.code, body.error.data.code, body.error.data.httpBody.code]).toEqual([-32029, "TOO_MANY_REQUESTS", "rate_limited"]);
     });
 
     it("follow a tenant's own limit", async () => {

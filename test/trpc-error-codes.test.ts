@@ -96,6 +96,21 @@ describe("errors on /trpc", () => {
     expect(data.httpBody).toMatchObject({ statusCode: 502, code: "provider_error" });
   });
 
+  it("a tenant without provider B credentials (424) is PRECONDITION_FAILED (-32012), tRPC having no 424", async () => {
+    const tenantId = await tg.insertTenant();
+    const tenant = client({ authorization: `Bearer ${await tg.tenantToken(tenantId)}`, "x-tenant-id": tenantId });
+    const checkout = {
+      amount: 5000,
+      description: "Commande 42",
+      returnUrl: "https://shop.example/merci",
+      cancelUrl: "https://shop.example/panier",
+      customer: { name: "Awa Diop", email: "awa@example.com", phone: "+221770000000" },
+    };
+    const { shapeCode, data } = await errorOf(tenant.providerB.checkout.mutate(checkout));
+    expect([shapeCode, data.code, data.httpStatus]).toEqual([-32012, "PRECONDITION_FAILED", 424]);
+    expect(data.httpBody).toMatchObject({ statusCode: 424, code: "not_configured" });
+  });
+
   it("a body over 64 KiB is PAYLOAD_TOO_LARGE (-32013)", async () => {
     const response = await fetch(`${url}/trpc/providerA.directPayment`, {
       method: "POST",

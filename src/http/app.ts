@@ -135,7 +135,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
           createContext: () => createContext(request),
           onError: ({ error, ctx }) => {
             const requestInfo = ctx?.request ?? infoOf(request);
-            if (mapError(error, requestInfo.requestId).unexpected) onUnexpectedError(error.cause ?? error, requestInfo);
+            const mapped = mapError(error, requestInfo.requestId);
+            if (mapped.unexpected) onUnexpectedError(error.cause ?? error, requestInfo);
+            // The error's own headers (Retry-After on a 429 or a 503), which tRPC's envelope has no place for.
+            if (Object.keys(mapped.headers).length > 0) requestInfo.responseHeaders = { ...requestInfo.responseHeaders, ...mapped.headers };
           },
         });
         if (response.ok) return response;
