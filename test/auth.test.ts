@@ -219,3 +219,32 @@ describe("tenant-scoped procedures", () => {
     await expectError(await item(bearer(await tg.tenantToken(disabled))), 403, "forbidden", "Tenant is disabled");
   });
 });
+
+describe("WWW-Authenticate on every 401 (RFC 6750 §3)", () => {
+  const challenge = (response: Response) => response.headers.get("www-authenticate");
+
+  it("challenges a request without a token, or with another scheme, without naming an error", async () => {
+    expect(challenge(await whoami())).toBe('Bearer realm="passerelle"');
+    expect(challenge(await whoami({ authorization: "Basic dXNlcjpwYXNz" }))).toBe('Bearer realm="passerelle"');
+    expect(challenge(await item({}))).toBe('Bearer realm="passerelle"');
+    const post = await tg.request("/tenants", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    expect(post.status).toBe(401);
+    expect(challenge(post)).toBe('Bearer realm="passerelle"');
+  });
+
+  it("names invalid_token, with the reason, when a token was sent and refused", async () => {
+    const expired = await mintToken(tg.config.jwt, { sub: "operator", role: "admin", now: new Date(Date.now() - 3_700_000), ttlSeconds: 3600 });
+    expect(challenge(await whoami(bearer(expired)))).toBe('Bearer realm="passerelle", error="invalid_token", error_description="Token has expired"');
+    const tenantRoute = await tg.request(`/tenants/${tenantA}`, { headers: bearer("not-a-jwt") });
+    expect(tenantRoute.status).toBe(401);
+    expect(challenge(tenantRoute)).toBe('Bearer realm="passerelle", error="invalid_token", error_description="Token is malformed or cannot be verified"');
+    const ghost = await tg.tenantToken("ten_01JAAAAAAAAAAAAAAAAAAAAAAA");
+    expect(challenge(await item(bearer(ghost)))).toBe('Bearer realm="passerelle", error="invalid_token", error_description="The token\'s tenant does not exist"');
+  });
+
+  it("is on 401s only", async () => {
+    const forbidden = await item({ ...bearer(await tg.tenantToken(tenantA)), "x-tenant-id": tenantB });
+    expect(forbidden.status).toBe(403);
+    expect(challenge(forbidden)).toBeNull();
+  });
+});

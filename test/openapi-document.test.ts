@@ -99,11 +99,14 @@ describe("the OpenAPI document's operations", () => {
     }
   });
 
-  it("documents amounts up to MAX_AMOUNT's default, and no integer's example is a safe-integer bound", () => {
-    const amount = (dereference(operation("POST", "/providerA/direct-payment").requestBody!.content["application/json"]!.schema) as {
-      properties: Record<string, { maximum?: number }>;
-    }).properties.amount!;
-    expect(amount.maximum).toBe(loadConfig(TEST_ENV).maxAmount);
+  it("documents the amounts MAX_AMOUNT bounds up to its default, and no integer's example is a safe-integer bound", () => {
+    const maximum = (path: string, field: string) =>
+      (dereference(operation("POST", path).requestBody!.content["application/json"]!.schema) as { properties: Record<string, { maximum?: number }> })
+        .properties[field]!.maximum;
+    const { maxAmount } = loadConfig(TEST_ENV);
+    expect(maximum("/providerA/direct-payment", "amount")).toBe(maxAmount);
+    expect(maximum("/providerB/checkout", "amount")).toBe(maxAmount);
+    expect(maximum("/providerB/permits", "maxAmount")).toBe(maxAmount);
     expect(JSON.stringify(document)).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });
 });

@@ -7,6 +7,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { AppError, ValidationError, type ErrorCode } from "../errors.ts";
 import { isDatabaseUnavailable } from "../db/availability.ts";
+import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 
 /** The error body, as a schema: it documents every error response in the OpenAPI document. */
 export const errorBodySchema = z
@@ -166,6 +167,16 @@ const TRPC_CODES: Partial<Record<TRPCError["code"], [number, ErrorCode]>> = {
   TOO_MANY_REQUESTS: [429, "rate_limited"],
 };
 
+/**
+ * The challenge of every 401 (RFC 6750 §3): `Bearer realm="passerelle"`, naming `invalid_token` when a token
+ * was sent and refused; the description keeps only the characters RFC 6750 allows in it.
+ */
+function bearerChallenge(error: AppError): string {
+  if (!(error instanceof InvalidTokenError)) return 'Bearer realm="passerelle"';
+  const description = error.message.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, "");
+  return `Bearer realm="passerelle", error="invalid_token", error_description="${description}"`;
+}
+
 /** Maps anything thrown to the contract's error shape. Unknown errors become a 500 that says nothing more. */
 export function mapError(thrown: unknown, requestId: string): MappedError {
   let error = thrown;
@@ -191,6 +202,7 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
     if (error.extras.transactionId !== undefined) out.transactionId = error.extras.transactionId;
     const headers: Record<string, string> = {};
     if (error.extras.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(error.extras.retryAfter)));
+    if (error.status === 401) headers["www-authenticate"] = bearerChallenge(error);
     return { status: error.status, body: out, headers, unexpected: false };
   }
   // The database, not the request, failed (unreachable, a connection lost under the request, a statement past

@@ -19,6 +19,7 @@ import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { ERROR_CODES } from "../errors.ts";
 import { adminProcedure, authedProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
 import { errorBodySchema, reasonPhrase } from "./error-body.ts";
+import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
 
@@ -158,6 +159,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
       if (ok) ok.headers = { "x-request-id": { schema: { type: "string" } } };
     }
   }
+  describeOAuthTokenEndpoints(document, router);
   dropSafeIntegerBounds(document);
   return document;
 }

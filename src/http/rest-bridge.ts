@@ -13,6 +13,7 @@ import type { Elysia } from "elysia";
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { mapError } from "./error-body.ts";
+import { oauthErrorFor } from "./oauth-error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 
@@ -66,6 +67,8 @@ interface RouteSpec {
   procedure: AnyTRPCProcedure;
   contentTypes: string[];
   coercers: Map<string, Coerce>;
+  /** The OAuth2 token endpoint: errors as RFC 6749 §5.2 has them. */
+  oauthErrors: boolean;
 }
 
 function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
@@ -86,6 +89,7 @@ function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
       procedure,
       contentTypes: openapi.contentTypes ?? ["application/json"],
       coercers,
+      oauthErrors: meta.oauthErrors === true,
     });
   }
   return specs;
@@ -167,7 +171,8 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
         });
         return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
       } catch (error) {
-        const mapped = mapError(error, ctx.request.requestId);
+        const contractError = mapError(error, ctx.request.requestId);
+        const mapped = spec.oauthErrors ? oauthErrorFor(error, contractError) : contractError;
         if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
         return stampedJsonResponse(mapped.status, mapped.body, ctx.request.requestId, ctx.request.responseHeaders, mapped.headers);
       }

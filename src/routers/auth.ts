@@ -1,8 +1,10 @@
 /**
- * `/auth/*` (contract §2). The token exchange for API keys arrives with the tenants work.
+ * `/auth/*` (contract §2). `POST /auth/token` is an OAuth2 token endpoint (RFC 6749 §4.4): client
+ * credentials in the body or as HTTP Basic, errors as §5.2 has them on REST (`meta.oauthErrors`).
  */
 import { z } from "zod";
 import { exchangeApiKey } from "../services/api-keys/api-keys.ts";
+import { clientCredentials } from "../services/auth/client-credentials.ts";
 import { authedProcedure, publicProcedure, router } from "./trpc.ts";
 
 const whoamiOutput = z
@@ -24,21 +26,41 @@ export const authRouter = router({
         path: "/auth/token",
         tags: ["auth"],
         summary: "Exchange an API key for a bearer token",
-        description: "OAuth2 client credentials. The token acts in the API key's environment. A wrong id and a wrong secret get the same 401.",
+        description:
+          "OAuth2 client credentials (RFC 6749 §4.4): the API key's id and secret in the body (`client_secret_post`) or as HTTP Basic " +
+          "(`client_secret_basic`, RFC 6749 §2.3.1), not both. The token acts in the API key's environment. Errors are RFC 6749 §5.2's " +
+          "(`OAuthError`): a wrong id and a wrong secret get the same 401 `invalid_client`, with `WWW-Authenticate: Basic`.",
         protect: false,
         contentTypes: ["application/json", "application/x-www-form-urlencoded"],
       },
       errors: [401],
+      oauthErrors: true,
     })
     .input(
       z.object({
-        grant_type: z.literal("client_credentials"),
-        client_id: z.string().min(1).max(64).meta({ description: "The API key id, key_…", example: "key_01JD3M8Q4ZK2T9XG7B6V5N4C3A" }),
-        client_secret: z.string().min(1).max(200).meta({ description: "The API key secret, psk_…", example: "psk_your-api-key-secret" }),
+        // A string first: a missing grant_type is `invalid_request`, another one `unsupported_grant_type` (RFC 6749 §5.2);
+        // the document shows the one value (a pipe is documented by its input side).
+        grant_type: z.string().meta({ enum: ["client_credentials"] }).pipe(z.literal("client_credentials")),
+        client_id: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .meta({ description: "The API key id, key_… (or send it as HTTP Basic)", example: "key_01JD3M8Q4ZK2T9XG7B6V5N4C3A" }),
+        client_secret: z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .meta({ description: "The API key secret, psk_… (or send it as HTTP Basic)", example: "psk_your-api-key-secret" }),
       }),
     )
     .output(z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }).meta({ id: "AccessToken" }))
-    .mutation(({ ctx, input }) => exchangeApiKey(ctx.deps, { clientId: input.client_id, clientSecret: input.client_secret })),
+    .mutation(({ ctx, input }) => {
+      // RFC 6749 §5.1: a response holding a token is never cached.
+      Object.assign((ctx.request.responseHeaders ??= {}), { "cache-control": "no-store", pragma: "no-cache" });
+      return exchangeApiKey(ctx.deps, clientCredentials(ctx.headers, input));
+    }),
   whoami: authedProcedure
     .meta({
       openapi: {

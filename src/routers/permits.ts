@@ -18,6 +18,7 @@ import { chargeSchema, chargeView, PERMIT_STATUS_VALUES, permitSchema } from "..
 import { findPermit, getPermit, listCharges, listPermits } from "../services/permits/read-permits.ts";
 import { revokePermit } from "../services/permits/revoke-permit.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
@@ -44,7 +45,11 @@ const permitInput = z
       phone: z.string().regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" }).meta({ example: "+221770000000" }),
     }),
     description: z.string().trim().min(1).max(255).meta({ description: "What the customer authorises, shown on the authorisation page", example: "Monthly box" }),
-    maxAmount: z.number().int().min(1).meta({ description: "The largest amount one charge may take, in whole FCFA", example: 20000 }),
+    maxAmount: z.number().int().min(1).meta({
+      description: "The largest amount one charge may take, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)",
+      example: 20000,
+      maximum: DOCUMENTED_MAX_AMOUNT,
+    }),
     returnUrl: httpUrl("The customer is sent here after authorising"),
     cancelUrl: httpUrl("The customer is sent here after declining"),
     customData,

@@ -5,18 +5,18 @@
 import { z } from "zod";
 import { PAYMENT_METHODS } from "../providers/providerA/mod.ts";
 import { createDirectPayment, getTransactionStatus, isApprovedSchema, isTransactionApproved, transactionStatusSchema } from "../services/direct-payments/mod.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const directPaymentInput = z
   .object({
     description: z.string().trim().min(1).max(255).meta({ description: "Free text label of the payment", example: "Order 1042" }),
-    // `maximum` documents MAX_AMOUNT's default (config.ts); the configured value is checked by the service.
-    amount: z
-      .number()
-      .int()
-      .min(1)
-      .meta({ description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT (10000000 unless configured otherwise)", example: 500, maximum: 10_000_000 }),
+    amount: z.number().int().min(1).meta({
+      description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT (the maximum shown is its default)",
+      example: 500,
+      maximum: DOCUMENTED_MAX_AMOUNT,
+    }),
     payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
     phone_number: z.object({
       number: z.string().regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" }).meta({ example: "+22997000000" }),

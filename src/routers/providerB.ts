@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { createCheckout } from "../services/checkout/create-checkout.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
@@ -16,7 +17,11 @@ const httpUrl = (field: string) =>
 
 const checkoutInput = z
   .object({
-    amount: z.number().int().min(1).meta({ description: "Amount to collect, in whole FCFA", example: 5000 }),
+    amount: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: "Amount to collect, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)", example: 5000, maximum: DOCUMENTED_MAX_AMOUNT }),
     description: z.string().trim().min(1).max(255).meta({ description: "Label of the invoice", example: "Order 1042" }),
     returnUrl: httpUrl("The customer is sent here after payment"),
     cancelUrl: httpUrl("The customer is sent here on cancel"),

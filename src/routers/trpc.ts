@@ -10,6 +10,7 @@ import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, Unaut
 import { mapError, type ErrorBody } from "../http/error-body.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
+import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
@@ -41,7 +42,12 @@ export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 502 
  * Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1) and the
  * procedure's own error statuses, for the OpenAPI document.
  */
-export type Meta = OpenApiMeta<{ tenantHeader?: "required" | "accepted"; errors?: readonly DeclaredErrorStatus[] }>;
+export type Meta = OpenApiMeta<{
+  tenantHeader?: "required" | "accepted";
+  errors?: readonly DeclaredErrorStatus[];
+  /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`http/oauth-error-body.ts`). */
+  oauthErrors?: true;
+}>;
 
 /** What `error.data` holds on `/trpc`: tRPC's code and the HTTP status of the error, and the REST error body. */
 export interface ErrorData {
@@ -147,9 +153,9 @@ async function authenticate(ctx: Context): Promise<Principal> {
   const principal = tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs));
   if (principal.keyId && principal.role === "tenant") {
     // No key's id holds a NUL or an unpaired surrogate, and the database could not even look one up (a 500).
-    if (holdsHostileText(principal.keyId)) throw new UnauthorizedError("Token key_id claim is not accepted");
+    if (holdsHostileText(principal.keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");
     if (!(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
-      throw new UnauthorizedError("The API key behind this token has been revoked");
+      throw new InvalidTokenError("The API key behind this token has been revoked");
   }
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return principal;
@@ -196,7 +202,7 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
   const tenant = cached !== undefined ? cached : await tenants.find(tenantId);
   if (!tenant) {
     if (principal.role === "admin") throw new NotFoundError("Tenant not found");
-    throw new UnauthorizedError("The token's tenant does not exist");
+    throw new InvalidTokenError("The token's tenant does not exist");
   }
   if (tenant.disabled && principal.role !== "admin") throw new ForbiddenError("Tenant is disabled");
   return tenant;

@@ -7,7 +7,7 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import { LRUCache } from "lru-cache";
 import type { Config, Environment } from "../../config.ts";
-import { UnauthorizedError } from "../../errors.ts";
+import { InvalidTokenError } from "./invalid-token.ts";
 
 /** Who is calling, as the token says. */
 export interface Principal {
@@ -26,7 +26,7 @@ const CLOCK_TOLERANCE_S = 30;
 const CACHE_SIZE = 10_000;
 
 export interface TokenVerifier {
-  /** Verifies a bearer token, throwing {@link UnauthorizedError} with a reason a caller can act on. */
+  /** Verifies a bearer token, throwing {@link InvalidTokenError} with a reason a caller can act on. */
   verify(token: string, nowMs?: number): Promise<Principal>;
   /**
    * The cached answer for a token verified before, checked exactly as `verify` checks it (throws the same
@@ -37,16 +37,16 @@ export interface TokenVerifier {
 
 function principalFrom(payload: JWTPayload): Principal {
   const sub = payload.sub;
-  if (typeof sub !== "string" || sub.length === 0) throw new UnauthorizedError("Token has no sub claim");
-  if (typeof payload.exp !== "number") throw new UnauthorizedError("Token has no exp claim");
+  if (typeof sub !== "string" || sub.length === 0) throw new InvalidTokenError("Token has no sub claim");
+  if (typeof payload.exp !== "number") throw new InvalidTokenError("Token has no exp claim");
   const env = payload.env ?? "sandbox";
-  if (env !== "sandbox" && env !== "live") throw new UnauthorizedError("Token env claim must be sandbox or live");
+  if (env !== "sandbox" && env !== "live") throw new InvalidTokenError("Token env claim must be sandbox or live");
   const keyId = typeof payload.key_id === "string" ? payload.key_id : null;
   if (payload.role === "admin") {
     return { sub, role: "admin", tenantId: null, environment: env, keyId, expiresAt: new Date(payload.exp * 1000), notBefore: payload.nbf ?? null };
   }
   if (typeof payload.tenant_id !== "string" || payload.tenant_id.length === 0)
-    throw new UnauthorizedError("Token has neither a tenant_id claim nor role admin");
+    throw new InvalidTokenError("Token has neither a tenant_id claim nor role admin");
   return {
     sub,
     role: "tenant",
@@ -58,13 +58,13 @@ function principalFrom(payload: JWTPayload): Principal {
   };
 }
 
-function explain(error: unknown): UnauthorizedError {
-  if (error instanceof UnauthorizedError) return error;
-  if (error instanceof joseErrors.JWTExpired) return new UnauthorizedError("Token has expired");
-  if (error instanceof joseErrors.JWTClaimValidationFailed) return new UnauthorizedError(`Token ${error.claim} claim is not accepted`);
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return new UnauthorizedError("Token algorithm is not accepted");
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return new UnauthorizedError("Token signature is invalid");
-  return new UnauthorizedError("Token is malformed or cannot be verified");
+function explain(error: unknown): InvalidTokenError {
+  if (error instanceof InvalidTokenError) return error;
+  if (error instanceof joseErrors.JWTExpired) return new InvalidTokenError("Token has expired");
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return new InvalidTokenError(`Token ${error.claim} claim is not accepted`);
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return new InvalidTokenError("Token algorithm is not accepted");
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return new InvalidTokenError("Token signature is invalid");
+  return new InvalidTokenError("Token is malformed or cannot be verified");
 }
 
 /** Builds the verifier for a configuration. One per gateway; its cache lives and dies with it. */
@@ -86,7 +86,7 @@ export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
     try {
       alg = JSON.parse(Buffer.from(headerPart, "base64url").toString("utf8")).alg;
     } catch {
-      throw new UnauthorizedError("Token is malformed or cannot be verified");
+      throw new InvalidTokenError("Token is malformed or cannot be verified");
     }
     if (alg === "HS256") {
       const { payload } = await jwtVerify(token, secret, { ...options, algorithms: ["HS256"] });
@@ -96,7 +96,7 @@ export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
       const { payload } = await jwtVerify(token, jwks, { ...options, algorithms: ["RS256", "ES256"] });
       return principalFrom(payload);
     }
-    throw new UnauthorizedError("Token algorithm is not accepted");
+    throw new InvalidTokenError("Token algorithm is not accepted");
   }
 
   /** `exp` and `nbf` against the clock, on every answer (cached or not). */
@@ -104,10 +104,10 @@ export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
     const nowS = nowMs / 1000;
     if (principal.expiresAt.getTime() / 1000 + CLOCK_TOLERANCE_S <= nowS) {
       cache.delete(token);
-      throw new UnauthorizedError("Token has expired");
+      throw new InvalidTokenError("Token has expired");
     }
     if (principal.notBefore !== null && principal.notBefore - CLOCK_TOLERANCE_S > nowS)
-      throw new UnauthorizedError("Token nbf claim is not accepted");
+      throw new InvalidTokenError("Token nbf claim is not accepted");
     return principal;
   }
 
