@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
+import { describeConfigIssue } from "./config-issue.ts";
 
 /** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
 const DEFAULT_DATA_DIR = join(import.meta.dir, "..", "data");
@@ -258,7 +259,8 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? "environment");
-    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}`);
+    const field = Object.hasOwn(envSchema.shape, name) ? envSchema.shape[name as keyof typeof envSchema.shape] : undefined;
+    throw new ConfigError(`Invalid configuration: ${describeConfigIssue(name, field, issue, cleaned[name])}`);
   }
   const e = parsed.data;
   checkLockFitsProviderCalls(e.PROVIDER_TIMEOUT_MS, e.IDEMPOTENCY_LOCK_MS);

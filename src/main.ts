@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 /**
- * The `passerelle` command: argument parsing over `src/mod.ts`, nothing more.
+ * The `passerelle` command: argument parsing over `src/mod.ts`, nothing more. `passerelle --help` lists the
+ * commands, `passerelle <command> --help` (or `-h`) shows one; a command never runs when asked for its help.
  *
  *   passerelle serve [--no-workers]   HTTP and (unless --no-workers) the workers, in one process
  *   passerelle worker                 the workers only
@@ -8,13 +9,22 @@
  *   passerelle token --admin [--env live] [--ttl 3600]
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
  *   passerelle sandbox [--port-a 4001] [--port-b 4002] [--approve-delay-ms 2000]   the provider simulators, standalone
- *   passerelle keys rotate            re-seal every stored secret under the first ENCRYPTION_KEYS key
+ *   passerelle keys rotate [--pause-ms 0]   re-seal every stored secret under the first ENCRYPTION_KEYS key
  *   passerelle openapi                print the OpenAPI document
+ *
+ * Exit status: 0 done, 1 failed (configuration, database, …), 2 wrong usage (unknown command or option, bad argument).
  */
-import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { openDatabase } from "./db/connect.ts";
+import { migrateToLatest } from "./db/migrate.ts";
+import { migrations } from "./db/migrations/index.ts";
 import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
 
-const USAGE = `usage: passerelle <command>
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+const USAGE = `usage: passerelle <command> [options]
   serve [--no-workers]     serve HTTP and run the workers (what 'bun run start' runs)
   worker                   run the workers only
   migrate                  apply the database migrations
@@ -22,12 +32,33 @@ const USAGE = `usage: passerelle <command>
                            print a bearer token on one line
   sandbox [--port-a <n>] [--port-b <n>] [--approve-delay-ms <n>]
                            serve the provider simulators standalone (default ports 4001, 4002)
-  keys rotate              re-seal every stored secret under the first ENCRYPTION_KEYS key
-  openapi                  print the OpenAPI document`;
+  keys rotate [--pause-ms <n>]
+                           re-seal every stored secret under the first ENCRYPTION_KEYS key
+  openapi                  print the OpenAPI document
+  help [<command>]         print this, or a command's usage ('passerelle <command> --help' does too)
+exit status: 0 done, 1 failed, 2 wrong usage`;
 
-function fail(message: string): never {
+type Values = Record<string, string | boolean | undefined>;
+
+/** One command: its usage (printed by `--help`, and after a usage error), its options, and what it does. */
+interface Command {
+  usage: string;
+  options: NonNullable<ParseArgsConfig["options"]>;
+  run(values: Values): Promise<void>;
+}
+
+/** A wrong argument: reported with the command's usage and exit status 2. */
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+function fail(message: string, status = EXIT_FAILURE): never {
   process.stderr.write(`passerelle: ${message}\n`);
-  process.exit(1);
+  process.exit(status);
+}
+
+function usageError(message: string, usage: string): never {
+  fail(`${message}\n${usage}`, EXIT_USAGE);
 }
 
 /**
@@ -44,14 +75,22 @@ function configOrExit(options: { createDevelopmentSecrets: boolean } = { createD
   }
 }
 
-function stopOnSignals(stop: () => Promise<void>): void {
+/** A whole number of at least `min` from an option's text, or a {@link UsageError} naming the option. */
+function wholeNumber(text: unknown, option: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(String(text)) || value < min || value > max) throw new UsageError(`${option} must be ${what} (got ${JSON.stringify(text)})`);
+  return value;
+}
+
+/** Runs `stop` once on the first SIGINT or SIGTERM, then exits 0, or 1 when stopping failed. */
+function stopOnSignals(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   let stopping = false;
-  const handler = () => {
+  const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    stop().then(
+    stop(signal).then(
       () => process.exit(0),
-      () => process.exit(1),
+      () => process.exit(EXIT_FAILURE),
     );
   };
   process.on("SIGINT", handler);
@@ -61,68 +100,116 @@ function stopOnSignals(stop: () => Promise<void>): void {
 async function serve(workers: boolean, http: boolean): Promise<void> {
   const config = configOrExit();
   const gateway = await createGateway(config);
+  const { logger } = gateway.deps;
   if (config.developmentDefaults.length > 0)
-    gateway.deps.logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
+    logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
   const { url, metricsUrl } = await gateway.start({ http, workers });
-  gateway.deps.logger.info({ url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } }, "passerelle started");
-  stopOnSignals(() => gateway.stop());
+  logger.info({ url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } }, "passerelle started");
+  stopOnSignals(async (signal) => {
+    const started = performance.now();
+    const stopMs = () => Math.round(performance.now() - started);
+    try {
+      await gateway.stop();
+      logger.info({ signal, stopMs: stopMs() }, "passerelle stopped");
+    } catch (error) {
+      logger.error({ signal, stopMs: stopMs(), reason: error instanceof Error ? error.message : String(error) }, "passerelle stopped");
+      throw error;
+    } finally {
+      // The logger writes asynchronously: the line must be out before the process exits.
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    }
+  });
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case "serve": {
-      const { values } = parseArgs({ args: rest, options: { "no-workers": { type: "boolean" } } });
-      return serve(!values["no-workers"], true);
-    }
-    case "worker":
-      return serve(true, false);
-    case "migrate": {
-      const gateway = await createGateway(configOrExit());
-      await gateway.stop();
-      process.stdout.write("migrations applied\n");
-      return;
-    }
-    case "token": {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          admin: { type: "boolean" },
-          tenant: { type: "string" },
-          env: { type: "string", default: "sandbox" },
-          ttl: { type: "string", default: "3600" },
-        },
-      });
-      if (!values.admin === !values.tenant) fail("token needs exactly one of --admin or --tenant <ten_…>");
-      if (values.env !== "sandbox" && values.env !== "live") fail("--env must be sandbox or live");
-      const ttlSeconds = Number(values.ttl);
-      if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) fail("--ttl must be a positive number of seconds");
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: `usage: passerelle serve [--no-workers]
+  Serves HTTP on PORT (metrics on METRICS_PORT) and runs the workers until SIGINT or SIGTERM.
+  --no-workers   serve HTTP only (run 'passerelle worker' in another process)`,
+    options: { "no-workers": { type: "boolean" } },
+    run: (values) => serve(!values["no-workers"], true),
+  },
+  worker: {
+    usage: `usage: passerelle worker
+  Runs the workers only (deliveries, provider sync, renewals, sweeps) until SIGINT or SIGTERM.`,
+    options: {},
+    run: () => serve(true, false),
+  },
+  migrate: {
+    usage: `usage: passerelle migrate
+  Applies the pending database migrations and says which (they also run at every start).`,
+    options: {},
+    async run() {
+      const config = configOrExit();
+      const database = await openDatabase(
+        config.databaseUrl
+          ? { driver: "postgres", url: config.databaseUrl, ...config.database }
+          : {
+              driver: "pglite",
+              dataDir: join(config.dataDir, "pglite"),
+              // As the gateway does: a new data directory starts from the migrated snapshot.
+              snapshot: async () => {
+                const { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } = await import("./db/pglite-snapshot.ts");
+                return loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
+              },
+            },
+      );
+      try {
+        const { applied } = await migrateToLatest(database.db);
+        const latest = Object.keys(migrations).sort().at(-1);
+        process.stdout.write(
+          applied.length === 0
+            ? `no migration to apply (the database is at ${latest})\n`
+            : `applied ${applied.length} migration${applied.length === 1 ? "" : "s"} (${applied.join(", ")})\n`,
+        );
+      } finally {
+        await database.close();
+      }
+    },
+  },
+  token: {
+    usage: `usage: passerelle token --admin | --tenant <ten_…> [--env sandbox|live] [--ttl <seconds>]
+  Prints a bearer token on one line, signed with the server's JWT_SECRET.
+  --admin            an operator token
+  --tenant <ten_…>   a token of that tenant
+  --env <env>        sandbox (default) or live
+  --ttl <seconds>    lifetime (default 3600)`,
+    options: { admin: { type: "boolean" }, tenant: { type: "string" }, env: { type: "string", default: "sandbox" }, ttl: { type: "string", default: "3600" } },
+    async run(values) {
+      if (!values.admin === !values.tenant) throw new UsageError("token needs exactly one of --admin or --tenant <ten_…>");
+      if (values.env !== "sandbox" && values.env !== "live") throw new UsageError("--env must be sandbox or live");
+      const ttlSeconds = wholeNumber(values.ttl, "--ttl", "a positive number of seconds", 1);
       const config = configOrExit({ createDevelopmentSecrets: false });
+      const tenantId = typeof values.tenant === "string" ? values.tenant : undefined;
       const token = await mintToken(config.jwt, {
-        sub: values.admin ? "operator" : `tenant:${values.tenant}`,
+        sub: values.admin ? "operator" : `tenant:${tenantId}`,
         role: values.admin ? "admin" : undefined,
-        tenantId: values.tenant,
+        tenantId,
         environment: values.env,
         ttlSeconds,
       });
       process.stdout.write(`${token}\n`);
-      return;
-    }
-    case "sandbox": {
-      const { values } = parseArgs({
-        args: rest,
-        options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" }, "approve-delay-ms": { type: "string", default: "2000" } },
-      });
-      const approveDelayMs = Number(values["approve-delay-ms"]);
-      if (!Number.isInteger(approveDelayMs) || approveDelayMs < 0) fail("--approve-delay-ms must be a whole number of milliseconds");
+    },
+  },
+  sandbox: {
+    usage: `usage: passerelle sandbox [--port-a <n>] [--port-b <n>] [--approve-delay-ms <n>]
+  Serves the provider simulators standalone, each from / on its own port, until SIGINT or SIGTERM.
+  --port-a <n>             provider A's port (default 4001)
+  --port-b <n>             provider B's port (default 4002)
+  --approve-delay-ms <n>   how long a simulated payment waits before it is approved (default 2000)`,
+    options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" }, "approve-delay-ms": { type: "string", default: "2000" } },
+    async run(values) {
+      const approveDelayMs = wholeNumber(values["approve-delay-ms"], "--approve-delay-ms", "a whole number of milliseconds");
+      const ports = {
+        providerA: wholeNumber(values["port-a"], "--port-a", "a port number", 0, 65535),
+        providerB: wholeNumber(values["port-b"], "--port-b", "a port number", 0, 65535),
+      };
       const host = process.env.HOST ?? "127.0.0.1";
       // Loaded by this command only: `serve` and `worker` in production never load the simulators.
       const { createSimulatorApp } = await import("./providers/simulators/mod.ts");
       const running = (["providerA", "providerB"] as const).map((name) => {
-        const port = Number(name === "providerA" ? values["port-a"] : values["port-b"]);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port-${name === "providerA" ? "a" : "b"} must be a port number`);
         const simulator = createSimulatorApp(name, { approveDelayMs });
-        const server = Bun.serve({ port, hostname: host, fetch: simulator.fetch });
+        const server = Bun.serve({ port: ports[name], hostname: host, fetch: simulator.fetch });
         process.stdout.write(`${name} simulator on ${server.url.toString().replace(/\/$/, "")}\n`);
         return { server, simulator };
       });
@@ -132,29 +219,99 @@ async function main(argv: string[]): Promise<void> {
           await server.stop(true);
         }
       });
-      return;
-    }
-    case "keys": {
-      if (rest[0] !== "rotate") fail(`unknown keys command '${rest[0] ?? ""}' (did you mean 'keys rotate'?)`);
+    },
+  },
+  "keys rotate": {
+    usage: `usage: passerelle keys rotate [--pause-ms <n>]
+  Re-seals every stored secret under the first ENCRYPTION_KEYS key, so that the others can be removed.
+  Progress goes to stderr; an interrupted rotation is finished by running it again.
+  --pause-ms <n>   wait n milliseconds after each row, to spare a busy database (default 0)`,
+    options: { "pause-ms": { type: "string", default: "0" } },
+    async run(values) {
+      const pauseMs = wholeNumber(values["pause-ms"], "--pause-ms", "a whole number of milliseconds");
       const gateway = await createGateway(configOrExit({ createDevelopmentSecrets: false }));
       try {
-        const report = await rotateSealedSecrets(gateway.deps, gateway.deps.keyring);
+        // A progress line every tenth of the way, and at least every second: a few lines whatever the size.
+        let lastTenth = 0;
+        let lastLineAt = performance.now();
+        const report = await rotateSealedSecrets(gateway.deps, gateway.deps.keyring, {
+          afterRow: async ({ done, total }) => {
+            const tenth = Math.floor((done * 10) / total);
+            if (done < total && (tenth > lastTenth || performance.now() - lastLineAt >= 1000)) {
+              process.stderr.write(`re-sealed ${done}/${total}\n`);
+              [lastTenth, lastLineAt] = [tenth, performance.now()];
+            }
+            if (pauseMs > 0) await Bun.sleep(pauseMs);
+          },
+        });
         process.stdout.write(`re-sealed ${report.resealed} secret(s) under key v${gateway.deps.keyring.currentVersion}; ${report.current} already were\n`);
       } finally {
         await gateway.stop();
       }
-      return;
-    }
-    case "openapi":
+    },
+  },
+  openapi: {
+    usage: `usage: passerelle openapi
+  Prints the OpenAPI document (JSON) to stdout.`,
+    options: {},
+    async run() {
       process.stdout.write(`${JSON.stringify(await generateOpenApi(), null, 2)}\n`);
-      return;
-    case undefined:
-    case "help":
-    case "--help":
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    default:
-      fail(`unknown command '${command}'\n${USAGE}`);
+    },
+  },
+};
+
+const KEYS_USAGE = `usage: passerelle keys rotate [--pause-ms <n>]
+  ('passerelle keys rotate --help' for more)`;
+
+/** The command that `argv` names and its own arguments; a usage error when it names none. */
+function findCommand(argv: string[]): { command: Command; args: string[] } {
+  const [name, ...rest] = argv;
+  if (name === "keys") {
+    const [sub, ...args] = rest;
+    const command = COMMANDS[`keys ${sub}`];
+    if (command) return { command, args };
+    if (sub === "--help" || sub === "-h") {
+      process.stdout.write(`${KEYS_USAGE}\n`);
+      process.exit(0);
+    }
+    usageError(sub === undefined ? "keys needs a command: rotate" : `unknown keys command '${sub}' (did you mean 'keys rotate'?)`, KEYS_USAGE);
+  }
+  const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) usageError(`unknown command '${name}'`, USAGE);
+  return { command, args: rest };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || (first === "help" && rest.length === 0)) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (first === "help") {
+    process.stdout.write(`${findCommand(rest).command.usage}\n`);
+    return;
+  }
+  const { command, args } = findCommand(argv);
+  let values: Values;
+  try {
+    ({ values } = parseArgs({ args, options: { ...command.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    // node:util's parse errors ("Unknown option '--x'. To specify a positional…"): their first sentence is the line.
+    if ((error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS")) {
+      const sentence = (error as Error).message.split(/\.(?:\s|$)/)[0]!;
+      usageError(sentence.charAt(0).toLowerCase() + sentence.slice(1), command.usage);
+    }
+    throw error;
+  }
+  if (values.help) {
+    process.stdout.write(`${command.usage}\n`);
+    return;
+  }
+  try {
+    await command.run(values);
+  } catch (error) {
+    if (error instanceof UsageError) usageError(error.message, command.usage);
+    throw error;
   }
 }
 
