@@ -38,7 +38,6 @@ export async function openPostgres(url: string, max?: number, bounds: PostgresBo
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (value: number | bigint) => String(value), parse: Number },
     },
     connect_timeout: connectTimeoutMs / 1000,
-    ...(process.env.PGDEBUG ? { debug: (c: number, q: string) => console.log("  SQL", c, q.slice(0, 50).replace(/\s+/g, " ")), onclose: (c: number) => console.log("  CLOSE", c) } : {}),
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     connection: {
       statement_timeout: bounds.statementTimeoutMs ?? 30_000,
