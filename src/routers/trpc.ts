@@ -12,6 +12,7 @@ import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 import type { Principal } from "../services/auth/tokens.ts";
+import { API_KEY_BEARER_PREFIX, apiKeyBearerPrincipal } from "../services/api-keys/bearer-keys.ts";
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
@@ -150,7 +151,10 @@ async function authenticate(ctx: Context): Promise<Principal> {
   const { tokens, apiKeyStatus } = ctx.deps;
   const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
-  const principal = tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs));
+  // A secret API key sent as the bearer (the Stripe habit) is told apart by its prefix, before any JWT work.
+  const principal = token.startsWith(API_KEY_BEARER_PREFIX)
+    ? await apiKeyBearerPrincipal(ctx.deps, token, nowMs)
+    : (tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs)));
   if (principal.keyId && principal.role === "tenant") {
     // No key's id holds a NUL or an unpaired surrogate, and the database could not even look one up (a 500).
     if (holdsHostileText(principal.keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");

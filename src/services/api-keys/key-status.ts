@@ -4,9 +4,20 @@
  * {@link KEY_STATUS_CACHE_MS} per process — one small query per key per 2 seconds, not per request.
  */
 import { LRUCache } from "lru-cache";
+import type { Environment } from "../../config.ts";
 import type { Deps } from "../deps.ts";
 
 export const KEY_STATUS_CACHE_MS = 2_000;
+
+/** How long a process remembers which key a secret sent as a bearer is (see `bearer-keys.ts`). */
+export const KEY_OF_SECRET_CACHE_MS = 10 * 60_000;
+
+/** What never changes about a key: whose it is and where it acts. */
+export interface KeyIdentity {
+  id: string;
+  tenantId: string;
+  environment: Environment;
+}
 
 export interface ApiKeyStatus {
   /** True when the key exists and is not revoked. */
@@ -14,6 +25,9 @@ export interface ApiKeyStatus {
   /** The cached answer, or undefined when there is none (then call `isActive`): no promise on the hot path. */
   cached?(keyId: string): boolean | undefined;
   forget(keyId: string): void;
+  /** The key a secret was found to be, when this process looked it up recently (its status is `isActive`'s). */
+  keyOfSecret(secret: string): KeyIdentity | undefined;
+  rememberSecret(secret: string, key: KeyIdentity): void;
 }
 
 /**
@@ -25,6 +39,8 @@ export function createApiKeyStatus(deps: Pick<Deps, "db">): ApiKeyStatus {
   // ttlResolution 0: staleness is checked against the clock on each get, without lru-cache's debounce timer.
   const cache = new LRUCache<string, { active: boolean }>({ max: 50_000, ttl: KEY_STATUS_CACHE_MS, ttlResolution: 0 });
   const inFlight = new Map<string, Promise<boolean>>();
+  // Which key a secret is cannot change (keys are revoked, never edited): only the status above expires quickly.
+  const keysOfSecrets = new LRUCache<string, KeyIdentity>({ max: 10_000, ttl: KEY_OF_SECRET_CACHE_MS });
 
   async function read(keyId: string): Promise<boolean> {
     const row = await deps.db.selectFrom("api_keys").select("revoked_at").where("id", "=", keyId).executeTakeFirst();
@@ -54,6 +70,12 @@ export function createApiKeyStatus(deps: Pick<Deps, "db">): ApiKeyStatus {
     forget(keyId) {
       cache.delete(keyId);
       inFlight.delete(keyId);
+    },
+    keyOfSecret(secret) {
+      return keysOfSecrets.get(secret);
+    },
+    rememberSecret(secret, key) {
+      keysOfSecrets.set(secret, key);
     },
   };
 }
