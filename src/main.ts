@@ -229,7 +229,8 @@ const COMMANDS: Record<string, Command> = {
     options: { "pause-ms": { type: "string", default: "0" } },
     async run(values) {
       const pauseMs = wholeNumber(values["pause-ms"], "--pause-ms", "a whole number of milliseconds");
-      const gateway = await createGateway(configOrExit({ createDevelopmentSecrets: false }));
+      // Without the simulators: mounting them would make the service's accounts on them, and log it, for nothing.
+      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
       try {
         // A progress line every tenth of the way, and at least every second: a few lines whatever the size.
         let lastTenth = 0;
@@ -288,7 +289,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (first === "help") {
-    process.stdout.write(`${findCommand(rest).command.usage}\n`);
+    process.stdout.write(`${rest.join(" ") === "keys" ? KEYS_USAGE : findCommand(rest).command.usage}\n`);
     return;
   }
   const { command, args } = findCommand(argv);
