@@ -78,7 +78,8 @@ function configOrExit(options: { createDevelopmentSecrets: boolean } = { createD
 /** A whole number of at least `min` from an option's text, or a {@link UsageError} naming the option. */
 function wholeNumber(text: unknown, option: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(text);
-  if (!/^\d+$/.test(String(text)) || value < min || value > max) throw new UsageError(`${option} must be ${what} (got ${JSON.stringify(text)})`);
+  if (!/^\d+$/.test(String(text)) || value < min || value > max)
+    throw new UsageError(`${option} must be ${what} (got ${JSON.stringify(text)})`);
   return value;
 }
 
@@ -174,7 +175,12 @@ const COMMANDS: Record<string, Command> = {
   --tenant <ten_…>   a token of that tenant
   --env <env>        sandbox (default) or live
   --ttl <seconds>    lifetime (default 3600)`,
-    options: { admin: { type: "boolean" }, tenant: { type: "string" }, env: { type: "string", default: "sandbox" }, ttl: { type: "string", default: "3600" } },
+    options: {
+      admin: { type: "boolean" },
+      tenant: { type: "string" },
+      env: { type: "string", default: "sandbox" },
+      ttl: { type: "string", default: "3600" },
+    },
     async run(values) {
       if (!values.admin === !values.tenant) throw new UsageError("token needs exactly one of --admin or --tenant <ten_…>");
       if (values.env !== "sandbox" && values.env !== "live") throw new UsageError("--env must be sandbox or live");
@@ -245,7 +251,8 @@ const COMMANDS: Record<string, Command> = {
             if (pauseMs > 0) await Bun.sleep(pauseMs);
           },
         });
-        process.stdout.write(`re-sealed ${report.resealed} secret(s) under key v${gateway.deps.keyring.currentVersion}; ${report.current} already were\n`);
+        const key = `v${gateway.deps.keyring.currentVersion}`;
+        process.stdout.write(`re-sealed ${report.resealed} secret(s) under key ${key}; ${report.current} already were\n`);
       } finally {
         await gateway.stop();
       }
@@ -275,7 +282,8 @@ function findCommand(argv: string[]): { command: Command; args: string[] } {
       process.stdout.write(`${KEYS_USAGE}\n`);
       process.exit(0);
     }
-    usageError(sub === undefined ? "keys needs a command: rotate" : `unknown keys command '${sub}' (did you mean 'keys rotate'?)`, KEYS_USAGE);
+    if (sub === undefined) usageError("keys needs a command: rotate", KEYS_USAGE);
+    usageError(`unknown keys command '${sub}' (did you mean 'keys rotate'?)`, KEYS_USAGE);
   }
   const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) usageError(`unknown command '${name}'`, USAGE);
@@ -295,7 +303,8 @@ async function main(argv: string[]): Promise<void> {
   const { command, args } = findCommand(argv);
   let values: Values;
   try {
-    ({ values } = parseArgs({ args, options: { ...command.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+    const options = { ...command.options, help: { type: "boolean", short: "h" } } as const;
+    ({ values } = parseArgs({ args, options, strict: true, allowPositionals: false }));
   } catch (error) {
     // node:util's parse errors ("Unknown option '--x'. To specify a positional…"): their first sentence is the line.
     if ((error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS")) {
