@@ -555,7 +555,7 @@ function consoleForms(html: string, transactionId: number): Record<string, strin
 }
 
 describe("sandbox console", () => {
-  it("lists a pending payment with its id, amount, mode, phone, description and Approve / Decline buttons", async () => {
+  it("lists a pending payment with its id, amount, payment_method, phone, description and Approve / Decline buttons", async () => {
     const api = client(run, await newAccount(run));
     const trx = await api.create(4200, { description: "Console <check> & co" });
     const { body: token } = await api.call("POST", `/v1/transactions/${trx.id}/token`);
@@ -567,7 +567,7 @@ describe("sandbox console", () => {
     const html = await response.text();
     const row = html.slice(html.indexOf(`<tr id="trx-${trx.id}"`));
     expect(row).toContain("4,200 XOF");
-    expect(row).toContain("moov");
+    expect(row).toContain("<code>mnoB</code>"); // the merchant's payment_method of the mode pushed (moov)
     expect(row).toContain("+22997000001");
     expect(row).toContain("Console &lt;check&gt; &amp; co");
     expect(html).not.toContain("<check>");

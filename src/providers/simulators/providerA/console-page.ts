@@ -3,8 +3,16 @@
  * the provider's dashboard. Server-rendered, no script and no external asset, so it works offline. Its
  * buttons are plain forms posting to `_sim/transactions/{id}/approve|decline`; the links are relative so
  * the page works both standalone (`/console`) and under the gateway's mount (`/sandbox/providerA/console`).
+ * A payment's mode is shown as the merchant's `payment_method` (`mnoA_open`, …), the name the developer sent.
  */
+import { METHOD_WIRE } from "../../providerA/map.ts";
 import type { SimTransaction } from "./ledger.ts";
+
+/**
+ * Wire mode → the spec's `payment_method`, read from the gateway's own mapping (a table of constants: the
+ * import is one-way, the gateway never loads simulator code) so the two can never disagree.
+ */
+const PAYMENT_METHOD_OF_MODE: ReadonlyMap<string, string> = new Map(Object.entries(METHOD_WIRE).map(([method, { mode }]) => [mode, method]));
 
 function escapeHtml(value: unknown): string {
   return String(value ?? "")
@@ -20,6 +28,12 @@ function phoneOf(trx: SimTransaction): string {
   return phone ? `${phone.number} (${phone.country})` : "—";
 }
 
+/** The merchant's `payment_method` of a payment; a mode the gateway never sends (a direct API call) as it is. */
+function paymentMethodOf(trx: SimTransaction): string {
+  if (!trx.mode) return "—";
+  return PAYMENT_METHOD_OF_MODE.get(trx.mode) ?? trx.mode;
+}
+
 function actionForm(trx: SimTransaction, action: "approve" | "decline", label: string): string {
   return (
     `<form method="post" action="_sim/transactions/${trx.id}/${action}">` +
@@ -33,7 +47,7 @@ function pendingRow(trx: SimTransaction): string {
   <td>${trx.id}</td>
   <td><code>${escapeHtml(trx.reference)}</code></td>
   <td class="amount">${trx.amount.toLocaleString("en-US")} ${escapeHtml(trx.currencyIso)}</td>
-  <td>${escapeHtml(trx.mode ?? "—")}</td>
+  <td class="payment-method"><code>${escapeHtml(paymentMethodOf(trx))}</code></td>
   <td>${escapeHtml(phoneOf(trx))}</td>
   <td>${escapeHtml(trx.description)}</td>
   <td>${trx.push ? "sent" : "not sent"}</td>
@@ -45,7 +59,7 @@ function settledRow(trx: SimTransaction): string {
   return `<tr id="trx-${trx.id}" data-transaction-id="${trx.id}" data-status="${escapeHtml(trx.status)}">
   <td>${trx.id}</td>
   <td class="amount">${trx.amount.toLocaleString("en-US")} ${escapeHtml(trx.currencyIso)}</td>
-  <td>${escapeHtml(trx.mode ?? "—")}</td>
+  <td class="payment-method"><code>${escapeHtml(paymentMethodOf(trx))}</code></td>
   <td><span class="status ${escapeHtml(trx.status)}">${escapeHtml(trx.status)}</span></td>
   <td>${escapeHtml(trx.lastErrorCode ?? "")}</td>
   <td>${escapeHtml(trx.updatedAt.toISOString())}</td>
@@ -64,11 +78,11 @@ export interface ConsolePageInput {
 export function renderConsolePage(input: ConsolePageInput): string {
   const notice = input.notice ? `<p class="notice ${input.notice.kind}" role="status">${escapeHtml(input.notice.text)}</p>` : "";
   const pending = input.pending.length
-    ? `<table id="pending"><thead><tr><th>ID</th><th>Reference</th><th>Amount</th><th>Mode</th><th>Phone</th><th>Description</th><th>USSD push</th><th></th></tr></thead>
+    ? `<table id="pending"><thead><tr><th>ID</th><th>Reference</th><th>Amount</th><th>Payment method</th><th>Phone</th><th>Description</th><th>USSD push</th><th></th></tr></thead>
 <tbody>${input.pending.map(pendingRow).join("\n")}</tbody></table>`
     : `<p id="pending" class="empty">No pending payment.</p>`;
   const recent = input.recent.length
-    ? `<table id="recent"><thead><tr><th>ID</th><th>Amount</th><th>Mode</th><th>Status</th><th>Error code</th><th>Updated</th></tr></thead>
+    ? `<table id="recent"><thead><tr><th>ID</th><th>Amount</th><th>Payment method</th><th>Status</th><th>Error code</th><th>Updated</th></tr></thead>
 <tbody>${input.recent.map(settledRow).join("\n")}</tbody></table>`
     : `<p id="recent" class="empty">Nothing settled yet.</p>`;
   return `<!doctype html>
