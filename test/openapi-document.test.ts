@@ -86,7 +86,7 @@ describe("the OpenAPI document's operations", () => {
   });
 
   it("marks the public operations as needing no credentials (`security: []`) and every other one bearer", () => {
-    const isPublic = (path: string) => path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path);
+    const isPublic = (path: string) => path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path);
     for (const { path, method, operation: op } of operations) {
       // A public operation needs no credentials: `[]`, or alternatives one of which is none (`{}`).
       const needsNone = op.security !== undefined && (op.security.length === 0 || op.security.some((s) => Object.keys(s as object).length === 0));

@@ -17,6 +17,7 @@ import { mapError } from "./error-body.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
+import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
 import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
@@ -101,6 +102,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       if (mapped.unexpected) onUnexpectedError(error, infoOf(request));
       return errorResponse(mapped);
     })
+    .get("/", ({ request }) => rootResponse(request))
     .get("/health/live", () => jsonResponse(200, { status: "ok" }))
     .get("/health/ready", async () => {
       const entries = await Promise.all(
@@ -179,14 +181,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // The REST routes are also looked up ahead of Elysia (route-table.ts); every other route is reserved
   // there, so a path another route answers still goes through Elysia.
   const table = createRouteTable();
-  for (const path of ["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
+  for (const path of ["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
   for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
   const cors = createCors(deps.config.corsOrigins, [
     ...routes,
-    ...["/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"].map((path) => ({ method: "GET", path })),
+    ...["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"].map((path) => ({ method: "GET", path })),
     ...RAW_BODY_ROUTES,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },

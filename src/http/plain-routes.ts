@@ -1,10 +1,11 @@
 /**
- * OpenAPI descriptions of the routes that are not tRPC procedures (health now; the provider webhooks,
+ * OpenAPI descriptions of the routes that are not tRPC procedures (`/`, health; the provider webhooks,
  * which need the raw body, add themselves here), so `/docs` shows every path.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
+import { rootPath } from "./root-route.ts";
 
 const healthBody = z.object({
   status: z.enum(["ok", "unavailable"]),
@@ -33,8 +34,9 @@ const healthPaths: ZodOpenApiPathsObject = {
   },
 };
 
-/** Every plain route's OpenAPI description: health, and the raw-body provider webhooks. */
+/** Every plain route's OpenAPI description: `/`, health, and the raw-body provider webhooks. */
 export const plainRoutePaths: ZodOpenApiPathsObject = {
+  ...rootPath,
   ...healthPaths,
   ...Object.fromEntries(RAW_BODY_ROUTES.map((route) => [route.path, route.openapi])),
 };
