@@ -95,3 +95,31 @@ function outageReason(error: unknown): string | undefined {
   const text = typeof message === "string" ? message : String(error);
   return typeof code === "string" && !text.includes(code) ? `${code}: ${text}` : text;
 }
+
+/**
+ * Resolves once every line written so far is out, so that the process may exit: ends the logger's stream when it
+ * is pino's own destination (whose `flush(cb)` calls back at once, before a write in flight is done — the last
+ * line was lost at exit). Bounded by `timeoutMs`; a stream of a caller's own is left alone.
+ *
+ * @example
+ * ```ts
+ * logger.info("passerelle stopped");
+ * await endLogger(logger);
+ * process.exit(0);
+ * ```
+ */
+export async function endLogger(logger: Logger, timeoutMs = 2000): Promise<void> {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | { end?: () => void; once?: (event: string, listener: () => void) => void; destroyed?: boolean }
+    | undefined;
+  if (!stream || typeof stream.end !== "function" || typeof stream.once !== "function" || stream.destroyed) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      stream.once!("close", resolve);
+      stream.once!("error", resolve);
+      stream.end!();
+    }),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -19,6 +19,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { openDatabase } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { migrations } from "./db/migrations/index.ts";
+import { endLogger } from "./logger.ts";
 import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
 
 const EXIT_FAILURE = 1;
@@ -117,7 +118,7 @@ async function serve(workers: boolean, http: boolean): Promise<void> {
       throw error;
     } finally {
       // The logger writes asynchronously: the line must be out before the process exits.
-      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+      await endLogger(logger);
     }
   });
 }
