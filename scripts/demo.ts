@@ -6,7 +6,10 @@
  *   2. a direct payment of 500 FCFA (approved by the sandbox within seconds) is followed to `approved`;
  *   3. provider B credentials from a sandbox account are stored and a hosted checkout is created: open
  *      its page, press Pay, and the checkout completes.
- * It reads the same configuration as the server (so the same JWT secret) and talks to it over HTTP.
+ * It reads the same configuration as the server (so the same JWT secret) and talks to it over HTTP:
+ * `DEMO_URL` is the gateway's base URL (default `http://localhost:$PORT`); `PORT`, `DATA_DIR` and `JWT_SECRET`
+ * are the server's, read as `bun run start` reads them. It ends with the demo tenant's id and bearer token
+ * and the follow-up calls that use them, ready to paste.
  */
 import { loadConfig } from "../src/config.ts";
 import { mintToken } from "../src/services/auth/tokens.ts";
@@ -77,5 +80,11 @@ const checkout = await call<{ response_text: string; token: string; paymentId: s
   { "x-tenant-id": created.tenant.id },
 );
 say(`3. Checkout ${checkout.paymentId} created. Open ${checkout.response_text} and press Pay;`);
-say(`   then GET ${base}/payments/${checkout.paymentId} shows it succeeded, and GET ${base}/events lists payment.completed.`);
+say(`   the checkout then shows as succeeded, and the events list payment.completed.`);
 say(`   API reference: ${base}/docs · provider A sandbox console: ${base}/sandbox/providerA/console`);
+say("");
+say("Follow-up calls as the demo tenant (its token lasts an hour; paste these lines in a shell):");
+say(`export TENANT=${created.tenant.id}`);
+say(`export TOKEN=${token}`);
+for (const path of [`/payments/${checkout.paymentId}`, `/payments/${payment.paymentId}`, "/events", "/auth/whoami"])
+  say(`curl -s ${base}${path} -H "authorization: Bearer $TOKEN"`);

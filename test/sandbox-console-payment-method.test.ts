@@ -13,7 +13,12 @@ let token: string;
 
 beforeAll(async () => {
   const port = await freePort();
-  tg = await startTestGateway({ SIMULATORS: "on", SIMULATOR_APPROVE_DELAY_MS: "50", PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+  tg = await startTestGateway({
+    SIMULATORS: "on",
+    SIMULATOR_APPROVE_DELAY_MS: "50",
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+  });
   base = (await tg.gateway.start()).url!;
   token = await tg.tenantToken(await tg.insertTenant());
 }, 60_000);
@@ -52,7 +57,8 @@ describe("GET /sandbox/providerA/console", () => {
     const pending = await directPayment("mnoA_open", 2500, "bj", "+22997000001");
     const settled = await directPayment("mnoB_tg", 500, "tg", "+22890000002");
     const consoleUrl = `${base}/sandbox/providerA/console`;
-    await waitUntil(async () => (await (await fetch(consoleUrl)).text()).includes(`data-transaction-id="${settled.transactionId}" data-status="approved"`), {
+    const settledMark = `data-transaction-id="${settled.transactionId}" data-status="approved"`;
+    await waitUntil(async () => (await (await fetch(consoleUrl)).text()).includes(settledMark), {
       what: "the 500 payment settled on the console",
     });
 

@@ -35,7 +35,10 @@ export const rootPath: ZodOpenApiPathsObject = {
       summary: "Where to go next: a browser is redirected to /docs, an API client gets this index",
       responses: {
         200: { description: "The index (when `Accept` does not name text/html)", content: { "application/json": { schema: rootIndex } } },
-        302: { description: "A browser (`Accept: text/html`) is sent to the API reference", headers: { location: { schema: { type: "string" } } } },
+        302: {
+          description: "A browser (`Accept: text/html`) is sent to the API reference",
+          headers: { location: { schema: { type: "string" } } },
+        },
       },
     },
   },
