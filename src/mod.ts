@@ -21,8 +21,9 @@ import { migrateToLatest } from "./db/migrate.ts";
 import { createHttpApp } from "./http/app.ts";
 import { releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
-import { createMetrics, metricsFetch } from "./http/metrics.ts";
+import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
+import { registerPaymentsByStateGauge } from "./services/payments/payments-by-state.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
@@ -122,6 +123,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   redis?.on("ready", () => redisOutage.ready());
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
+  const metrics = createMetrics();
   const deps: Deps = {
     config,
     db: database.db,
@@ -133,10 +135,12 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
     rateLimiter,
     now: parts.now ?? (() => new Date()),
+    metrics,
   };
   const workers = registerWorkers(deps, parts.workers);
-  const metrics = createMetrics();
   registerStuckPaymentsGauge(metrics.registry, deps);
+  registerPaymentsByStateGauge(metrics.registry, deps);
+  registerQueueGauges(metrics.registry, queue, logger);
   let document: Promise<OpenAPIObject> | undefined;
   const openapi = (): Promise<OpenAPIObject> =>
     (document ??= generateOpenApi().catch((error: unknown) => {

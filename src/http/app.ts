@@ -14,7 +14,7 @@ import type * as SimulatorsModule from "../providers/simulators/mod.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { createCors } from "./cors.ts";
 import { mapError } from "./error-body.ts";
-import type { GatewayMetrics } from "./metrics.ts";
+import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
@@ -186,13 +186,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
-  const cors = createCors(deps.config.corsOrigins, [
+  const allRoutes = [
     ...routes,
     ...["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"].map((path) => ({ method: "GET", path })),
     ...RAW_BODY_ROUTES,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },
-  ]);
+  ];
+  const cors = createCors(deps.config.corsOrigins, allRoutes);
+  // The metrics' `route` label of a request the REST lookup did not answer (tRPC, webhooks, health, docs, 404s).
+  const routeOf = createRouteLabeller(allRoutes);
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
@@ -223,7 +226,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     if (!preflight) cors.decorate(request, response);
     const seconds = (performance.now() - started) / 1000;
-    options.metrics.recordRequest(request.method, response.status, seconds);
+    options.metrics.recordRequest(request.method, rest ? rest.route : routeOf(request), response.status, seconds);
     // Built only when it is written: at `warn` (production's usual level) the line costs nothing.
     if (deps.logger.isLevelEnabled("info"))
       deps.logger.info(

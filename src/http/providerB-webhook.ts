@@ -6,9 +6,10 @@
  * like a body that cannot be read. No bearer token: the hash, checked there, says who sent it.
  */
 import { z } from "zod";
-import { PayloadTooLargeError, UnsupportedMediaTypeError, BadRequestError } from "../errors.ts";
+import { AppError, PayloadTooLargeError, UnsupportedMediaTypeError, BadRequestError } from "../errors.ts";
 import { IPN_CONTENT_TYPES, IpnBodyError, parseIpnBody } from "../providers/providerB/ipn.ts";
-import { receiveIpn } from "../services/ipn/receive-ipn.ts";
+import type { Deps } from "../services/deps.ts";
+import { receiveIpn, type IpnReceipt } from "../services/ipn/receive-ipn.ts";
 import { errorBodySchema } from "./error-body.ts";
 import { hostileTextMessages } from "./hostile-text.ts";
 import type { RawBodyRoute } from "./raw-body-routes.ts";
@@ -25,25 +26,42 @@ async function readBody(request: Request): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
+/** Reads, checks and receives one IPN: what `receiveIpn` made of it, or the error that refuses it. */
+async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const contentType = IPN_CONTENT_TYPES.find((accepted) => accepted === type);
+  if (!contentType) throw new UnsupportedMediaTypeError([...IPN_CONTENT_TYPES]);
+  const text = await readBody(request);
+  let data;
+  try {
+    data = parseIpnBody(contentType, text);
+  } catch (error) {
+    if (error instanceof IpnBodyError) throw new BadRequestError(error.message);
+    throw error;
+  }
+  // A NUL or an unpaired surrogate could not be stored (PostgreSQL refuses both): malformed, like bad JSON.
+  const hostile = hostileTextMessages({ data });
+  if (hostile.length > 0) throw new BadRequestError(`The IPN is malformed: ${hostile.join("; ")}`);
+  return receiveIpn(deps, data);
+}
+
+/** The `reason` label of a refused IPN: its error's code (a bounded set), `internal_error` for anything unexpected. */
+function refusalReason(error: unknown): string {
+  return error instanceof AppError ? error.code : "internal_error";
+}
+
 export const providerBWebhookRoute: RawBodyRoute = {
   method: "POST",
   path: "/providerB/webhook",
   async handle(deps, request) {
-    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    const contentType = IPN_CONTENT_TYPES.find((accepted) => accepted === type);
-    if (!contentType) throw new UnsupportedMediaTypeError([...IPN_CONTENT_TYPES]);
-    const text = await readBody(request);
-    let data;
+    let receipt: IpnReceipt;
     try {
-      data = parseIpnBody(contentType, text);
+      receipt = await receive(deps, request);
     } catch (error) {
-      if (error instanceof IpnBodyError) throw new BadRequestError(error.message);
+      deps.metrics?.ipn("refused", refusalReason(error));
       throw error;
     }
-    // A NUL or an unpaired surrogate could not be stored (PostgreSQL refuses both): malformed, like bad JSON.
-    const hostile = hostileTextMessages({ data });
-    if (hostile.length > 0) throw new BadRequestError(`The IPN is malformed: ${hostile.join("; ")}`);
-    await receiveIpn(deps, data);
+    deps.metrics?.ipn("accepted", receipt.outcome);
     return Response.json({ received: true });
   },
   openapi: {

@@ -27,8 +27,14 @@ export type RouteHandler = (call: RouteCall) => Promise<Response>;
 interface Node {
   statics: Map<string, Node>;
   param?: { name: string; node: Node };
-  /** Per method: a handler, or null for a route that only Elysia answers. */
-  methods: Map<string, RouteHandler | null>;
+  /** Per method: a handler and its route's template, or null for a route that only Elysia answers. */
+  methods: Map<string, Route | null>;
+}
+
+/** A route the table answers: its handler and its template (`/payments/{payment_id}`). */
+interface Route {
+  handler: RouteHandler;
+  route: string;
 }
 
 const newNode = (): Node => ({ statics: new Map(), methods: new Map() });
@@ -42,8 +48,8 @@ export interface RouteTable {
   add(method: string, path: string, handler: RouteHandler | null): void;
   /** Paths under this prefix (a mount, a wildcard route) always go to Elysia. */
   reservePrefix(prefix: string): void;
-  /** The handler and parameters for a request, or undefined when Elysia should answer it. */
-  match(method: string, url: string): { handler: RouteHandler; params: Record<string, string> } | undefined;
+  /** The handler, parameters and route template (`/payments/{payment_id}`) for a request, or undefined when Elysia should answer it. */
+  match(method: string, url: string): { handler: RouteHandler; params: Record<string, string>; route: string } | undefined;
 }
 
 /** `%` (encoded), `//`, and `.`/`..` segments: paths Elysia decodes or normalises. */
@@ -72,7 +78,7 @@ export function createRouteTable(): RouteTable {
    * Depth-first, static before parameter, backtracking; `params` collects name, value, name, value… along
    * the match (indexed loops, no tuples or iterators: this runs on every request).
    */
-  function find(node: Node, segments: string[], index: number, method: string, params: string[]): RouteHandler | null | undefined {
+  function find(node: Node, segments: string[], index: number, method: string, params: string[]): Route | null | undefined {
     if (index === segments.length) return node.methods.get(method);
     const segment = segments[index]!;
     const child = node.statics.get(segment);
@@ -112,7 +118,7 @@ export function createRouteTable(): RouteTable {
         }
       }
       if (node.methods.has(method)) deferToElysia = true;
-      node.methods.set(method, deferToElysia ? null : handler);
+      node.methods.set(method, deferToElysia || !handler ? null : { handler, route: path });
     },
 
     reservePrefix(prefix) {
@@ -124,11 +130,11 @@ export function createRouteTable(): RouteTable {
       if (path === undefined) return undefined;
       for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return undefined;
       const found: string[] = [];
-      const handler = find(root, path.split("/"), 1, method, found); // segments[0] is the "" before the first "/"
-      if (!handler) return undefined;
+      const entry = find(root, path.split("/"), 1, method, found); // segments[0] is the "" before the first "/"
+      if (!entry) return undefined;
       const params: Record<string, string> = {};
       for (let i = 0; i < found.length; i += 2) params[found[i]!] = found[i + 1]!;
-      return { handler, params };
+      return { handler: entry.handler, params, route: entry.route };
     },
   };
 }

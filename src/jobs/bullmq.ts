@@ -33,7 +33,7 @@ import {
   normalizeTimeLimit,
   normalizeJobOptions,
 } from "./job-options.ts";
-import type { JobContext, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions } from "./queue.ts";
+import type { JobContext, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { createRedisOutageTracker, type RedisOutageTracker } from "./redis-outage.ts";
 import { withinTimeLimit } from "./time-limit.ts";
 import { withTimeout } from "./with-timeout.ts";
@@ -243,6 +243,24 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
     async ping(): Promise<void> {
       assertOpen();
       await connections.ping(timeoutMs);
+    },
+
+    async stats(): Promise<QueueStats[]> {
+      assertOpen();
+      const names = [...new Set([...queues.keys(), ...handlers.keys()])];
+      const one = async (name: string): Promise<QueueStats> => {
+        const queue = queueFor(name);
+        const [counts, [oldest]] = await Promise.all([
+          queue.getJobCounts("waiting", "prioritized", "delayed", "active"),
+          queue.getWaiting(0, 0),
+        ]);
+        const depth = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0);
+        // Due at its creation plus its delay, or (a retry) no earlier than its last attempt's start.
+        const dueAt = oldest ? Math.max(oldest.timestamp + (oldest.delay ?? 0), oldest.processedOn ?? 0) : undefined;
+        return { queue: name, depth, oldestWaitingSeconds: dueAt === undefined ? 0 : Math.max(0, (Date.now() - dueAt) / 1000) };
+      };
+      // One bound for the whole read, so a scrape during a Redis outage answers without the queue metrics.
+      return withTimeout(Promise.all(names.map(one)), timeoutMs, "queue stats");
     },
 
     async close(): Promise<void> {

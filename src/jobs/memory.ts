@@ -15,7 +15,7 @@ import {
   normalizeTimeLimit,
   normalizeJobOptions,
 } from "./job-options.ts";
-import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions } from "./queue.ts";
+import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { withinTimeLimit } from "./time-limit.ts";
 
 /** Options for {@link createMemoryQueue}. */
@@ -263,6 +263,17 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
 
     async ping(): Promise<void> {
       assertOpen();
+    },
+
+    async stats(): Promise<QueueStats[]> {
+      assertOpen();
+      const at = now();
+      return [...queues.values()].map((q) => {
+        // Retries join the end of the waiting list: the oldest due time is not always the first one.
+        const oldestDueAt = q.waiting.reduce((oldest, job) => Math.min(oldest, job.dueAt), Infinity);
+        const oldestWaitingSeconds = q.waiting.length === 0 ? 0 : Math.max(0, (at - oldestDueAt) / 1000);
+        return { queue: q.name, depth: q.jobs.size, oldestWaitingSeconds };
+      });
     },
 
     async close(): Promise<void> {

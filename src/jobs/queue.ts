@@ -76,6 +76,15 @@ export interface JobLogger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
+/** One queue's load, for the metrics (`JobQueue.stats`). */
+export interface QueueStats {
+  queue: string;
+  /** Jobs waiting, delayed (including between retries) or active. */
+  depth: number;
+  /** Seconds since the oldest waiting job became due (0 when none waits): how far behind its workers are. */
+  oldestWaitingSeconds: number;
+}
+
 /** The queue both drivers implement. Every method validates its arguments and throws a TypeError on bad ones. */
 export interface JobQueue {
   readonly driver: "bullmq" | "memory";
@@ -104,6 +113,11 @@ export interface JobQueue {
   start(): Promise<void>;
   /** Resolves when the backend answers; rejects within a bounded time otherwise (for `/health/ready`). */
   ping(): Promise<void>;
+  /**
+   * The load of every queue this instance has used or registered a handler for (metrics, on scrape).
+   * Rejects within a bounded time when the backend does not answer. Optional: a queue without it has no queue metrics.
+   */
+  stats?(): Promise<QueueStats[]>;
   /**
    * Stops taking jobs, waits for the active ones to finish, then releases timers and connections.
    * Afterwards every method rejects. Idempotent.

@@ -7,6 +7,7 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
+import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import {
   wireErrorSchema,
@@ -56,7 +57,24 @@ export interface ProviderAClientOptions {
   connectRetryDelaysMs?: readonly number[];
   /** Where a call that got no answer is reported (provider, operation, reason; never the key). */
   logger?: Pick<Logger, "warn">;
+  /** Observes every call (`passerelle_provider_call_duration_seconds`). */
+  metrics?: Pick<ServiceMetrics, "providerCall">;
 }
+
+/** The operation label of a call: its route, ids and references replaced (a bounded set of values). */
+function operationOf(method: string, path: string): string {
+  const route = path
+    .replace(/^\/transactions\/merchant\/[^/]+$/, "/transactions/merchant/{reference}")
+    .replace(/^\/transactions\/\d+/, "/transactions/{id}");
+  return `${method} /v1${route}`;
+}
+
+const OUTCOMES: Record<ProviderAFailureKind, ProviderCallOutcome> = {
+  refused: "refused",
+  timeout: "timeout",
+  unreachable: "error",
+  server_error: "error",
+};
 
 function isConnectionRefused(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -75,6 +93,23 @@ export function createProviderAClient(options: ProviderAClientOptions) {
   const retryDelays = options.connectRetryDelaysMs ?? [100, 400];
 
   async function call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
+    if (!options.metrics) return send(method, path, schema, init);
+    const started = performance.now();
+    let outcome: ProviderCallOutcome = "error";
+    try {
+      const answer = await send(method, path, schema, init);
+      outcome = "ok";
+      return answer;
+    } catch (error) {
+      if (error instanceof ProviderACallError) outcome = OUTCOMES[error.kind];
+      throw error;
+    } finally {
+      options.metrics.providerCall("providerA", operationOf(method, path), outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  type Init = { body?: unknown; idempotencyKey?: string };
+  async function send<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: Init): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.secretKey}`, accept: "application/json" };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     if (init.idempotencyKey) headers["idempotency-key"] = init.idempotencyKey;

@@ -17,6 +17,7 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { ProviderError } from "../../errors.ts";
+import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { checkoutConfirmation, checkoutInvoiceCreated, providerAnswer, SUCCESS_CODE, type CheckoutConfirmation, type CheckoutInvoiceCreated, type CheckoutInvoiceCreateRequest } from "./wire.ts";
 
@@ -36,6 +37,8 @@ export interface ProviderBClientOptions {
   fetch?: typeof fetch;
   /** Where a call that got no answer is reported (provider, operation, reason; never a key). */
   logger?: Pick<Logger, "warn">;
+  /** Observes every call (`passerelle_provider_call_duration_seconds`). */
+  metrics?: Pick<ServiceMetrics, "providerCall">;
 }
 
 export interface ProviderBClient {
@@ -66,7 +69,7 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? fetch;
 
-  return async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
+  const send = async <T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> => {
     let response: Response;
     try {
       response = await doFetch(`${baseUrl}${path}`, {
@@ -78,8 +81,7 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
       });
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
-      // The invoice or permit token in a confirm path is not a key, but the operation is named by its route.
-      const operation = `${method} ${path.replace(/\/confirm\/[^/]+$/, "/confirm/{token}")}`;
+      const operation = operationOf(method, path);
       options.logger?.warn({ provider: "providerB", operation, reason: failureReason(error, Object.values(options.keys)) }, "provider call failed before an answer");
       if (name === "TimeoutError" || name === "AbortError") throw new ProviderError(504, `Provider B did not answer within ${options.timeoutMs} ms`);
       throw new ProviderError(502, "Provider B could not be reached");
@@ -102,6 +104,27 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
     if (!parsed.success) throw new ProviderError(502, "Provider B answered with an unexpected body");
     return parsed.data;
   };
+  const metrics = options.metrics;
+  if (!metrics) return send;
+  return async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
+    const started = performance.now();
+    let outcome: ProviderCallOutcome = "error";
+    try {
+      const answer = await send(method, path, body, schema);
+      outcome = "ok";
+      return answer;
+    } catch (error) {
+      if (error instanceof ProviderError) outcome = error.status === 422 ? "refused" : error.status === 504 ? "timeout" : "error";
+      throw error;
+    } finally {
+      metrics.providerCall("providerB", operationOf(method, path), outcome, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+/** The invoice or permit token in a confirm path is not a key, but the operation is named by its route (a bounded set of values). */
+function operationOf(method: string, path: string): string {
+  return `${method} ${path.replace(/\/confirm\/[^/]+$/, "/confirm/{token}")}`;
 }
 
 /** Builds a client for one merchant account and one mode (the base URL says which). */

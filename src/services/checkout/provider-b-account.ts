@@ -18,7 +18,7 @@ export interface ProviderBAccount {
 
 /** Opens the tenant's set (active, or `version`) and builds its client; null when there is none. */
 export async function openProviderBAccount(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "logger">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "logger" | "metrics">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderBAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
@@ -30,7 +30,7 @@ export async function openProviderBAccount(
     credentialsId: opened.id,
     version: opened.version,
     masterKey: keys.masterKey,
-    client: providerBClient({ baseUrl, timeoutMs: deps.config.providerTimeoutMs, keys, logger: deps.logger }),
+    client: providerBClient({ baseUrl, timeoutMs: deps.config.providerTimeoutMs, keys, logger: deps.logger, metrics: deps.metrics }),
   };
 }
 

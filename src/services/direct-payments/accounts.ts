@@ -60,12 +60,13 @@ export async function accountOfPayment(deps: Pick<Deps, "db" | "keyring" | "conf
 }
 
 /** A client for `account` in `environment`, with the configured base URL and timeout. */
-export function clientFor(deps: Pick<Deps, "config" | "logger">, environment: Environment, account: ProviderAAccount): ProviderAClient {
+export function clientFor(deps: Pick<Deps, "config" | "logger" | "metrics">, environment: Environment, account: ProviderAAccount): ProviderAClient {
   const a = deps.config.providerA;
   return createProviderAClient({
     baseUrl: environment === "live" ? a.liveUrl : a.sandboxUrl,
     secretKey: account.secretKey,
     timeoutMs: deps.config.providerTimeoutMs,
     logger: deps.logger,
+    metrics: deps.metrics,
   });
 }

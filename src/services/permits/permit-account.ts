@@ -20,7 +20,7 @@ export interface PermitAccount {
 
 /** Opens the tenant's set (active, or `version`) with both clients; null when there is none. */
 export async function openPermitAccount(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "logger">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "logger" | "metrics">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<PermitAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
@@ -32,6 +32,7 @@ export async function openPermitAccount(
     timeoutMs: deps.config.providerTimeoutMs,
     keys,
     logger: deps.logger,
+    metrics: deps.metrics,
   };
   return { credentialsId: opened.id, version: opened.version, masterKey: keys.masterKey, permits: providerBPermitClient(options), invoices: providerBClient(options) };
 }

@@ -211,6 +211,7 @@ async function attemptLeased(deps: Deps, delivery: LeasedDelivery, options: Deli
     random: options.random,
   });
   await recordAttempt(deps, delivery, target, { attempt, attemptedAt, recordedAt, durationMs, responseBody, result, outcome });
+  deps.metrics?.deliveryAttempt(outcome.state === "pending" ? "retrying" : outcome.state, durationMs / 1000);
   if (outcome.state === "pending") {
     await enqueueDeliveryAttempt(deps, { deliveryId: delivery.id, attempt: attempt + 1 }, { delayMs: outcome.retryInMs });
   }
@@ -484,6 +485,7 @@ export async function recordAttempt(deps: Deps, delivery: LeasedDelivery, target
     return;
   }
   if (disable && recorded.disabledEndpoint && target.kind === "endpoint") {
+    deps.metrics?.endpointDisabled(result.status === 410 ? "gone" : "failing");
     deps.logger.warn(
       { endpointId: target.endpointId, tenantId: delivery.tenant_id, environment: delivery.environment, deliveryId: delivery.id, reason: disable },
       `webhook endpoint ${target.endpointId} disabled: ${disable}`,
