@@ -170,6 +170,7 @@ describe("the deploy/ dashboard and alert rules", () => {
     expect(sample(exposition, 'passerelle_ipns_total{outcome="accepted",reason="stored"}')).toBe(1);
     expect(sample(exposition, 'passerelle_ipns_total{outcome="refused",reason="unauthorized"}')).toBe(1);
     expect(sample(exposition, 'passerelle_webhook_endpoints_disabled_total{reason="gone"}')).toBe(1);
+    expect(sample(exposition, 'passerelle_webhook_endpoints_disabled_total{reason="failing"}')).toBe(0);
     expect(sample(exposition, 'passerelle_payments{provider="providerB",state="succeeded"}')).toBe(1);
     expect(sample(exposition, 'passerelle_payments{provider="providerA",state="pending"}')).toBe(1);
     expect(sample(exposition, 'passerelle_payments_stuck_pending{provider="providerA"}')).toBe(0);

@@ -151,6 +151,8 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ["reason"] as const,
     registers: [registry],
   });
+  // Both series exist from the start, so `increase()` in an alert sees the first endpoint disabled.
+  for (const reason of ["gone", "failing"]) disabledEndpoints.inc({ reason }, 0);
   const ipns = new Counter({
     name: "passerelle_ipns_total",
     help: "Provider B IPNs answered: accepted (reason: stored, duplicate, orphan, orphan_dropped, probe, ignored) or refused (reason: why)",
