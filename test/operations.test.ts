@@ -108,7 +108,7 @@ describe("operations endpoints", () => {
     expect(metrics.status).toBe(200);
     const text = await metrics.text();
     expect(text).toContain("passerelle_http_requests_total");
-    expect(text).toMatch(/passerelle_http_requests_total\{method="GET",status="200"\} \d+/);
+    expect(text).toMatch(/passerelle_http_requests_total\{method="GET",route="\/health\/live",status="200"\} \d+/);
     expect((await fetch(`${url}/metrics`)).status).toBe(404);
   });
 
