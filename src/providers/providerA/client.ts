@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
+import { observeProviderCall } from "../observe-call.ts";
 import {
   wireErrorSchema,
   wireTokenSchema,
@@ -94,18 +95,8 @@ export function createProviderAClient(options: ProviderAClientOptions) {
 
   async function call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
     if (!options.metrics) return send(method, path, schema, init);
-    const started = performance.now();
-    let outcome: ProviderCallOutcome = "error";
-    try {
-      const answer = await send(method, path, schema, init);
-      outcome = "ok";
-      return answer;
-    } catch (error) {
-      if (error instanceof ProviderACallError) outcome = OUTCOMES[error.kind];
-      throw error;
-    } finally {
-      options.metrics.providerCall("providerA", operationOf(method, path), outcome, (performance.now() - started) / 1000);
-    }
+    const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderACallError ? OUTCOMES[error.kind] : "error");
+    return observeProviderCall(options.metrics, "providerA", operationOf(method, path), outcomeOf, () => send(method, path, schema, init));
   }
 
   type Init = { body?: unknown; idempotencyKey?: string };

@@ -19,6 +19,7 @@ import type { z } from "zod";
 import { ProviderError } from "../../errors.ts";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
+import { observeProviderCall } from "../observe-call.ts";
 import { checkoutConfirmation, checkoutInvoiceCreated, providerAnswer, SUCCESS_CODE, type CheckoutConfirmation, type CheckoutInvoiceCreated, type CheckoutInvoiceCreateRequest } from "./wire.ts";
 
 /** A merchant account's keys (spec 2.5). */
@@ -106,19 +107,10 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
   };
   const metrics = options.metrics;
   if (!metrics) return send;
-  return async function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
-    const started = performance.now();
-    let outcome: ProviderCallOutcome = "error";
-    try {
-      const answer = await send(method, path, body, schema);
-      outcome = "ok";
-      return answer;
-    } catch (error) {
-      if (error instanceof ProviderError) outcome = error.status === 422 ? "refused" : error.status === 504 ? "timeout" : "error";
-      throw error;
-    } finally {
-      metrics.providerCall("providerB", operationOf(method, path), outcome, (performance.now() - started) / 1000);
-    }
+  const outcomeOf = (error: unknown): ProviderCallOutcome =>
+    error instanceof ProviderError ? (error.status === 422 ? "refused" : error.status === 504 ? "timeout" : "error") : "error";
+  return function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
+    return observeProviderCall(metrics, "providerB", operationOf(method, path), outcomeOf, () => send(method, path, body, schema));
   };
 }
 
