@@ -51,6 +51,9 @@ export interface HttpApp {
 
 const READY_TIMEOUT_MS = 2_000;
 
+/** The GET routes Elysia answers itself (neither REST procedures nor raw-body provider routes). */
+const PLAIN_GET_PATHS = ["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"];
+
 async function checkWithin(check: () => Promise<void>, ms: number): Promise<"ok" | "down"> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -181,14 +184,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // The REST routes are also looked up ahead of Elysia (route-table.ts); every other route is reserved
   // there, so a path another route answers still goes through Elysia.
   const table = createRouteTable();
-  for (const path of ["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"]) table.add("GET", path, null);
+  for (const path of PLAIN_GET_PATHS) table.add("GET", path, null);
   for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
   const allRoutes = [
     ...routes,
-    ...["/", "/health/live", "/health/ready", "/openapi.json", "/docs", "/docs/scalar.js"].map((path) => ({ method: "GET", path })),
+    ...PLAIN_GET_PATHS.map((path) => ({ method: "GET", path })),
     ...RAW_BODY_ROUTES,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },
