@@ -33,7 +33,15 @@ import {
   type Scenario,
   type SetupName,
 } from "./scenarios.ts";
-import { measureFanout, measureFetchReference, measureQueueFloor, QUEUE_FLOOR_NAME, setUpFanout, type FanoutContext, type FanoutSetup } from "./harness/fanout.ts";
+import {
+  measureFanout,
+  measureFetchReference,
+  measureQueueFloor,
+  QUEUE_FLOOR_NAME,
+  setUpFanout,
+  type FanoutContext,
+  type FanoutSetup,
+} from "./harness/fanout.ts";
 import { measureInsertReference, measureIpnIntake, prepareIpns, type IpnContext } from "./harness/ipn-intake.ts";
 import {
   gatewayApi,
@@ -160,7 +168,11 @@ async function measureGroup(
     // A floor loads its own server; only the gateway's rows count the database's transactions.
     const row = scenario.server
       ? await measure(entry, targets.servers.get(scenario.server)!, generator, options, cleanup, around)
-      : await measure(entry, targets.gateway, generator, options, cleanup, { ...around, databaseStats: env.databaseStats, gatewayUrl: targets.gateway.baseUrl });
+      : await measure(entry, targets.gateway, generator, options, cleanup, {
+          ...around,
+          databaseStats: env.databaseStats,
+          gatewayUrl: targets.gateway.baseUrl,
+        });
     if (row.load && referenceRow.load) {
       row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
       const [mine, theirs] = [row.load.latencyMs.p50, referenceRow.load.latencyMs.p50];
@@ -201,7 +213,9 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     const simulatorsUp = await launch(Promise.resolve(simulators), cleanup);
     const receiver = await launch(launchReferenceServer("webhook-receiver", options.startTimeoutS), cleanup);
     world = await prepareProviderWorld({ ...simulators, ...simulatorsUp.target }, receiver.target);
-    log(`bench: simulators at ${simulators.providerAUrl} (provider A) and ${simulators.providerBUrl} (provider B), ready in ${Math.round(simulatorsUp.startupMs)} ms`);
+    log(
+      `bench: simulators at ${simulators.providerAUrl} (provider A) and ${simulators.providerBUrl} (provider B), ready in ${Math.round(simulatorsUp.startupMs)} ms`,
+    );
   }
   const providerWorld = world;
   const launchedGateway = await launchGateway(
@@ -218,7 +232,8 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
       : undefined,
     options.cpuProf ? { dir: join(import.meta.dir, "results", "profiles"), name: `gateway-${startedAt.replace(/:/g, "-")}` } : undefined,
   );
-  if (options.cpuProf) log(`bench: profiling the gateway: bench/results/profiles/gateway-${startedAt.replace(/:/g, "-")}.cpuprofile (.md beside it), written when it stops`);
+  if (options.cpuProf)
+    log(`bench: profiling the gateway: bench/results/profiles/gateway-${startedAt.replace(/:/g, "-")}.cpuprofile (.md beside it), written when it stops`);
   const gateway = await launch(Promise.resolve(launchedGateway), cleanup);
   const idleRssMb = readRssMb(gateway.target.child.pid);
   log(`bench: gateway ready in ${Math.round(gateway.startupMs)} ms at ${gateway.target.baseUrl}`);
@@ -296,8 +311,13 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
           const rows: ResultRow[] = [];
           await settle(around.quietPids);
           // One reference row for the fan-outs (they share it), as many requests as the largest batch.
-          const largest = fanout.reduce<FanoutScenario | undefined>((big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big), undefined);
-          const referenceRow = largest ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints)) : undefined;
+          const largest = fanout.reduce<FanoutScenario | undefined>(
+            (big, s) => (!big || s.events * s.endpoints > big.events * big.endpoints ? s : big),
+            undefined,
+          );
+          const referenceRow = largest
+            ? await (log(`bench: ${largest.reference}${tag}`), measureFetchReference(largest, fanoutContext!, largest.endpoints))
+            : undefined;
           if (referenceRow) rows.push(referenceRow);
           if (largest) {
             log(`bench: ${QUEUE_FLOOR_NAME}${tag}`);
@@ -310,7 +330,8 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
             const row = await measureFanout(scenario, fanoutContext!, fanoutSetups.get(scenario.endpoints)!, round);
             // A paced run's rate is its setting, not a result: no ratio.
             if (row.load && referenceRow?.load && !scenario.eventsPerSecond) row.ratio = row.load.requestsPerSecond / referenceRow.load.requestsPerSecond;
-            if (gateway.target.child.hasExited()) row.failure = `the gateway exited during the fan-out. Its output:\n${indent(gateway.target.child.outputTail())}`;
+            if (gateway.target.child.hasExited())
+              row.failure = `the gateway exited during the fan-out. Its output:\n${indent(gateway.target.child.outputTail())}`;
             rows.push(row);
           }
           return rows;
@@ -366,7 +387,11 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const logTail = report.gateway.logTail.trim();
   if (logTail) log(`bench: the gateway logged (LOG_LEVEL=warn), last lines:\n${indent(logTail.split("\n").slice(-20).join("\n"))}`);
   if (world) {
-    const simulatorTail = world.simulators.child.outputTail().trim().split("\n").filter((line) => !/simulator on http/.test(line));
+    const simulatorTail = world.simulators.child
+      .outputTail()
+      .trim()
+      .split("\n")
+      .filter((line) => !/simulator on http/.test(line));
     if (simulatorTail.length > 0) log(`bench: the simulators wrote, last lines:\n${indent(simulatorTail.slice(-10).join("\n"))}`);
   }
   if (!options.noSave) log(`bench: results written to ${saveReport(join(import.meta.dir, "results"), report)} and latest.json`);

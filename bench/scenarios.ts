@@ -252,7 +252,12 @@ export const scenarios: Scenario[] = [
     },
     flow: {
       flow: "repeat",
-      request: { method: "POST", path: "/providerA/direct-payment", headers: { ...tenantA, "content-type": "application/json" }, body: JSON.stringify(DIRECT_PAYMENT) },
+      request: {
+        method: "POST",
+        path: "/providerA/direct-payment",
+        headers: { ...tenantA, "content-type": "application/json" },
+        body: JSON.stringify(DIRECT_PAYMENT),
+      },
     },
     measures:
       "the flow driver posting direct payments: validation, the payment row, the three provider A calls over HTTP to the simulator, the provider id stored, the providerA-sync job enqueued; in the background, the simulator's approval webhook 2 s later (verified, re-read from the simulator, applied) and the first sync run at 5 s",
@@ -287,7 +292,8 @@ export const fanoutScenarios: FanoutScenario[] = [
     events: 500,
     endpoints: 4,
     eventsPerSecond: 100,
-    measures: "the same path at a steady 100 events/s (400 deliveries/s), below the burst's throughput: the latency of a delivery when nothing is queued ahead of it",
+    measures:
+      "the same path at a steady 100 events/s (400 deliveries/s), below the burst's throughput: the latency of a delivery when nothing is queued ahead of it",
   },
 ];
 

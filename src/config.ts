@@ -150,7 +150,10 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.:-]+$/, "must be letters, digits, '_', '.', ':' or '-'")
     .default("passerelle"),
-  JWT_SECRET: z.string().refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes").optional(),
+  JWT_SECRET: z
+    .string()
+    .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes")
+    .optional(),
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_AUDIENCE: z.string().min(1).optional(),
   JWT_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -162,7 +165,10 @@ const envSchema = z.object({
       return parsed ?? [];
     })
     .optional(),
-  API_KEY_PEPPER: z.string().refine((s) => Buffer.byteLength(s) >= 16, "must be at least 16 bytes").optional(),
+  API_KEY_PEPPER: z
+    .string()
+    .refine((s) => Buffer.byteLength(s) >= 16, "must be at least 16 bytes")
+    .optional(),
   PROVIDER_A_SANDBOX_URL: url.optional(),
   PROVIDER_A_LIVE_URL: url.optional(),
   PROVIDER_A_SANDBOX_SECRET_KEY: z.string().min(1).optional(),

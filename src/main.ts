@@ -79,8 +79,7 @@ function configOrExit(options: { createDevelopmentSecrets: boolean } = { createD
 /** A whole number of at least `min` from an option's text, or a {@link UsageError} naming the option. */
 function wholeNumber(text: unknown, option: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(text);
-  if (!/^\d+$/.test(String(text)) || value < min || value > max)
-    throw new UsageError(`${option} must be ${what} (got ${JSON.stringify(text)})`);
+  if (!/^\d+$/.test(String(text)) || value < min || value > max) throw new UsageError(`${option} must be ${what} (got ${JSON.stringify(text)})`);
   return value;
 }
 
@@ -106,7 +105,10 @@ async function serve(workers: boolean, http: boolean): Promise<void> {
   if (config.developmentDefaults.length > 0)
     logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
   const { url, metricsUrl } = await gateway.start({ http, workers });
-  logger.info({ url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } }, "passerelle started");
+  logger.info(
+    { url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } },
+    "passerelle started",
+  );
   stopOnSignals(async (signal) => {
     const started = performance.now();
     const stopMs = () => Math.round(performance.now() - started);
@@ -204,7 +206,11 @@ const COMMANDS: Record<string, Command> = {
   --port-a <n>             provider A's port (default 4001)
   --port-b <n>             provider B's port (default 4002)
   --approve-delay-ms <n>   how long a simulated payment waits before it is approved (default 2000)`,
-    options: { "port-a": { type: "string", default: "4001" }, "port-b": { type: "string", default: "4002" }, "approve-delay-ms": { type: "string", default: "2000" } },
+    options: {
+      "port-a": { type: "string", default: "4001" },
+      "port-b": { type: "string", default: "4002" },
+      "approve-delay-ms": { type: "string", default: "2000" },
+    },
     async run(values) {
       const approveDelayMs = wholeNumber(values["approve-delay-ms"], "--approve-delay-ms", "a whole number of milliseconds");
       const ports = {

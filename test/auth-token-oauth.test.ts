@@ -53,7 +53,14 @@ describe("POST /auth/token with an OAuth2 library (oauth4webapi)", () => {
   });
 
   it("reads an unsupported grant type as an OAuth error body", async () => {
-    const response = await oauth.genericTokenEndpointRequest(as, { client_id: key.id }, oauth.ClientSecretBasic(key.secret), "password", { username: "u", password: "p" }, insecure);
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      { client_id: key.id },
+      oauth.ClientSecretBasic(key.secret),
+      "password",
+      { username: "u", password: "p" },
+      insecure,
+    );
     const error = await oauth.processGenericTokenEndpointResponse(as, { client_id: key.id }, response).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(oauth.ResponseBodyError);
     expect(error).toMatchObject({ status: 400, error: "unsupported_grant_type", error_description: "grant_type must be equal to client_credentials" });

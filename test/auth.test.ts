@@ -43,11 +43,7 @@ describe("GET /auth/whoami", () => {
   });
 
   it("describes a tenant token, defaulting to sandbox", async () => {
-    const token = await new SignJWT({ tenant_id: tenantA })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject("app")
-      .setExpirationTime("5m")
-      .sign(secret);
+    const token = await new SignJWT({ tenant_id: tenantA }).setProtectedHeader({ alg: "HS256" }).setSubject("app").setExpirationTime("5m").sign(secret);
     const body = await (await whoami(bearer(token))).json();
     expect(body).toMatchObject({ sub: "app", role: "tenant", tenantId: tenantA, environment: "sandbox", keyId: null });
   });
@@ -143,12 +139,25 @@ describe("tokens from the operator's identity provider (JWT_JWKS_URL)", () => {
   it("accepts RS256 and ES256 tokens whose key is in the JWKS, and refuses them when no JWKS is configured", async () => {
     const rsa = await generateKeyPair("RS256");
     const ec = await generateKeyPair("ES256");
-    const jwks = { keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "rsa-1", alg: "RS256" }, { ...(await exportJWK(ec.publicKey)), kid: "ec-1", alg: "ES256" }] };
+    const jwks = {
+      keys: [
+        { ...(await exportJWK(rsa.publicKey)), kid: "rsa-1", alg: "RS256" },
+        { ...(await exportJWK(ec.publicKey)), kid: "ec-1", alg: "ES256" },
+      ],
+    };
     const idp = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json(jwks) });
     const withJwks = await startTestGateway({ JWT_JWKS_URL: `http://127.0.0.1:${idp.port}/.well-known/jwks.json` });
     try {
-      const rs = await new SignJWT({ role: "admin" }).setProtectedHeader({ alg: "RS256", kid: "rsa-1" }).setSubject("idp-user").setExpirationTime("5m").sign(rsa.privateKey);
-      const es = await new SignJWT({ tenant_id: tenantA }).setProtectedHeader({ alg: "ES256", kid: "ec-1" }).setSubject("idp-app").setExpirationTime("5m").sign(ec.privateKey);
+      const rs = await new SignJWT({ role: "admin" })
+        .setProtectedHeader({ alg: "RS256", kid: "rsa-1" })
+        .setSubject("idp-user")
+        .setExpirationTime("5m")
+        .sign(rsa.privateKey);
+      const es = await new SignJWT({ tenant_id: tenantA })
+        .setProtectedHeader({ alg: "ES256", kid: "ec-1" })
+        .setSubject("idp-app")
+        .setExpirationTime("5m")
+        .sign(ec.privateKey);
       const rsBody = await (await withJwks.request("/auth/whoami", { headers: bearer(rs) })).json();
       expect(rsBody).toMatchObject({ sub: "idp-user", role: "admin" });
       const esBody = await (await withJwks.request("/auth/whoami", { headers: bearer(es) })).json();
@@ -157,7 +166,11 @@ describe("tokens from the operator's identity provider (JWT_JWKS_URL)", () => {
       expect((await withJwks.request("/auth/whoami", { headers: bearer(await withJwks.adminToken()) })).status).toBe(200);
       // A key the JWKS does not hold is refused.
       const stranger = await generateKeyPair("RS256");
-      const forged = await new SignJWT({ role: "admin" }).setProtectedHeader({ alg: "RS256", kid: "rsa-1" }).setSubject("x").setExpirationTime("5m").sign(stranger.privateKey);
+      const forged = await new SignJWT({ role: "admin" })
+        .setProtectedHeader({ alg: "RS256", kid: "rsa-1" })
+        .setSubject("x")
+        .setExpirationTime("5m")
+        .sign(stranger.privateKey);
       await expectError(await withJwks.request("/auth/whoami", { headers: bearer(forged) }), 401, "unauthorized");
       // Without JWT_JWKS_URL, asymmetric tokens are not accepted at all.
       await expectError(await whoami(bearer(rs)), 401, "unauthorized", "Token algorithm is not accepted");
@@ -239,7 +252,9 @@ describe("WWW-Authenticate on every 401 (RFC 6750 §3)", () => {
     expect(tenantRoute.status).toBe(401);
     expect(challenge(tenantRoute)).toBe('Bearer realm="passerelle", error="invalid_token", error_description="Token is malformed or cannot be verified"');
     const ghost = await tg.tenantToken("ten_01JAAAAAAAAAAAAAAAAAAAAAAA");
-    expect(challenge(await item(bearer(ghost)))).toBe('Bearer realm="passerelle", error="invalid_token", error_description="The token\'s tenant does not exist"');
+    expect(challenge(await item(bearer(ghost)))).toBe(
+      'Bearer realm="passerelle", error="invalid_token", error_description="The token\'s tenant does not exist"',
+    );
   });
 
   it("is on 401s only", async () => {

@@ -53,22 +53,24 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
   }
 
   // Registered only when the suite runs: bun would list the hooks of a skipped suite as skipped tests.
-  if (chromiumInstalled) beforeAll(async () => {
-    const port = await freePort();
-    tg = await startTestGateway({ SIMULATORS: "on", PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
-    base = (await tg.gateway.start()).url!;
-    expect(base).toBe(`http://127.0.0.1:${port}`);
-    receiver = await startReceiver();
-    shots = process.env.BROWSER_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), "passerelle-shots-")));
-    browser = await launchChromium();
-  }, 60_000);
+  if (chromiumInstalled)
+    beforeAll(async () => {
+      const port = await freePort();
+      tg = await startTestGateway({ SIMULATORS: "on", PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+      base = (await tg.gateway.start()).url!;
+      expect(base).toBe(`http://127.0.0.1:${port}`);
+      receiver = await startReceiver();
+      shots = process.env.BROWSER_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), "passerelle-shots-")));
+      browser = await launchChromium();
+    }, 60_000);
 
-  if (chromiumInstalled) afterAll(async () => {
-    await browser?.close();
-    await tg?.close();
-    await receiver?.stop();
-    if (shots && !process.env.BROWSER_SCREENSHOT_DIR) await rm(shots, { recursive: true, force: true });
-  });
+  if (chromiumInstalled)
+    afterAll(async () => {
+      await browser?.close();
+      await tg?.close();
+      await receiver?.stop();
+      if (shots && !process.env.BROWSER_SCREENSHOT_DIR) await rm(shots, { recursive: true, force: true });
+    });
 
   describe("provider A sandbox console", () => {
     it("clicking Approve on a pending 2500 payment makes the gateway report it approved", async () => {
@@ -121,7 +123,11 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
       const keysResponse = await fetch(`${base}/sandbox/providerB/_sim/accounts`, { method: "POST" });
       expect(keysResponse.status).toBe(201);
       const keys = (await keysResponse.json()) as Json;
-      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token: tenant.token, tenantId: tenant.id, json: { ...keys, environment: "sandbox" } });
+      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, {
+        token: tenant.token,
+        tenantId: tenant.id,
+        json: { ...keys, environment: "sandbox" },
+      });
       expect(stored.status, JSON.stringify(stored.body)).toBe(200);
       const endpoint = await api("POST", "/webhooks", { token: tenant.token, tenantId: tenant.id, json: { url: `${receiver.url}/hooks` } });
       expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(200);
@@ -162,7 +168,11 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
       );
       expect(payment).toMatchObject({ provider: "providerB", kind: "checkout", amount: 5000, providerTransactionId: token });
 
-      const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/hooks"), { what: "the tenant's webhook", timeoutMs: 10_000, intervalMs: 100 });
+      const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/hooks"), {
+        what: "the tenant's webhook",
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
       const event = new Webhook(secret).verify(receipt.body, receipt.headers) as Json;
       expect(event).toMatchObject({ type: "payment.completed", data: { paymentId } });
       expect(receiver.receipts.filter((r) => r.path === "/hooks")).toHaveLength(1);
@@ -173,7 +183,11 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
     it("clicking Authorise makes the permit active through the IPN, and it can be charged at once", async () => {
       const tenant = await newTenant("Abonnements Dakar");
       const keys = (await (await fetch(`${base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
-      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token: tenant.token, tenantId: tenant.id, json: { ...keys, environment: "sandbox" } });
+      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, {
+        token: tenant.token,
+        tenantId: tenant.id,
+        json: { ...keys, environment: "sandbox" },
+      });
       expect(stored.status, JSON.stringify(stored.body)).toBe(200);
       const endpoint = await api("POST", "/webhooks", { token: tenant.token, tenantId: tenant.id, json: { url: `${receiver.url}/permit-hooks` } });
       expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(200);
@@ -214,7 +228,11 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
       expect(permit).toMatchObject({ permitId, token, maxAmount: 20_000, customData: { plan: "gold" } });
       expect(permit.activatedAt).not.toBeNull();
 
-      const charged = await api("POST", `/providerB/permits/${permitId}/charges`, { token: tenant.token, tenantId: tenant.id, json: { amount: 5000, description: "Mai" } });
+      const charged = await api("POST", `/providerB/permits/${permitId}/charges`, {
+        token: tenant.token,
+        tenantId: tenant.id,
+        json: { amount: 5000, description: "Mai" },
+      });
       expect(charged.status, JSON.stringify(charged.body)).toBe(200);
       expect(charged.body).toMatchObject({ status: "succeeded", amount: 5000, permitId });
 
@@ -226,7 +244,9 @@ describeWithChromium("browser: the simulators' pages in headless Chromium", () =
         { what: "permit.activated and permit.charge.succeeded", timeoutMs: 10_000, intervalMs: 100 },
       );
       expect(events.map((e) => e.type).sort()).toEqual(["permit.activated", "permit.charge.succeeded"]);
-      expect(events.find((e) => e.type === "permit.charge.succeeded")).toMatchObject({ data: { permitId, chargeId: charged.body.chargeId, paymentId: charged.body.paymentId, amount: 5000 } });
+      expect(events.find((e) => e.type === "permit.charge.succeeded")).toMatchObject({
+        data: { permitId, chargeId: charged.body.chargeId, paymentId: charged.body.paymentId, amount: 5000 },
+      });
     }, 30_000);
   });
 });

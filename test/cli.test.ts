@@ -16,7 +16,9 @@ import { TEST_ENV } from "./support/gateway.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "passerelle-cli-"));
@@ -40,7 +42,13 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
 async function becomesReady(port: number): Promise<boolean> {
   for (let i = 0; i < 300; i++) {
     await Bun.sleep(100);
-    if (await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false)) return true;
+    if (
+      await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -103,7 +111,11 @@ async function cliDatabase(options: { snapshot: boolean } = { snapshot: true }) 
   return {
     env: { DATA_DIR: dataDir } as Record<string, string>,
     open: (): Promise<DatabaseHandle> =>
-      openDatabase({ driver: "pglite", dataDir: join(dataDir, "pglite"), ...(options.snapshot ? { snapshot: () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR) } : {}) }),
+      openDatabase({
+        driver: "pglite",
+        dataDir: join(dataDir, "pglite"),
+        ...(options.snapshot ? { snapshot: () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR) } : {}),
+      }),
   };
 }
 
@@ -180,7 +192,15 @@ describe("passerelle (the command line)", () => {
     await database.db.insertInto("tenants").values({ id: tenantId, name: "Rotate", store_name: "Rotate" }).execute();
     await database.db
       .insertInto("provider_credentials")
-      .values({ id: `pcr_${ulid()}`, tenant_id: tenantId, provider: "providerB", environment: "sandbox", version: 1, sealed: { masterKey: await v1.seal("mk_rotate_me", context) }, masked: {} })
+      .values({
+        id: `pcr_${ulid()}`,
+        tenant_id: tenantId,
+        provider: "providerB",
+        environment: "sandbox",
+        version: 1,
+        sealed: { masterKey: await v1.seal("mk_rotate_me", context) },
+        masked: {},
+      })
       .execute();
     await database.close();
 
@@ -210,7 +230,10 @@ describe("passerelle (the command line)", () => {
       expect(await becomesReady(port)).toBe(true);
       child.kill("SIGTERM");
       expect(await child.exited).toBe(0);
-      const lines = (await new Response(child.stdout).text()).trim().split("\n").map((line) => JSON.parse(line));
+      const lines = (await new Response(child.stdout).text())
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
       // One line on the way out, the last one: why, and how long stopping took.
       expect(lines.filter((line) => line.msg === "passerelle stopped")).toEqual([lines.at(-1)]);
       expect(lines.at(-1)).toMatchObject({ level: 30, msg: "passerelle stopped", signal: "SIGTERM", stopMs: expect.any(Number) });

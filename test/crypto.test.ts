@@ -62,21 +62,39 @@ describe("passerelle keys rotate (rotateSealedSecrets)", () => {
       .execute();
     await db
       .insertInto("tenant_secrets")
-      .values({ id: `tsc_${ulid()}`, tenant_id: tenantId, kind: "callback", sealed_secret: await v1.seal("whsec_callback", { tenantId, field: tenantSecretField("callback") }) })
+      .values({
+        id: `tsc_${ulid()}`,
+        tenant_id: tenantId,
+        kind: "callback",
+        sealed_secret: await v1.seal("whsec_callback", { tenantId, field: tenantSecretField("callback") }),
+      })
       .execute();
 
     const endpointId = `whe_${ulid()}`;
-    await db.insertInto("webhook_endpoints").values({ id: endpointId, tenant_id: tenantId, environment: "sandbox", url: "https://hooks.example.com/x" }).execute();
+    await db
+      .insertInto("webhook_endpoints")
+      .values({ id: endpointId, tenant_id: tenantId, environment: "sandbox", url: "https://hooks.example.com/x" })
+      .execute();
     await db
       .insertInto("webhook_endpoint_secrets")
-      .values({ id: `whs_${ulid()}`, endpoint_id: endpointId, tenant_id: tenantId, sealed_secret: await v1.seal("whsec_endpoint", { tenantId, field: ENDPOINT_SECRET_FIELD }) })
+      .values({
+        id: `whs_${ulid()}`,
+        endpoint_id: endpointId,
+        tenant_id: tenantId,
+        sealed_secret: await v1.seal("whsec_endpoint", { tenantId, field: ENDPOINT_SECRET_FIELD }),
+      })
       .execute();
 
     // The plaintext never reaches the database.
-    const raw = JSON.stringify((await sql`select * from provider_credentials`.execute(db)).rows) + JSON.stringify((await sql`select * from tenant_secrets`.execute(db)).rows);
+    const raw =
+      JSON.stringify((await sql`select * from provider_credentials`.execute(db)).rows) +
+      JSON.stringify((await sql`select * from tenant_secrets`.execute(db)).rows);
     for (const value of [...Object.values(plain), "whsec_callback"]) expect(raw).not.toContain(value);
 
-    const v2 = await createKeyring([{ version: 2, key: key(3) }, { version: 1, key: key(1) }]);
+    const v2 = await createKeyring([
+      { version: 2, key: key(3) },
+      { version: 1, key: key(1) },
+    ]);
     expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 5, current: 0 });
     expect(await rotateSealedSecrets({ db }, v2)).toEqual({ resealed: 0, current: 5 });
 
@@ -89,7 +107,11 @@ describe("passerelle keys rotate (rotateSealedSecrets)", () => {
     const secret = await db.selectFrom("tenant_secrets").select("sealed_secret").where("tenant_id", "=", tenantId).executeTakeFirstOrThrow();
     expect(secret.sealed_secret).toStartWith("v2:");
     expect(await onlyV2.open(secret.sealed_secret, { tenantId, field: tenantSecretField("callback") })).toBe("whsec_callback");
-    const endpointSecret = await db.selectFrom("webhook_endpoint_secrets").select("sealed_secret").where("endpoint_id", "=", endpointId).executeTakeFirstOrThrow();
+    const endpointSecret = await db
+      .selectFrom("webhook_endpoint_secrets")
+      .select("sealed_secret")
+      .where("endpoint_id", "=", endpointId)
+      .executeTakeFirstOrThrow();
     expect(await onlyV2.open(endpointSecret.sealed_secret, { tenantId, field: ENDPOINT_SECRET_FIELD })).toBe("whsec_endpoint");
   });
 });

@@ -62,7 +62,10 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
       onAvailabilityChange: logOutage(logger, "database"),
     });
     await migrateToLatest(database.db);
-    await database.db.insertInto("tenants").values({ id: TENANT_ID, name: "Outage", store_name: "Outage store", disabled: false, live_enabled: false }).execute();
+    await database.db
+      .insertInto("tenants")
+      .values({ id: TENANT_ID, name: "Outage", store_name: "Outage store", disabled: false, live_enabled: false })
+      .execute();
     const queue = createJobQueue({ redisUrl: process.env.REDIS_URL, prefix, logger });
     gateway = await createGateway(config, { database, queue, logger });
     headers = { authorization: `Bearer ${await mintToken(config.jwt, { sub: "operator", role: "admin", environment: "sandbox" })}`, "x-tenant-id": TENANT_ID };
@@ -86,7 +89,11 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
       for (let n = 0; !stop; n++) {
         const outcome =
           n % 2 === 0
-            ? await timed("/tenants", { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ name: `Load ${i}-${n}`, storeName: "Load" }) })
+            ? await timed("/tenants", {
+                method: "POST",
+                headers: { ...headers, "content-type": "application/json" },
+                body: JSON.stringify({ name: `Load ${i}-${n}`, storeName: "Load" }),
+              })
             : await timed("/payments", { headers: { authorization: `Bearer ${tenantToken}` } });
         outcomes.push(outcome);
       }
@@ -105,7 +112,11 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
     expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(WITHIN_MS);
     // The next requests succeed.
     const next = await timed("/payments", { headers: { authorization: `Bearer ${tenantToken}` } });
-    expect({ status: next.status, body: next.status === 200 ? {} : next.body, outage: logs.filter((line) => line.dependency) }).toEqual({ status: 200, body: {}, outage: [] });
+    expect({ status: next.status, body: next.status === 200 ? {} : next.body, outage: logs.filter((line) => line.dependency) }).toEqual({
+      status: 200,
+      body: {},
+      outage: [],
+    });
     expect(logs.filter((line) => line.msg === "unexpected error")).toEqual([]);
     expect(uncaught).toEqual([]);
   }, 30_000);
@@ -129,7 +140,11 @@ describe.skipIf(!DATABASE_URL)("the gateway when PostgreSQL goes away", () => {
       const answer = await timed(url, init);
       answers.push({ route, status: answer.status, code: answer.body.code, ms: answer.ms });
     }
-    const ipn = await timed("/providerB/webhook", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "data%5Bhash%5D=00&data%5Binvoice%5D%5Btoken%5D=test_abc" });
+    const ipn = await timed("/providerB/webhook", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "data%5Bhash%5D=00&data%5Binvoice%5D%5Btoken%5D=test_abc",
+    });
     answers.push({ route: "POST /providerB/webhook", status: ipn.status, code: ipn.body.code, ms: ipn.ms });
     expect(answers.length).toBeGreaterThan(40);
     expect(answers.filter((a) => !(a.status === 503 && a.code === "unavailable") && a.status !== answeredUp.get(a.route))).toEqual([]);

@@ -174,7 +174,14 @@ describe(`database on ${DRIVER}`, () => {
     ]);
     expect(versions[1]?.sealed).toEqual({ masterKey: "v1:AAAA", privateKey: "v1:BBBB", token: "v1:CCCC" });
     // The same version twice is rejected too, active or not.
-    expect(await errorCode(db.insertInto("provider_credentials").values(credentialSet(tenantId, 2, false)).execute())).toBe("23505");
+    expect(
+      await errorCode(
+        db
+          .insertInto("provider_credentials")
+          .values(credentialSet(tenantId, 2, false))
+          .execute(),
+      ),
+    ).toBe("23505");
   });
 
   it("enforces the check constraints", async () => {
@@ -221,7 +228,10 @@ describe(`database on ${DRIVER}`, () => {
     const results = await Promise.allSettled(
       ids.map((id, i) =>
         db.transaction().execute(async (trx) => {
-          await trx.insertInto("tenants").values({ id, name: `T${i}`, store_name: `T${i}` }).execute();
+          await trx
+            .insertInto("tenants")
+            .values({ id, name: `T${i}`, store_name: `T${i}` })
+            .execute();
           if (i % 2 === 1) throw new Error(`abort ${i}`);
         }),
       ),
@@ -250,19 +260,23 @@ describe(`database on ${DRIVER}`, () => {
     expect(table.rows[0]?.t).toBeNull();
   });
 
-  it("gives each test database its own data (timing printed)", async () => {
-    const others: TestDatabase[] = [];
-    try {
-      for (let i = 0; i < 3; i++) {
-        others.push(await timed(`createTestDatabase (${DRIVER}, again #${i + 1})`, () => createTestDatabase()));
+  it(
+    "gives each test database its own data (timing printed)",
+    async () => {
+      const others: TestDatabase[] = [];
+      try {
+        for (let i = 0; i < 3; i++) {
+          others.push(await timed(`createTestDatabase (${DRIVER}, again #${i + 1})`, () => createTestDatabase()));
+        }
+        const [a, b] = others as [TestDatabase, TestDatabase];
+        const id = await insertTenant(a.db);
+        expect(await b.db.selectFrom("tenants").select("id").where("id", "=", id).execute()).toEqual([]);
+      } finally {
+        await Promise.all(others.map((o) => o.dispose()));
       }
-      const [a, b] = others as [TestDatabase, TestDatabase];
-      const id = await insertTenant(a.db);
-      expect(await b.db.selectFrom("tenants").select("id").where("id", "=", id).execute()).toEqual([]);
-    } finally {
-      await Promise.all(others.map((o) => o.dispose()));
-    }
-  }, HOOK_TIMEOUT);
+    },
+    HOOK_TIMEOUT,
+  );
 });
 
 describe("PGlite on disk", () => {
@@ -276,44 +290,50 @@ describe("PGlite on disk", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("starts a new data directory from the snapshot, then reopens it with its data", async () => {
-    const dataDir = join(dir, "pglite");
-    let built = false;
-    const snapshot = async () => {
-      built = true;
-      return loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
-    };
-    const first = await timed("PGlite on disk, first start from snapshot", () =>
-      openDatabase({ driver: "pglite", dataDir, snapshot }),
-    );
-    expect(built).toBe(true);
-    expect(await migrateToLatest(first.db)).toEqual({ applied: [] });
-    const id = await insertTenant(first.db, { rps: 1, burst: 2 });
-    await first.close();
+  it(
+    "starts a new data directory from the snapshot, then reopens it with its data",
+    async () => {
+      const dataDir = join(dir, "pglite");
+      let built = false;
+      const snapshot = async () => {
+        built = true;
+        return loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
+      };
+      const first = await timed("PGlite on disk, first start from snapshot", () => openDatabase({ driver: "pglite", dataDir, snapshot }));
+      expect(built).toBe(true);
+      expect(await migrateToLatest(first.db)).toEqual({ applied: [] });
+      const id = await insertTenant(first.db, { rps: 1, burst: 2 });
+      await first.close();
 
-    built = false;
-    const again = await timed("PGlite on disk, reopen", () => openDatabase({ driver: "pglite", dataDir, snapshot }));
-    try {
-      expect(built).toBe(false);
-      const row = await again.db.selectFrom("tenants").select("rate_limit").where("id", "=", id).executeTakeFirst();
-      expect(row?.rate_limit).toEqual({ rps: 1, burst: 2 });
-    } finally {
-      await again.close();
-    }
-  }, HOOK_TIMEOUT);
+      built = false;
+      const again = await timed("PGlite on disk, reopen", () => openDatabase({ driver: "pglite", dataDir, snapshot }));
+      try {
+        expect(built).toBe(false);
+        const row = await again.db.selectFrom("tenants").select("rate_limit").where("id", "=", id).executeTakeFirst();
+        expect(row?.rate_limit).toEqual({ rps: 1, burst: 2 });
+      } finally {
+        await again.close();
+      }
+    },
+    HOOK_TIMEOUT,
+  );
 
-  it("refuses to open a data directory that a running process holds, and takes over a stale lock", async () => {
-    const dataDir = join(dir, "locked");
-    const snapshot = () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
-    const holder = await openDatabase({ driver: "pglite", dataDir, snapshot });
-    try {
-      await expect(openDatabase({ driver: "pglite", dataDir, snapshot })).rejects.toBeInstanceOf(DataDirInUseError);
-    } finally {
-      await holder.close();
-    }
-    await writeFile(`${dataDir}.lock`, "2147483646"); // no such process
-    const next = await openDatabase({ driver: "pglite", dataDir });
-    await next.ping();
-    await next.close();
-  }, HOOK_TIMEOUT);
+  it(
+    "refuses to open a data directory that a running process holds, and takes over a stale lock",
+    async () => {
+      const dataDir = join(dir, "locked");
+      const snapshot = () => loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
+      const holder = await openDatabase({ driver: "pglite", dataDir, snapshot });
+      try {
+        await expect(openDatabase({ driver: "pglite", dataDir, snapshot })).rejects.toBeInstanceOf(DataDirInUseError);
+      } finally {
+        await holder.close();
+      }
+      await writeFile(`${dataDir}.lock`, "2147483646"); // no such process
+      const next = await openDatabase({ driver: "pglite", dataDir });
+      await next.ping();
+      await next.close();
+    },
+    HOOK_TIMEOUT,
+  );
 });

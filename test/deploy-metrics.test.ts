@@ -103,7 +103,11 @@ describe("the deploy/ dashboard and alert rules", () => {
     const parsed = JSON.parse(dashboard) as { title: string; panels: { title: string; targets: { expr: string }[] }[] };
     expect(parsed.title).toBe("Passerelle");
     expect(parsed.panels.length).toBeGreaterThan(8);
-    for (const panel of parsed.panels) expect(panel.targets.every((target) => target.expr.includes("passerelle_")), panel.title).toBe(true);
+    for (const panel of parsed.panels)
+      expect(
+        panel.targets.every((target) => target.expr.includes("passerelle_")),
+        panel.title,
+      ).toBe(true);
     type Rule = { alert: string; expr: string; for?: string; labels: { severity: string } };
     const rules = Bun.YAML.parse(alertRules) as { groups: { name: string; rules: Rule[] }[] };
     const all = rules.groups.flatMap((group) => group.rules);

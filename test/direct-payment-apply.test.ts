@@ -57,7 +57,10 @@ async function newPayment(tenantId: string, fields: { callback_url?: string } = 
 /** Provider A's approval of a payment (`row` gives its transaction id). */
 function approved(row: Payment): { kind: "provider"; facts: ProviderATransactionFacts } {
   const transactionId = Number(row.provider_transaction_id);
-  return { kind: "provider", facts: { transactionId, reference: "trx_41", status: "approved", state: "succeeded", errorCode: null, approvedAt: new Date("2026-01-02T03:04:05.678Z") } };
+  return {
+    kind: "provider",
+    facts: { transactionId, reference: "trx_41", status: "approved", state: "succeeded", errorCode: null, approvedAt: new Date("2026-01-02T03:04:05.678Z") },
+  };
 }
 
 async function eventsOf(paymentId: string) {
@@ -68,11 +71,21 @@ async function deliveriesOf(eventId: string) {
   return database.db.selectFrom("deliveries").select(["endpoint_id", "target_url"]).where("event_id", "=", eventId).execute();
 }
 
-async function addEndpoint(tenantId: string, fields: { event_types: EventType[] | null; enabled?: boolean; environment?: "sandbox" | "live" }): Promise<string> {
+async function addEndpoint(
+  tenantId: string,
+  fields: { event_types: EventType[] | null; enabled?: boolean; environment?: "sandbox" | "live" },
+): Promise<string> {
   const id = `whe_${ulid()}`;
   await database.db
     .insertInto("webhook_endpoints")
-    .values({ id, tenant_id: tenantId, environment: fields.environment ?? "sandbox", url: "https://example.com/hook", event_types: fields.event_types, enabled: fields.enabled ?? true })
+    .values({
+      id,
+      tenant_id: tenantId,
+      environment: fields.environment ?? "sandbox",
+      url: "https://example.com/hook",
+      event_types: fields.event_types,
+      enabled: fields.enabled ?? true,
+    })
     .execute();
   return id;
 }
@@ -119,7 +132,10 @@ describe("applying a provider read to the row the caller read", () => {
         await applyDirectPaymentUpdate(deps(), seen.id, approved(seen), seen);
         const events = await eventsOf(seen.id);
         expect(events.length).toBe(1);
-        expect({ case: c.name, deliveries: await deliveriesOf(events[0]!.id) }).toEqual({ case: c.name, deliveries: c.delivered ? [{ endpoint_id: endpointId, target_url: null }] : [] });
+        expect({ case: c.name, deliveries: await deliveriesOf(events[0]!.id) }).toEqual({
+          case: c.name,
+          deliveries: c.delivered ? [{ endpoint_id: endpointId, target_url: null }] : [],
+        });
       }
     }
   });
@@ -140,7 +156,12 @@ describe("applying a provider read to the row the caller read", () => {
     // A stale reader (it read the row while pending) learns the same approval, then a decline.
     const again = await applyDirectPaymentUpdate(deps(), seen.id, approved(seen), seen);
     expect(again).toMatchObject({ eventType: null, row: { state: "succeeded" } });
-    const declined = await applyDirectPaymentUpdate(deps(), seen.id, { kind: "provider", facts: { ...approved(seen).facts, status: "declined", state: "failed", approvedAt: null } }, seen);
+    const declined = await applyDirectPaymentUpdate(
+      deps(),
+      seen.id,
+      { kind: "provider", facts: { ...approved(seen).facts, status: "declined", state: "failed", approvedAt: null } },
+      seen,
+    );
     expect(declined).toMatchObject({ eventType: null, row: { state: "succeeded", provider_status: "approved" } });
     expect((await eventsOf(seen.id)).map((e) => e.type)).toEqual(["payment.completed"]);
   });
@@ -156,7 +177,12 @@ describe("applying a provider read to the row the caller read", () => {
     const tenantId = await newTenant();
     const seen = await newPayment(tenantId);
     const { deps: counted, counter } = countingDeps();
-    const result = await applyDirectPaymentUpdate(counted, seen.id, { kind: "provider", facts: { ...approved(seen).facts, status: "pending", state: "pending", approvedAt: null } }, seen);
+    const result = await applyDirectPaymentUpdate(
+      counted,
+      seen.id,
+      { kind: "provider", facts: { ...approved(seen).facts, status: "pending", state: "pending", approvedAt: null } },
+      seen,
+    );
     expect(counter.statements).toBe(1);
     expect(result.eventType).toBeNull();
     expect(result.row.state).toBe("pending");

@@ -91,12 +91,18 @@ function fresh(label: string, amount = 2_000) {
 
 /** The simulator's transactions for one test's payment: what reached the provider. */
 async function providerTransactions(description: string): Promise<{ id: number; merchant_reference: string | null; push_sent: boolean }[]> {
-  const listed = (await (await fetch(`${simBase}/_sim/transactions`)).json()) as { transactions: { id: number; description: string; merchant_reference: string | null; push_sent: boolean }[] };
+  const listed = (await (await fetch(`${simBase}/_sim/transactions`)).json()) as {
+    transactions: { id: number; description: string; merchant_reference: string | null; push_sent: boolean }[];
+  };
   return listed.transactions.filter((trx) => trx.description === description);
 }
 
 async function paymentRow(paymentId: string, gateway = tg) {
-  return gateway.gateway.deps.db.selectFrom("payments").select(["state", "outcome_unknown", "provider_transaction_id", "failure_code"]).where("id", "=", paymentId).executeTakeFirstOrThrow();
+  return gateway.gateway.deps.db
+    .selectFrom("payments")
+    .select(["state", "outcome_unknown", "provider_transaction_id", "failure_code"])
+    .where("id", "=", paymentId)
+    .executeTakeFirstOrThrow();
 }
 
 const withoutRequestId = (body: Record<string, unknown>) => ({ ...body, requestId: null });
@@ -287,7 +293,11 @@ describe("Idempotency-Key after a direct payment's unknown outcome", () => {
       expect(first.status).toBe(502);
       expect(first.body).toMatchObject({ code: "provider_error", message: "Provider A could not be reached; nothing was sent" });
       expect(first.body).not.toHaveProperty("paymentId");
-      const [failed] = await down.gateway.deps.db.selectFrom("payments").select(["id", "state", "failure_code"]).where("description", "=", description).execute();
+      const [failed] = await down.gateway.deps.db
+        .selectFrom("payments")
+        .select(["id", "state", "failure_code"])
+        .where("description", "=", description)
+        .execute();
       expect(failed).toMatchObject({ state: "failed", failure_code: "provider_unreachable" });
 
       upAgain = Bun.serve({ hostname: "127.0.0.1", port, fetch: forward });

@@ -53,7 +53,10 @@ let headers: Record<string, string>;
 
 beforeAll(async () => {
   tg = await startTestGateway();
-  await tg.gateway.deps.db.insertInto("tenants").values({ id: TENANT_ID, name: "Hostile", store_name: "Hostile store", disabled: false, live_enabled: false }).execute();
+  await tg.gateway.deps.db
+    .insertInto("tenants")
+    .values({ id: TENANT_ID, name: "Hostile", store_name: "Hostile store", disabled: false, live_enabled: false })
+    .execute();
   // An operator token reaches every route (admin, tenant, tenant-owner, public); it names the tenant.
   headers = { authorization: `Bearer ${await tg.adminToken()}`, "x-tenant-id": TENANT_ID };
 }, 60_000);
@@ -69,9 +72,19 @@ async function validationEntries(response: Response, surface: "rest" | "trpc"): 
 describe("the routes generated from the router", () => {
   it("cover every write route and every query with a string filter", () => {
     const writes = ROUTES.filter(takesBody).map((route) => `${route.method} ${route.path}`);
-    expect(writes).toEqual(expect.arrayContaining(["POST /tenants", "PATCH /webhooks/{webhook_id}", "POST /providerB/checkout", "POST /providerB/permits/{permit_id}/charges", "POST /auth/token"]));
+    expect(writes).toEqual(
+      expect.arrayContaining([
+        "POST /tenants",
+        "PATCH /webhooks/{webhook_id}",
+        "POST /providerB/checkout",
+        "POST /providerB/permits/{permit_id}/charges",
+        "POST /auth/token",
+      ]),
+    );
     expect(writes.length).toBeGreaterThanOrEqual(15);
-    expect(ROUTES.filter((route) => route.method === "GET" && route.places.some((place) => !route.pathParams.includes(String(place.path[0])))).length).toBeGreaterThanOrEqual(5);
+    expect(
+      ROUTES.filter((route) => route.method === "GET" && route.places.some((place) => !route.pathParams.includes(String(place.path[0])))).length,
+    ).toBeGreaterThanOrEqual(5);
   });
 
   it("send the escape sequences themselves: JSON.stringify keeps a lone surrogate as \\ud800", () => {
@@ -121,7 +134,15 @@ describe("the order of the checks", () => {
     const response = await tg.request("/providerB/checkout", {
       method: "POST",
       headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ amount: 500, description: "a\u0000", returnUrl: "https://m.example/r", cancelUrl: "https://m.example/c", customer: { name: "\udc00x" }, customData: { ["k\u0000"]: "v" }, channels: ["ok", "\ud800"] }),
+      body: JSON.stringify({
+        amount: 500,
+        description: "a\u0000",
+        returnUrl: "https://m.example/r",
+        cancelUrl: "https://m.example/c",
+        customer: { name: "\udc00x" },
+        customData: { "k\u0000": "v" },
+        channels: ["ok", "\ud800"],
+      }),
     });
     expect(response.status).toBe(400);
     expect(await validationEntries(response, "rest")).toEqual([
@@ -162,14 +183,47 @@ describe("POST /providerB/webhook (provider B's IPN, no token)", () => {
     mode: "test",
     invoice: { token: `test_hostile${ulid()}`, total_amount: "5000", ...extra },
   });
-  const stored = async () => Number((await tg.gateway.deps.db.selectFrom("ipn_messages").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+  const stored = async () =>
+    Number(
+      (
+        await tg.gateway.deps.db
+          .selectFrom("ipn_messages")
+          .select((eb) => eb.fn.countAll().as("n"))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   const bodies: { name: string; contentType: string; body: () => string; field: string }[] = [
-    { name: "a form field holding a NUL character", contentType: "application/x-www-form-urlencoded", body: () => encodePhpForm({ data: ipn({ description: "ab\u0000cd" }) }), field: "data.invoice.description" },
-    { name: "a form token holding a NUL character", contentType: "application/x-www-form-urlencoded", body: () => encodePhpForm({ data: { ...ipn({}), invoice: { token: "test_\u0000" } } }), field: "data.invoice.token" },
-    ...HOSTILE.map((hostile) => ({ name: `a JSON field holding ${hostile.name}`, contentType: "application/json", body: () => JSON.stringify({ data: ipn({ description: hostile.text }) }), field: "data.invoice.description" })),
-    ...HOSTILE.map((hostile) => ({ name: `a data=<json> field holding ${hostile.name}`, contentType: "application/x-www-form-urlencoded", body: () => `data=${encodeURIComponent(JSON.stringify(ipn({ description: hostile.text })))}`, field: "data.invoice.description" })),
-    { name: "a JSON property name holding an unpaired surrogate", contentType: "application/json", body: () => JSON.stringify({ data: { ...ipn({}), ["x\ud800"]: "1" } }), field: "data" },
+    {
+      name: "a form field holding a NUL character",
+      contentType: "application/x-www-form-urlencoded",
+      body: () => encodePhpForm({ data: ipn({ description: "ab\u0000cd" }) }),
+      field: "data.invoice.description",
+    },
+    {
+      name: "a form token holding a NUL character",
+      contentType: "application/x-www-form-urlencoded",
+      body: () => encodePhpForm({ data: { ...ipn({}), invoice: { token: "test_\u0000" } } }),
+      field: "data.invoice.token",
+    },
+    ...HOSTILE.map((hostile) => ({
+      name: `a JSON field holding ${hostile.name}`,
+      contentType: "application/json",
+      body: () => JSON.stringify({ data: ipn({ description: hostile.text }) }),
+      field: "data.invoice.description",
+    })),
+    ...HOSTILE.map((hostile) => ({
+      name: `a data=<json> field holding ${hostile.name}`,
+      contentType: "application/x-www-form-urlencoded",
+      body: () => `data=${encodeURIComponent(JSON.stringify(ipn({ description: hostile.text })))}`,
+      field: "data.invoice.description",
+    })),
+    {
+      name: "a JSON property name holding an unpaired surrogate",
+      contentType: "application/json",
+      body: () => JSON.stringify({ data: { ...ipn({}), "x\ud800": "1" } }),
+      field: "data",
+    },
   ];
 
   for (const { name, contentType, body, field } of bodies) {
@@ -187,7 +241,11 @@ describe("POST /providerB/webhook (provider B's IPN, no token)", () => {
 
   it("still keeps a clean IPN for an unknown token as an orphan (the same body without the hostile text)", async () => {
     const before = await stored();
-    const response = await tg.request("/providerB/webhook", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ data: ipn({ description: "abcd" }) }) });
+    const response = await tg.request("/providerB/webhook", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ data: ipn({ description: "abcd" }) }),
+    });
     expect(response.status).toBe(200);
     expect(await stored()).toBe(before + 1);
   });

@@ -321,7 +321,14 @@ describe("Idempotency-Key across surfaces and scopes", () => {
     expect(trpc.body).toEqual(rest.body);
     expect(callsOf(name)).toBe(1);
     const [row] = await rowsFor(key);
-    expect(row).toMatchObject({ tenant_id: tenantA, environment: "sandbox", method: "POST", path: "/fixture/groups/shared/things", state: "done", response_status: 200 });
+    expect(row).toMatchObject({
+      tenant_id: tenantA,
+      environment: "sandbox",
+      method: "POST",
+      path: "/fixture/groups/shared/things",
+      state: "done",
+      response_status: 200,
+    });
   });
 
   it("keeps keys apart by tenant, environment and path", async () => {
@@ -549,7 +556,8 @@ describe("20 concurrent identical requests", () => {
     release();
     const result = (await first).body;
     const later = await Promise.all(Array.from({ length: 19 }, (_, i) => createThing(SURFACES[i % 2]!, { group: "g1", name }, { key })));
-    for (const answer of later) expect({ status: answer.status, replayed: answer.replayed, body: answer.body }).toEqual({ status: 200, replayed: "true", body: result });
+    for (const answer of later)
+      expect({ status: answer.status, replayed: answer.replayed, body: answer.body }).toEqual({ status: 200, replayed: "true", body: result });
     expect(callsOf(name)).toBe(1);
   });
 });

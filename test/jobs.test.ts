@@ -5,14 +5,7 @@
 
 import { afterAll, afterEach, describe, expect, it } from "bun:test";
 import { decodeBullmqId, encodeBullmqId } from "../src/jobs/bullmq-job-id.ts";
-import {
-  createBullmqQueue,
-  createJobQueue,
-  createMemoryQueue,
-  type JobContext,
-  type JobLogger,
-  type JobQueue,
-} from "../src/jobs/mod.ts";
+import { createBullmqQueue, createJobQueue, createMemoryQueue, type JobContext, type JobLogger, type JobQueue } from "../src/jobs/mod.ts";
 import { countKeysUnderPrefix, deleteKeysUnderPrefix, startRedisProxy, testQueuePrefix } from "./support/redis.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -63,7 +56,13 @@ async function rejectionOf(promise: Promise<unknown>, ms = 2000): Promise<unknow
     timer = setTimeout(() => resolve(pending), ms);
   });
   try {
-    const outcome = await Promise.race([promise.then(() => "resolved" as const, (error: unknown) => ({ error })), timeout]);
+    const outcome = await Promise.race([
+      promise.then(
+        () => "resolved" as const,
+        (error: unknown) => ({ error }),
+      ),
+      timeout,
+    ]);
     if (outcome === pending) throw new Error(`still pending after ${ms} ms; expected a rejection`);
     if (outcome === "resolved") throw new Error("resolved; expected a rejection");
     return outcome.error;
@@ -200,7 +199,10 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       const [first, second, third] = attempts;
       expect(second!.at - first!.at).toBeGreaterThanOrEqual(95); // 100 · 2^0
       expect(third!.at - second!.at).toBeGreaterThanOrEqual(195); // 100 · 2^1
-      expect(warns.map((w) => [w.fields.jobId, w.fields.attempt])).toEqual([["flaky", 1], ["flaky", 2]]);
+      expect(warns.map((w) => [w.fields.jobId, w.fields.attempt])).toEqual([
+        ["flaky", 1],
+        ["flaky", 2],
+      ]);
       expect(errors).toEqual([]);
     }, 5000);
 
@@ -417,8 +419,7 @@ describeJobQueue(
 );
 
 describe("BullMQ driver against an unreachable Redis", () => {
-  const unreachable = () =>
-    createBullmqQueue({ redisUrl: "redis://127.0.0.1:1", prefix: `${filePrefix}:down`, timeoutMs: 500 });
+  const unreachable = () => createBullmqQueue({ redisUrl: "redis://127.0.0.1:1", prefix: `${filePrefix}:down`, timeoutMs: 500 });
 
   it("rejects ping() within a bounded time", async () => {
     const jobs = unreachable();
@@ -518,9 +519,11 @@ describe("BullMQ driver leaves nothing running after close()", () => {
     expect(lingerMs).toBeLessThan(1000);
   }, 10_000);
 
-  it.skipIf(!REDIS_URL)("when Redis went away while a job ran", async () => {
-    const { code, lingerMs, output } = await lingerAfterClose(
-      `
+  it.skipIf(!REDIS_URL)(
+    "when Redis went away while a job ran",
+    async () => {
+      const { code, lingerMs, output } = await lingerAfterClose(
+        `
       const proxy = await startRedisProxy(process.env.REDIS_URL);
       const jobs = createBullmqQueue({ redisUrl: proxy.url, prefix: process.env.LINGER_PREFIX, timeoutMs: 300 });
       let started = false;
@@ -532,11 +535,13 @@ describe("BullMQ driver leaves nothing running after close()", () => {
       await Bun.sleep(300);
       await jobs.close();
     `,
-      { LINGER_PREFIX: `${filePrefix}:linger` },
-    );
-    expect({ code, output: output.trim() }).toEqual({ code: 0, output: "closed" });
-    expect(lingerMs).toBeLessThan(1000);
-  }, 10_000);
+        { LINGER_PREFIX: `${filePrefix}:linger` },
+      );
+      expect({ code, output: output.trim() }).toEqual({ code: 0, output: "closed" });
+      expect(lingerMs).toBeLessThan(1000);
+    },
+    10_000,
+  );
 });
 
 describe("createJobQueue", () => {

@@ -119,9 +119,7 @@ describe("operations endpoints", () => {
     expect(served).toEqual(committed);
     const whoami = served.paths["/auth/whoami"].get;
     expect(whoami.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
-    expect(Object.keys(served.components.schemas.Error.properties)).toEqual(
-      expect.arrayContaining(["statusCode", "message", "error", "code", "requestId"]),
-    );
+    expect(Object.keys(served.components.schemas.Error.properties)).toEqual(expect.arrayContaining(["statusCode", "message", "error", "code", "requestId"]));
     expect(served.paths["/health/ready"]).toBeDefined();
   });
 
@@ -141,7 +139,9 @@ describe("operations endpoints", () => {
 describe("request logs", () => {
   it("write one JSON line per request with request id, tenant, route, status and duration", async () => {
     const tenantId = await tg.insertTenant();
-    const response = await fetch(`${url}/auth/whoami`, { headers: { authorization: `Bearer ${await tg.tenantToken(tenantId)}`, "x-request-id": "log-line-1" } });
+    const response = await fetch(`${url}/auth/whoami`, {
+      headers: { authorization: `Bearer ${await tg.tenantToken(tenantId)}`, "x-request-id": "log-line-1" },
+    });
     expect(response.status).toBe(200);
     const lines = tg.logs.filter((line) => line.requestId === "log-line-1");
     expect(lines.length).toBe(1);
@@ -207,7 +207,10 @@ describe("provider simulators", () => {
       let body: unknown;
       for (let i = 0; i < 100 && !body; i++) {
         await Bun.sleep(50);
-        body = await fetch(`http://127.0.0.1:${portB}/_sim/health`).then((r) => r.json(), () => undefined);
+        body = await fetch(`http://127.0.0.1:${portB}/_sim/health`).then(
+          (r) => r.json(),
+          () => undefined,
+        );
       }
       expect(body).toEqual({ status: "ok", simulator: "providerB" });
       expect(await (await fetch(`http://127.0.0.1:${portA}/_sim/health`)).json()).toEqual({ status: "ok", simulator: "providerA" });

@@ -87,7 +87,13 @@ beforeAll(async () => {
   // Tenant A, live; tenant B in both environments — reusing A's provider ids on other accounts.
   for (let i = 0; i < 3; i++) await insertPayment({ tenant_id: tenantA, environment: "live", provider_transaction_id: String(1000 + i) });
   for (let i = 0; i < 4; i++)
-    await insertPayment({ tenant_id: tenantB, environment: "sandbox", provider_account: "cred_b", provider_transaction_id: String(1000 + i), reference: `trx_${i}` });
+    await insertPayment({
+      tenant_id: tenantB,
+      environment: "sandbox",
+      provider_account: "cred_b",
+      provider_transaction_id: String(1000 + i),
+      reference: `trx_${i}`,
+    });
   for (let i = 0; i < 2; i++) await insertPayment({ tenant_id: tenantB, environment: "live" });
 }, 60_000);
 afterAll(() => tg.close(), 30_000);

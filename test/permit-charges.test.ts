@@ -133,28 +133,58 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
     const secret = ((await json(await gw.call("POST", "/webhooks", tenantId, { url: `${receiver.url}/charges` }))) as { secret: string }).secret;
     const { status, body } = await charge(tenantId, permitId, { amount: 5000, description: "Mai", customData: { invoice: "F-5" } });
     expect(status, JSON.stringify(body)).toBe(200);
-    expect(body).toMatchObject({ status: "succeeded", amount: 5000, currency: "XOF", permitId, customData: { invoice: "F-5" }, failReason: null, scheduleId: null, attempt: 0 });
+    expect(body).toMatchObject({
+      status: "succeeded",
+      amount: 5000,
+      currency: "XOF",
+      permitId,
+      customData: { invoice: "F-5" },
+      failReason: null,
+      scheduleId: null,
+      attempt: 0,
+    });
     expect(body.chargeId).toMatch(/^chg_[0-9A-Z]{26}$/);
     expect(body.paymentId).toMatch(/^pay_[0-9A-Z]{26}$/);
     // Provider B got our charge id as the idempotency key, and made one invoice for it.
     expect(proxy.invoicesOf(body.chargeId)).toEqual([body.invoiceToken]);
 
     const payment = await json(await gw.call("GET", `/payments/${body.paymentId}`, tenantId));
-    expect(payment).toMatchObject({ kind: "permit_charge", provider: "providerB", state: "succeeded", amount: 5000, providerTransactionId: body.invoiceToken, outcomeUnknown: false });
+    expect(payment).toMatchObject({
+      kind: "permit_charge",
+      provider: "providerB",
+      state: "succeeded",
+      amount: 5000,
+      providerTransactionId: body.invoiceToken,
+      outcomeUnknown: false,
+    });
     const listed = await json(await gw.call("GET", "/payments?kind=permit_charge", tenantId));
     expect(listed.data.map((p: Json) => p.id)).toEqual([body.paymentId]);
     const charges = await json(await gw.call("GET", `/providerB/permits/${permitId}/charges`, tenantId));
     expect(charges).toEqual({ data: [body], nextCursor: null });
 
-    const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/charges" && r.body.includes("permit.charge.succeeded")), { what: "the event", timeoutMs: 8_000 });
+    const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/charges" && r.body.includes("permit.charge.succeeded")), {
+      what: "the event",
+      timeoutMs: 8_000,
+    });
     const event = new Webhook(secret).verify(receipt.body, receipt.headers) as Json;
     expect(event).toMatchObject({
       type: "permit.charge.succeeded",
-      data: { permitId, chargeId: body.chargeId, paymentId: body.paymentId, amount: 5000, currency: "XOF", status: "succeeded", failReason: null, customData: { plan: "gold", seats: 3 } },
+      data: {
+        permitId,
+        chargeId: body.chargeId,
+        paymentId: body.paymentId,
+        amount: 5000,
+        currency: "XOF",
+        status: "succeeded",
+        failReason: null,
+        customData: { plan: "gold", seats: 3 },
+      },
     });
     // The charge's own IPN (provider B sent it as it charged) is processed without a second event.
     await waitUntil(
-      async () => (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", body.paymentId).executeTakeFirst())?.state === "processed",
+      async () =>
+        (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", body.paymentId).executeTakeFirst())?.state ===
+        "processed",
       { what: "the charge IPN processed", timeoutMs: 8_000 },
     );
     expect((await chargeEvents(gw, body.chargeId)).map((e) => e.type)).toEqual(["permit.charge.succeeded"]);
@@ -226,7 +256,9 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
 
   it("20 concurrent charges with the same Idempotency-Key make one charge", async () => {
     const { tenantId, permitId } = await activePermit();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => charge(tenantId, permitId, { amount: 2500, description: "Juin" }, { "idempotency-key": "juin-2025" })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => charge(tenantId, permitId, { amount: 2500, description: "Juin" }, { "idempotency-key": "juin-2025" })),
+    );
     const ok = answers.filter((a) => a.status === 200);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     for (const a of answers) expect([200, 409], JSON.stringify(a.body)).toContain(a.status);
@@ -272,7 +304,9 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
       expect((await json(await gw.call("GET", `/payments/${body.paymentId}`, tenantId))).outcomeUnknown).toBe(false);
       // The charge's IPN came while we did not know its invoice: kept as an orphan, then matched.
       await waitUntil(
-        async () => (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", body.paymentId).executeTakeFirst())?.state === "processed",
+        async () =>
+          (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", body.paymentId).executeTakeFirst())?.state ===
+          "processed",
         { what: "the orphaned charge IPN processed", timeoutMs: 8_000 },
       );
       expect((await chargeEvents(gw, body.chargeId)).map((e) => e.type)).toEqual(["permit.charge.succeeded"]);
@@ -312,7 +346,12 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
     expect(made.filter((m) => m.created)).toHaveLength(1);
     const rows = await gw.gateway.deps.db.selectFrom("permit_charges").selectAll().where("schedule_id", "=", scheduleId).execute();
     expect(rows).toHaveLength(1);
-    const payments = await gw.gateway.deps.db.selectFrom("payments").select("id").where("tenant_id", "=", tenantId).where("kind", "=", "permit_charge").execute();
+    const payments = await gw.gateway.deps.db
+      .selectFrom("payments")
+      .select("id")
+      .where("tenant_id", "=", tenantId)
+      .where("kind", "=", "permit_charge")
+      .execute();
     expect(payments).toHaveLength(1);
     // The next attempt of the same period is a row of its own (once the schedule expects it, as after a failure).
     await gw.gateway.deps.db.updateTable("permit_schedules").set({ attempt: 1 }).where("id", "=", scheduleId).execute();
@@ -329,7 +368,13 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
       // A charge row whose jobs went with the process (a restart on the in-process driver, or Redis lost).
       const second = await startRigGateway({ sim: { ...sim, url: proxy.url }, database: db, workers: false });
       try {
-        const { charge: row } = await createPermitCharge(second.gateway.deps, { tenantId, environment: "sandbox", permitId, amount: 1500, description: "Sept" });
+        const { charge: row } = await createPermitCharge(second.gateway.deps, {
+          tenantId,
+          environment: "sandbox",
+          permitId,
+          amount: 1500,
+          description: "Sept",
+        });
         const third = await startRigGateway({ sim: { ...sim, url: proxy.url }, database: db, workers: true });
         try {
           expect((await sweepProviderB(third.gateway.deps)).chargeSyncsEnqueued).toBe(1);
@@ -443,7 +488,13 @@ describe("a worker killed right after provider B answered the charge", () => {
         const { tenantId, permitId } = await activePermit(parent);
 
         // As a renewal is made: the row first (with its sync chain, first step after 5 s), then a worker sends it.
-        const { charge: row } = await createPermitCharge(parent.gateway.deps, { tenantId, environment: "sandbox", permitId, amount: 7000, description: "Octobre" });
+        const { charge: row } = await createPermitCharge(parent.gateway.deps, {
+          tenantId,
+          environment: "sandbox",
+          permitId,
+          amount: 7000,
+          description: "Octobre",
+        });
         // Provider B charges, answers — and the worker that asked dies before it can record anything.
         const killed = worker;
         proxy.onCharge(async (call) => {

@@ -17,8 +17,6 @@ import type { RigGateway } from "./support/provider-b-rig.ts";
 import { putSchedule, scheduleOf, schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/webhook-receiver.ts";
 
-type Json = Record<string, any>;
-
 const DAY = 86_400_000;
 const clock = testClock(new Date("2025-03-10T09:00:00Z"));
 let rig: PermitRig<RecordingSimulator>;
@@ -64,7 +62,11 @@ function depsRacedBy(race: () => Promise<unknown>): Deps {
 }
 
 beforeAll(async () => {
-  ({ sim, database, gw } = rig = await startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } }));
+  ({ sim, database, gw } = rig = await startPermitRig({
+    sim: await startRecordingSimulator(),
+    now: clock.now,
+    workerOptions: { renewalSweepEveryMs: 3_600_000 },
+  }));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -106,10 +108,13 @@ describe("a renewal charge job racing its schedule", () => {
     // The moved schedule is charged at its own due date, once.
     clock.set(new Date(startAt));
     await sweepRenewals(gw.gateway.deps);
-    const moved = await waitUntil(async () => {
-      const now = await scheduleOf(gw, tenantId, permitId);
-      return now.period === "2025-03-21" ? now : null;
-    }, { what: "the moved schedule's first period paid" });
+    const moved = await waitUntil(
+      async () => {
+        const now = await scheduleOf(gw, tenantId, permitId);
+        return now.period === "2025-03-21" ? now : null;
+      },
+      { what: "the moved schedule's first period paid" },
+    );
     expect(moved).toMatchObject({ status: "active", attempt: 0 });
     expect((await chargeRows(permitId)).map((c) => [c.period, c.attempt, c.status, Number(c.amount)])).toEqual([["2025-03-14", 0, "succeeded", 4500]]);
     expect(sim.chargesOf(token).length).toBe(1);
@@ -127,7 +132,9 @@ describe("a renewal charge job racing its schedule", () => {
     ])
       await expect(createPermitCharge(gw.gateway.deps, { ...input, renewal })).rejects.toBeInstanceOf(RenewalNotDueError);
     expect((await gw.call("DELETE", schedulePath(permitId), tenantId)).status).toBe(200);
-    await expect(createPermitCharge(gw.gateway.deps, { ...input, renewal: { scheduleId: schedule.id, period: "2025-03-20", attempt: 0 } })).rejects.toBeInstanceOf(RenewalNotDueError);
+    await expect(
+      createPermitCharge(gw.gateway.deps, { ...input, renewal: { scheduleId: schedule.id, period: "2025-03-20", attempt: 0 } }),
+    ).rejects.toBeInstanceOf(RenewalNotDueError);
     expect(await chargeRows(permitId)).toEqual([]);
     expect(await chargePayments(tenantId)).toEqual([]);
   });
@@ -144,10 +151,13 @@ describe("a period whose failed charge later succeeds", () => {
 
     // Attempt 0 fails: the schedule waits for its first retry, a day after the due date.
     await sweepRenewals(gw.gateway.deps);
-    const waiting = await waitUntil(async () => {
-      const now = await scheduleOf(gw, tenantId, permitId);
-      return now.attempt === 1 ? now : null;
-    }, { what: "the first dunning retry scheduled" });
+    const waiting = await waitUntil(
+      async () => {
+        const now = await scheduleOf(gw, tenantId, permitId);
+        return now.attempt === 1 ? now : null;
+      },
+      { what: "the first dunning retry scheduled" },
+    );
     expect(waiting).toMatchObject({ status: "active", period: "2025-04-02", nextChargeAt: new Date(due + DAY).toISOString() });
     const [failed] = await chargeRows(permitId);
     expect(failed).toMatchObject({ status: "failed", attempt: 0 });
@@ -160,17 +170,27 @@ describe("a period whose failed charge later succeeds", () => {
     // The retry the schedule still shows is no longer due: neither its queued job nor a direct create charges.
     await runRenewalCharge(gw.gateway.deps, { scheduleId: schedule.id, period: "2025-04-02", attempt: 1 });
     await expect(
-      createPermitCharge(gw.gateway.deps, { tenantId, environment: "sandbox", permitId, amount: 2000, description: "Avril", renewal: { scheduleId: schedule.id, period: "2025-04-02", attempt: 1 } }),
+      createPermitCharge(gw.gateway.deps, {
+        tenantId,
+        environment: "sandbox",
+        permitId,
+        amount: 2000,
+        description: "Avril",
+        renewal: { scheduleId: schedule.id, period: "2025-04-02", attempt: 1 },
+      }),
     ).rejects.toBeInstanceOf(RenewalNotDueError);
     expect((await chargeRows(permitId)).length).toBe(1);
 
     // At the retry's time the sweep counts the period as paid and moves on to May, without charging.
     clock.set(new Date(due + DAY));
     await sweepRenewals(gw.gateway.deps);
-    const moved = await waitUntil(async () => {
-      const now = await scheduleOf(gw, tenantId, permitId);
-      return now.period === "2025-05-02" ? now : null;
-    }, { what: "the schedule to move to May" });
+    const moved = await waitUntil(
+      async () => {
+        const now = await scheduleOf(gw, tenantId, permitId);
+        return now.period === "2025-05-02" ? now : null;
+      },
+      { what: "the schedule to move to May" },
+    );
     expect(moved).toMatchObject({ status: "active", attempt: 0, nextChargeAt: "2025-05-02T08:00:00.000Z" });
     await sweepRenewals(gw.gateway.deps);
     await Bun.sleep(300);
@@ -191,13 +211,21 @@ describe("a period whose failed charge later succeeds", () => {
     // The retry's job writes and sends its charge (failed again) but has not applied the outcome yet…
     clock.set(new Date(due + DAY));
     const { charge: retry } = await createPermitCharge(gw.gateway.deps, {
-      tenantId, environment: "sandbox", permitId, amount: 2500, description: "Juin", renewal: { scheduleId: schedule.id, period: "2025-06-03", attempt: 1 },
+      tenantId,
+      environment: "sandbox",
+      permitId,
+      amount: 2500,
+      description: "Juin",
+      renewal: { scheduleId: schedule.id, period: "2025-06-03", attempt: 1 },
     });
     expect((await executePermitCharge(gw.gateway.deps, retry.id)).status).toBe("failed");
     // …when provider B completes the first attempt's invoice after all.
     const first = (await chargeRows(permitId)).find((c) => c.attempt === 0)!;
     expect((await sim.press(first.invoice_token!, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", { what: "the first attempt settled as succeeded", timeoutMs: 10_000 });
+    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
+      what: "the first attempt settled as succeeded",
+      timeoutMs: 10_000,
+    });
 
     await applyRenewalOutcome(gw.gateway.deps, retry.id);
     expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ status: "active", period: "2025-07-03", attempt: 0 });

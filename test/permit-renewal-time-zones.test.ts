@@ -36,7 +36,20 @@ function localDate(at: string | Date, timeZone: string): string {
 }
 
 /** The last day of each month of 2024 after January, then Jan 31 2025: where a Jan 31 schedule lands. */
-const MONTH_ENDS_2024 = ["2024-01-31", "2024-02-29", "2024-03-31", "2024-04-30", "2024-05-31", "2024-06-30", "2024-07-31", "2024-08-31", "2024-09-30", "2024-10-31", "2024-11-30", "2024-12-31"];
+const MONTH_ENDS_2024 = [
+  "2024-01-31",
+  "2024-02-29",
+  "2024-03-31",
+  "2024-04-30",
+  "2024-05-31",
+  "2024-06-30",
+  "2024-07-31",
+  "2024-08-31",
+  "2024-09-30",
+  "2024-10-31",
+  "2024-11-30",
+  "2024-12-31",
+];
 
 describe("a monthly schedule started at local midnight on January 31", () => {
   it("is charged exactly once per local month across a leap year, on the month's last day when it is short — in Porto-Novo (UTC+1) and in Dakar (UTC+0)", async () => {
@@ -46,7 +59,11 @@ describe("a monthly schedule started at local midnight on January 31", () => {
     const senegal = await activePermit(gw, sim, tenantId, { customer: { name: "Awa", phone: "+22997000001" } });
     const schedules = [
       { ...benin, zone: "Africa/Porto-Novo", body: { amount: 3000, interval: "month", startAt: "2024-01-31T00:00:00+01:00", description: "Abonnement" } },
-      { ...senegal, zone: "Africa/Dakar", body: { amount: 3000, interval: "month", startAt: "2024-01-31T00:00:00Z", timeZone: "Africa/Dakar", description: "Abonnement" } },
+      {
+        ...senegal,
+        zone: "Africa/Dakar",
+        body: { amount: 3000, interval: "month", startAt: "2024-01-31T00:00:00Z", timeZone: "Africa/Dakar", description: "Abonnement" },
+      },
     ];
     for (const s of schedules) expect(await putSchedule(gw, tenantId, s.permitId, s.body)).toMatchObject({ timeZone: s.zone, period: "2024-01-31" });
 

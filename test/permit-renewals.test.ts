@@ -10,7 +10,7 @@ import type { TestDatabase } from "./support/db.ts";
 import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import { startRigGateway, type RigGateway } from "./support/provider-b-rig.ts";
 import { testQueuePrefix, deleteKeysUnderPrefix } from "./support/redis.ts";
-import { putSchedule, scheduleOf, schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
@@ -49,7 +49,11 @@ async function expectNoCharge(tenantId: string, permitId: string, expectedCount:
 }
 
 beforeAll(async () => {
-  ({ sim, database, gw, receiver } = rig = await startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } }));
+  ({ sim, database, gw, receiver } = rig = await startPermitRig({
+    sim: await startRecordingSimulator(),
+    now: clock.now,
+    workerOptions: { renewalSweepEveryMs: 3_600_000 },
+  }));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -116,13 +120,25 @@ describe("renewal schedules", () => {
     expect(schedule).toMatchObject({ status: "past_due", nextChargeAt: null, pastDueAt: new Date(due + 5 * DAY).toISOString() });
 
     const charges = await chargesOf(tenantId, permitId);
-    expect(charges.map((c) => [c.period, c.attempt, c.status, c.failReason]).sort()).toEqual([0, 1, 2, 3].map((a) => ["2025-05-12", a, "failed", "insufficient_funds"]));
+    expect(charges.map((c) => [c.period, c.attempt, c.status, c.failReason]).sort()).toEqual(
+      [0, 1, 2, 3].map((a) => ["2025-05-12", a, "failed", "insufficient_funds"]),
+    );
     expect(sim.chargesOf(token).length).toBe(4);
 
     const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/dunning"), { what: "the past_due event", timeoutMs: 10_000 });
     const event = JSON.parse(receipt.body) as Json;
     expect(event).toMatchObject({ type: "permit.schedule.past_due", tenantId });
-    expect(event.data).toMatchObject({ permitId, scheduleId: schedule.id, status: "past_due", period: "2025-05-12", attempt: 3, failReason: "insufficient_funds", amount: 4000, currency: "XOF", customData: { plan: "gold", seats: 3 } });
+    expect(event.data).toMatchObject({
+      permitId,
+      scheduleId: schedule.id,
+      status: "past_due",
+      period: "2025-05-12",
+      attempt: 3,
+      failReason: "insufficient_funds",
+      amount: 4000,
+      currency: "XOF",
+      customData: { plan: "gold", seats: 3 },
+    });
     expect(event.data.chargeId).toBe(charges.find((c) => c.attempt === 3)!.chargeId);
 
     // A past_due schedule stops.
@@ -137,10 +153,13 @@ describe("renewal schedules", () => {
     expect((await sim.permitControl(token, "pending-next")).status).toBe(200);
     const schedule = await putSchedule(gw, tenantId, permitId, { amount: 2500, interval: "week", description: "Panier" });
     await sweepRenewals(gw.gateway.deps);
-    const [pending] = await waitUntil(async () => {
-      const charges = await chargesOf(tenantId, permitId);
-      return charges.length === 1 && charges[0]!.invoiceToken ? charges : null;
-    }, { what: "the pending charge answered" });
+    const [pending] = await waitUntil(
+      async () => {
+        const charges = await chargesOf(tenantId, permitId);
+        return charges.length === 1 && charges[0]!.invoiceToken ? charges : null;
+      },
+      { what: "the pending charge answered" },
+    );
     expect(pending!.status).toBe("pending");
     for (let i = 0; i < 3; i++) {
       clock.advance(3_600_000);
@@ -199,10 +218,13 @@ describe("renewal schedules", () => {
     gw.gateway.deps.tenants.forget(tenantId);
     clock.set(new Date(start + 3 * DAY + 3_600_000));
     await sweepRenewals(gw.gateway.deps);
-    schedule = await waitUntil(async () => {
-      const now = await scheduleOf(gw, tenantId, permitId);
-      return now.period === "2025-08-05" ? now : null;
-    }, { what: "the period in progress paid" });
+    schedule = await waitUntil(
+      async () => {
+        const now = await scheduleOf(gw, tenantId, permitId);
+        return now.period === "2025-08-05" ? now : null;
+      },
+      { what: "the period in progress paid" },
+    );
     expect(schedule).toMatchObject({ status: "active", paused: false });
     const charges = await chargesOf(tenantId, permitId);
     expect(charges.map((c) => c.period).sort()).toEqual(["2025-08-01", "2025-08-04"]);
@@ -231,7 +253,15 @@ describe("two workers on one database and queue", () => {
         ]);
         await waitUntil(
           async () => {
-            const rows = await database.db.selectFrom("permit_schedules").select("period").where("id", "in", schedules.map((s) => s.id)).execute();
+            const rows = await database.db
+              .selectFrom("permit_schedules")
+              .select("period")
+              .where(
+                "id",
+                "in",
+                schedules.map((s) => s.id),
+              )
+              .execute();
             return rows.every((r) => r.period === periodOf(start + (day + 1) * DAY));
           },
           { what: `every schedule past day ${day}`, timeoutMs: 15_000 },

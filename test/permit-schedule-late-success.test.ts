@@ -26,7 +26,11 @@ let database: TestDatabase;
 let gw: RigGateway;
 
 beforeAll(async () => {
-  ({ sim, database, gw } = rig = await startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } }));
+  ({ sim, database, gw } = rig = await startPermitRig({
+    sim: await startRecordingSimulator(),
+    now: clock.now,
+    workerOptions: { renewalSweepEveryMs: 3_600_000 },
+  }));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -36,7 +40,12 @@ async function chargeRows(permitId: string) {
 }
 
 async function eventsOf(tenantId: string, type: string) {
-  return database.db.selectFrom("events").selectAll().where("tenant_id", "=", tenantId).where("type", "=", type as never).execute();
+  return database.db
+    .selectFrom("events")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .where("type", "=", type as never)
+    .execute();
 }
 
 /** The schedule's row, read from the database (the API may be down during a race). */
@@ -68,7 +77,12 @@ async function scheduleAtLastAttempt(due: number, description: string) {
   const { permitId, token } = await activePermit(gw, sim, tenantId);
   expect((await sim.permitControl(token, "fail-next")).status).toBe(200);
   const schedule = await putSchedule(gw, tenantId, permitId, { amount: 2000, interval: "month", startAt: new Date(due).toISOString(), description });
-  for (const [at, attempt] of [[due, 1], [due + DAY, 2], [due + 3 * DAY, 3]] as const) expect(await sweepAt(tenantId, permitId, at)).toMatchObject({ status: "active", attempt });
+  for (const [at, attempt] of [
+    [due, 1],
+    [due + DAY, 2],
+    [due + 3 * DAY, 3],
+  ] as const)
+    expect(await sweepAt(tenantId, permitId, at)).toMatchObject({ status: "active", attempt });
   clock.set(new Date(due + 5 * DAY));
   return { tenantId, permitId, token, schedule };
 }
@@ -78,7 +92,14 @@ async function expectPeriodNeverChargedAgain(tenantId: string, permitId: string,
   await sweepRenewals(gw.gateway.deps);
   for (const attempt of [0, 3, 4]) await runRenewalCharge(gw.gateway.deps, { scheduleId, period, attempt });
   await expect(
-    createPermitCharge(gw.gateway.deps, { tenantId, environment: "sandbox", permitId, amount: 2000, description: "encore", renewal: { scheduleId, period, attempt: 4 } }),
+    createPermitCharge(gw.gateway.deps, {
+      tenantId,
+      environment: "sandbox",
+      permitId,
+      amount: 2000,
+      description: "encore",
+      renewal: { scheduleId, period, attempt: 4 },
+    }),
   ).rejects.toBeInstanceOf(RenewalNotDueError);
   await Bun.sleep(300);
   expect((await chargeRows(permitId)).length).toBe(charges);
@@ -90,18 +111,33 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     const { tenantId, permitId, token, schedule } = await scheduleAtLastAttempt(due, "Avril");
     const pastDue = await sweepAt(tenantId, permitId, due + 5 * DAY);
     expect(pastDue).toMatchObject({ status: "past_due", period: "2025-04-02", nextChargeAt: null, pastDueAt: new Date(due + 5 * DAY).toISOString() });
-    expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([[0, "failed"], [1, "failed"], [2, "failed"], [3, "failed"]]);
+    expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([
+      [0, "failed"],
+      [1, "failed"],
+      [2, "failed"],
+      [3, "failed"],
+    ]);
 
     // Days later provider B completes the last attempt's invoice after all: IPN → confirm → succeeded.
     clock.set(new Date(due + 8 * DAY));
     expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
     const last = (await chargeRows(permitId)).find((c) => c.attempt === 3)!;
     expect((await sim.press(last.invoice_token!, "pay")).status).toBe(200);
-    const healed = await waitUntil(async () => {
-      const now = await scheduleOf(gw, tenantId, permitId);
-      return now.status === "active" ? now : null;
-    }, { what: "the schedule active again", timeoutMs: 10_000 });
-    expect(healed).toMatchObject({ id: schedule.id, status: "active", period: "2025-05-02", attempt: 0, pastDueAt: null, nextChargeAt: "2025-05-02T08:00:00.000Z" });
+    const healed = await waitUntil(
+      async () => {
+        const now = await scheduleOf(gw, tenantId, permitId);
+        return now.status === "active" ? now : null;
+      },
+      { what: "the schedule active again", timeoutMs: 10_000 },
+    );
+    expect(healed).toMatchObject({
+      id: schedule.id,
+      status: "active",
+      period: "2025-05-02",
+      attempt: 0,
+      pastDueAt: null,
+      nextChargeAt: "2025-05-02T08:00:00.000Z",
+    });
     expect((await chargeRows(permitId)).find((c) => c.id === last.id)).toMatchObject({ status: "succeeded" });
     // The charge's event, recorded with the move.
     expect((await eventsOf(tenantId, "permit.charge.succeeded")).map((e) => e.data.chargeId)).toEqual([last.id]);
@@ -134,7 +170,10 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     const first = (await chargeRows(permitId)).find((c) => c.attempt === 0)!;
     expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
     expect((await sim.press(first.invoice_token!, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", { what: "the late success", timeoutMs: 10_000 });
+    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
+      what: "the late success",
+      timeoutMs: 10_000,
+    });
     expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ status: "cancelled", nextChargeAt: null });
   });
 });
@@ -161,7 +200,12 @@ describe("a late success racing the last retry's outcome", () => {
       const { tenantId, permitId, token, schedule } = await scheduleAtLastAttempt(due, "Course");
       // The last retry's job wrote and sent its charge (failed) but has not applied the outcome yet…
       const { charge: retry } = await createPermitCharge(gw.gateway.deps, {
-        tenantId, environment: "sandbox", permitId, amount: 2000, description: "Course", renewal: { scheduleId: schedule.id, period: schedule.period, attempt: 3 },
+        tenantId,
+        environment: "sandbox",
+        permitId,
+        amount: 2000,
+        description: "Course",
+        renewal: { scheduleId: schedule.id, period: schedule.period, attempt: 3 },
       });
       expect((await executePermitCharge(gw.gateway.deps, retry.id)).status).toBe("failed");
       // …when provider B completes the first attempt's invoice. Its IPN is held off (gateway down), so the
@@ -188,7 +232,12 @@ describe("a late success racing the last retry's outcome", () => {
         gw.up();
       }
       await expectPeriodNeverChargedAgain(tenantId, permitId, schedule.id, schedule.period, 4);
-      expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([[0, "succeeded"], [1, "failed"], [2, "failed"], [3, "failed"]]);
+      expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([
+        [0, "succeeded"],
+        [1, "failed"],
+        [2, "failed"],
+        [3, "failed"],
+      ]);
       expect(sim.chargesOf(token).length).toBe(4);
     });
   }

@@ -29,7 +29,11 @@ async function put(tenantId: string, permitId: string, body: Json): Promise<{ st
 
 beforeAll(async () => {
   // Renewal sweeps run only when a test calls them.
-  ({ sim, database, gw } = rig = await startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } }));
+  ({ sim, database, gw } = rig = await startPermitRig({
+    sim: await startRecordingSimulator(),
+    now: clock.now,
+    workerOptions: { renewalSweepEveryMs: 3_600_000 },
+  }));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -85,7 +89,13 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
       "POST",
       "/providerB/permits",
       tenantId,
-      { customer: { name: "Ali", phone: "+221770000001" }, description: "x", maxAmount: 9000, returnUrl: "https://s.example/r", cancelUrl: "https://s.example/c" },
+      {
+        customer: { name: "Ali", phone: "+221770000001" },
+        description: "x",
+        maxAmount: 9000,
+        returnUrl: "https://s.example/r",
+        cancelUrl: "https://s.example/c",
+      },
       { "idempotency-key": crypto.randomUUID() },
     );
     const { permitId } = (await created.json()) as Json;
@@ -126,7 +136,9 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
     expect(first.body.period).toBe("2025-01-10");
     // Today's period is charged.
     await sweepRenewals(gw.gateway.deps);
-    await waitUntil(async () => ((await (await gw.call("GET", schedulePath(permitId), tenantId)).json()) as Json).period === "2025-01-11", { what: "the first period paid" });
+    await waitUntil(async () => ((await (await gw.call("GET", schedulePath(permitId), tenantId)).json()) as Json).period === "2025-01-11", {
+      what: "the first period paid",
+    });
 
     const sameCadence = await put(tenantId, permitId, { amount: 3500, interval: "day", description: "Jour, nouveau prix" });
     expect(sameCadence.body).toMatchObject({ id: first.body.id, amount: 3500, period: "2025-01-11", startAt: first.body.startAt });
@@ -177,13 +189,22 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
       const { status, body } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone, description: "Mois" });
       expect(status, JSON.stringify(timeZone)).toBe(400);
       expect(body.code).toBe("validation_failed");
-      expect(body.message.some((m: string) => m.startsWith("timeZone ")), JSON.stringify(body.message)).toBe(true);
+      expect(
+        body.message.some((m: string) => m.startsWith("timeZone ")),
+        JSON.stringify(body.message),
+      ).toBe(true);
     }
     const { body: bad } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone: "Mars/Olympus_Mons", description: "Mois" });
     expect(bad.message).toEqual(["timeZone must be an IANA time zone name, like Africa/Porto-Novo"]);
     expect((await gw.call("GET", schedulePath(permitId), tenantId)).status).toBe(404);
 
-    const { status, body } = await put(tenantId, permitId, { amount: 1000, interval: "month", timeZone: "africa/lome", startAt: "2025-01-31T00:00:00Z", description: "Mois" });
+    const { status, body } = await put(tenantId, permitId, {
+      amount: 1000,
+      interval: "month",
+      timeZone: "africa/lome",
+      startAt: "2025-01-31T00:00:00Z",
+      description: "Mois",
+    });
     expect(status).toBe(200);
     expect(body).toMatchObject({ timeZone: "Africa/Lome", period: "2025-01-31" });
   });
@@ -194,14 +215,31 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
     // Local midnight of Feb 1 in Porto-Novo, before the test's clock (2025-01-10): not due yet.
     const startAt = "2025-02-01T00:00:00+01:00";
     const created = await put(tenantId, permitId, { amount: 2000, interval: "month", startAt, timeZone: "Africa/Porto-Novo", description: "Mois" });
-    expect(created.body).toMatchObject({ timeZone: "Africa/Porto-Novo", startAt: "2025-01-31T23:00:00.000Z", period: "2025-02-01", nextChargeAt: "2025-01-31T23:00:00.000Z" });
+    expect(created.body).toMatchObject({
+      timeZone: "Africa/Porto-Novo",
+      startAt: "2025-01-31T23:00:00.000Z",
+      period: "2025-02-01",
+      nextChargeAt: "2025-01-31T23:00:00.000Z",
+    });
 
     const kept = await put(tenantId, permitId, { amount: 2500, interval: "month", description: "Mois, nouveau prix" });
-    expect(kept.body).toMatchObject({ id: created.body.id, timeZone: "Africa/Porto-Novo", amount: 2500, period: "2025-02-01", startAt: "2025-01-31T23:00:00.000Z" });
+    expect(kept.body).toMatchObject({
+      id: created.body.id,
+      timeZone: "Africa/Porto-Novo",
+      amount: 2500,
+      period: "2025-02-01",
+      startAt: "2025-01-31T23:00:00.000Z",
+    });
 
     // In Dakar (UTC+0) the same anchor is 23:00 on Jan 31: the schedule follows that calendar now.
     const moved = await put(tenantId, permitId, { amount: 2500, interval: "month", timeZone: "Africa/Dakar", description: "Mois" });
-    expect(moved.body).toMatchObject({ id: created.body.id, timeZone: "Africa/Dakar", startAt: "2025-01-31T23:00:00.000Z", period: "2025-01-31", nextChargeAt: "2025-01-31T23:00:00.000Z" });
+    expect(moved.body).toMatchObject({
+      id: created.body.id,
+      timeZone: "Africa/Dakar",
+      startAt: "2025-01-31T23:00:00.000Z",
+      period: "2025-01-31",
+      nextChargeAt: "2025-01-31T23:00:00.000Z",
+    });
   });
 
   it("shows a disabled tenant's schedule as paused", async () => {
@@ -233,7 +271,8 @@ describe("PUT /providerB/permits/{permit_id}/schedule", () => {
     };
     const tg = {
       request: (path: string, init?: RequestInit) => fetch(`${gw.url}${path}`, withOwnTenant(init)),
-      tenantToken: (tenantId: string, environment: "sandbox" | "live" = "sandbox") => mintToken(gw.config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment }),
+      tenantToken: (tenantId: string, environment: "sandbox" | "live" = "sandbox") =>
+        mintToken(gw.config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment }),
       adminToken: (environment: "sandbox" | "live" = "sandbox") => mintToken(gw.config.jwt, { sub: "operator", role: "admin", environment }),
     } as unknown as TestGateway;
     await expectIsolated(tg, {

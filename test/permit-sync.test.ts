@@ -15,8 +15,6 @@ import { createTestDatabase, startRigGateway, startSimulator, type SimulatorServ
 import { testClock } from "./support/renewal-rig.ts";
 import { freePort, startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
-type Json = Record<string, any>;
-
 let sim: SimulatorServer;
 let receiver: WebhookReceiver;
 
@@ -56,8 +54,16 @@ describe("a pending permit whose IPN is lost", () => {
       expect((await simControl(authorised.token, "authorize")).status).toBe(200);
       expect((await simControl(declined.token, "decline")).status).toBe(200);
 
-      await waitUntil(async () => (await permitRow(db, authorised.permitId)).status === "active", { what: "the sync to activate the permit", timeoutMs: 15_000, intervalMs: 200 });
-      await waitUntil(async () => (await permitRow(db, declined.permitId)).status === "declined", { what: "the sync to record the decline", timeoutMs: 15_000, intervalMs: 200 });
+      await waitUntil(async () => (await permitRow(db, authorised.permitId)).status === "active", {
+        what: "the sync to activate the permit",
+        timeoutMs: 15_000,
+        intervalMs: 200,
+      });
+      await waitUntil(async () => (await permitRow(db, declined.permitId)).status === "declined", {
+        what: "the sync to record the decline",
+        timeoutMs: 15_000,
+        intervalMs: 200,
+      });
       const active = await permitRow(db, authorised.permitId);
       expect(active.activated_at).not.toBeNull();
       expect(active.payment_method).toBeTruthy();
@@ -66,8 +72,15 @@ describe("a pending permit whose IPN is lost", () => {
       expect(await eventTypes(db, authorised.permitId)).toEqual(["permit.activated"]);
       expect(await eventTypes(db, declined.permitId)).toEqual(["permit.declined"]);
 
-      const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/sync-activated"), { what: "permit.activated delivered", timeoutMs: 10_000 });
-      expect(JSON.parse(receipt.body)).toMatchObject({ type: "permit.activated", tenantId, data: { permitId: authorised.permitId, status: "active", customData: { plan: "gold", seats: 3 } } });
+      const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/sync-activated"), {
+        what: "permit.activated delivered",
+        timeoutMs: 10_000,
+      });
+      expect(JSON.parse(receipt.body)).toMatchObject({
+        type: "permit.activated",
+        tenantId,
+        data: { permitId: authorised.permitId, status: "active", customData: { plan: "gold", seats: 3 } },
+      });
       // The chain stops once the permit is no longer pending.
       await Bun.sleep(300);
       const live = await Promise.all([0, 1, 2].map((step) => gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(authorised.permitId, step))));
@@ -85,7 +98,11 @@ describe("a pending permit whose IPN is lost", () => {
       const { tenantId } = await gw.tenantWithAccount(sim);
       const { permitId } = await createPermit(gw, tenantId);
       // Step 0 (5 s) confirms "pending" and queues step 1 (15 s).
-      await waitUntil(() => gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(permitId, 1)), { what: "the second step queued", timeoutMs: 12_000, intervalMs: 200 });
+      await waitUntil(() => gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(permitId, 1)), {
+        what: "the second step queued",
+        timeoutMs: 12_000,
+        intervalMs: 200,
+      });
       expect((await permitRow(db, permitId)).status).toBe("pending");
       expect(await eventTypes(db, permitId)).toEqual([]);
     } finally {
@@ -103,7 +120,11 @@ describe("a pending permit whose IPN is lost", () => {
     const { permitId, token } = await createPermit(first, tenantId);
     // Another pending permit, made over 24 h ago: its chain has ended, the sweeper leaves it alone.
     const old = await createPermit(first, tenantId);
-    await db.db.updateTable("permits").set({ created_at: new Date(Date.now() - 25 * 3600_000) }).where("id", "=", old.permitId).execute();
+    await db.db
+      .updateTable("permits")
+      .set({ created_at: new Date(Date.now() - 25 * 3600_000) })
+      .where("id", "=", old.permitId)
+      .execute();
     await first.close();
     expect((await simControl(token, "authorize")).status).toBe(200);
     expect((await permitRow(db, permitId)).status).toBe("pending");
@@ -113,7 +134,11 @@ describe("a pending permit whose IPN is lost", () => {
     const second = await startRigGateway({ sim, database: db, workers: true, publicBaseUrl: deadPort, now: clock.now });
     try {
       expect((await sweepProviderB(second.gateway.deps)).permitSyncsEnqueued).toBe(1);
-      await waitUntil(async () => (await permitRow(db, permitId)).status === "active", { what: "the swept sync to activate the permit", timeoutMs: 10_000, intervalMs: 100 });
+      await waitUntil(async () => (await permitRow(db, permitId)).status === "active", {
+        what: "the swept sync to activate the permit",
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
       expect(await eventTypes(db, permitId)).toEqual(["permit.activated"]);
       expect((await sweepProviderB(second.gateway.deps)).permitSyncsEnqueued).toBe(0);
       expect((await permitRow(db, old.permitId)).status).toBe("pending");

@@ -185,7 +185,8 @@ describe("POST /providerB/permits", () => {
     ];
     for (const [method, path, body] of routes) {
       const headers: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
-      const send = (extra: Record<string, string>) => fetch(`${gw.url}${path}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const send = (extra: Record<string, string>) =>
+        fetch(`${gw.url}${path}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
       const noTenant = await send({ authorization: `Bearer ${token}` });
       expect(noTenant.status, `${method} ${path}`).toBe(400);
       expect((await json(noTenant)).message).toBe("x-tenant-id header is required");
@@ -231,7 +232,16 @@ describe("the permit's life: authorise, decline, revoke, expire — with events"
       type: "permit.activated",
       tenantId,
       environment: "sandbox",
-      data: { permitId, chargeId: null, paymentId: null, amount: null, currency: "XOF", status: "active", failReason: null, customData: { plan: "gold", seats: 3, trial: false } },
+      data: {
+        permitId,
+        chargeId: null,
+        paymentId: null,
+        amount: null,
+        currency: "XOF",
+        status: "active",
+        failReason: null,
+        customData: { plan: "gold", seats: 3, trial: false },
+      },
     });
     const ipn = await gw.gateway.deps.db.selectFrom("ipn_messages").selectAll().where("permit_id", "=", permitId).executeTakeFirstOrThrow();
     expect(ipn).toMatchObject({ subject: "permit", state: "processed", tenant_id: tenantId });
@@ -270,13 +280,18 @@ describe("the permit's life: authorise, decline, revoke, expire — with events"
     expect(((await atProvider.json()) as Json).status).toBe("revoked");
     // The revoke IPN arrives and is processed without a second event.
     await waitUntil(
-      async () => (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("permit_id", "=", permitId).execute()).filter((r) => r.state === "processed").length === 2,
+      async () =>
+        (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("permit_id", "=", permitId).execute()).filter((r) => r.state === "processed")
+          .length === 2,
       { what: "the authorise and revoke IPNs processed", timeoutMs: 8_000 },
     );
     // Again: an ended permit answers as it is.
     expect(await json(await gw.call("DELETE", `/providerB/permits/${permitId}`, tenantId))).toMatchObject({ status: "revoked", endedAt: body.endedAt });
     expect((await eventsOfPermit(permitId)).map((e) => e.type)).toEqual(["permit.activated", "permit.revoked"]);
-    const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/revoked" && r.body.includes("permit.revoked")), { what: "permit.revoked", timeoutMs: 8_000 });
+    const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/revoked" && r.body.includes("permit.revoked")), {
+      what: "permit.revoked",
+      timeoutMs: 8_000,
+    });
     expect(new Webhook(secret).verify(receipt.body, receipt.headers)).toMatchObject({ type: "permit.revoked", data: { permitId, status: "revoked" } });
     const charge = await gw.call("POST", `/providerB/permits/${permitId}/charges`, tenantId, { amount: 100, description: "x" });
     expect(charge.status).toBe(409);
@@ -329,7 +344,9 @@ describe("permit IPNs", () => {
     gw.up();
     const body = await permitIpnBody(keys, token);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => fetch(`${gw.url}/providerB/webhook`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body })),
+      Array.from({ length: 20 }, () =>
+        fetch(`${gw.url}/providerB/webhook`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }),
+      ),
     );
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
     await waitForStatus(tenantId, permitId, "active");
@@ -343,11 +360,19 @@ describe("permit IPNs", () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
     const { permitId, token } = await createPermit(tenantId);
     const forged = encodePhpForm({ data: { permit: { token }, status: "active", hash: "0".repeat(128) } });
-    const refused = await fetch(`${gw.url}/providerB/webhook`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: forged });
+    const refused = await fetch(`${gw.url}/providerB/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: forged,
+    });
     expect(refused.status).toBe(401);
     expect((await permitOf(tenantId, permitId)).status).toBe("pending");
     const unknown = encodePhpForm({ data: { permit: { token: "test_unknown_permit" }, status: "active", hash: "a".repeat(128) } });
-    const kept = await fetch(`${gw.url}/providerB/webhook`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: unknown });
+    const kept = await fetch(`${gw.url}/providerB/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: unknown,
+    });
     expect(kept.status).toBe(200);
     const orphan = await gw.gateway.deps.db.selectFrom("ipn_messages").selectAll().where("token", "=", "test_unknown_permit").executeTakeFirstOrThrow();
     expect(orphan).toMatchObject({ subject: "permit", state: "orphan", permit_id: null });

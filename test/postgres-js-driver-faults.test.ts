@@ -69,7 +69,11 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
     scratch = await createScratchDatabase(DATABASE_URL!);
     ({ admin, name, url } = scratch);
     db = openPool(url, 2);
-    await db.schema.createTable("items").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("note", "text", (c) => c.notNull()).execute();
+    await db.schema
+      .createTable("items")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("note", "text", (c) => c.notNull())
+      .execute();
   }, HOOK_TIMEOUT);
 
   afterAll(async () => {
@@ -101,12 +105,15 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
           await trx.insertInto("items").values({ id: round, note: "lost with its connection" }).execute();
           inserted();
           await released; // idle in transaction while its backend is killed
-          await trx.insertInto("items").values({ id: 100 + round, note: "never sent" }).execute();
+          await trx
+            .insertInto("items")
+            .values({ id: 100 + round, note: "never sent" })
+            .execute();
         }),
       );
       await insertedOnce;
-      await waitForBackend("insert into \"items\"", "idle in transaction");
-      expect(await terminate("insert into \"items\"")).toBe(1);
+      await waitForBackend('insert into "items"', "idle in transaction");
+      expect(await terminate('insert into "items"')).toBe(1);
       await Bun.sleep(50);
       release();
       const outcome = await transaction;
@@ -119,7 +126,10 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         db.transaction().execute(async (trx) => {
-          await trx.insertInto("items").values({ id: 1000 + i, note: "kept" }).execute();
+          await trx
+            .insertInto("items")
+            .values({ id: 1000 + i, note: "kept" })
+            .execute();
           return (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
         }),
       ),
@@ -156,7 +166,10 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
           n % 2 === 0
             ? await settle(
                 db.transaction().execute(async (trx) => {
-                  await trx.insertInto("items").values({ id: i * 10_000 + n, note: "load" }).execute();
+                  await trx
+                    .insertInto("items")
+                    .values({ id: i * 10_000 + n, note: "load" })
+                    .execute();
                   await sql`select pg_sleep(0.01)`.execute(trx);
                 }),
               )
@@ -207,7 +220,9 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
       // Refused: the proxy stops listening and resets the connections it carried.
       await proxy.refuse();
       const refused = await Promise.all(Array.from({ length: 20 }, () => settle(sql`select 1`.execute(proxied))));
-      const refusedTransactions = await Promise.all(Array.from({ length: 5 }, () => settle(proxied.transaction().execute((trx) => sql`select 1`.execute(trx)))));
+      const refusedTransactions = await Promise.all(
+        Array.from({ length: 5 }, () => settle(proxied.transaction().execute((trx) => sql`select 1`.execute(trx)))),
+      );
       for (const o of [...refused, ...refusedTransactions]) {
         expect(o.ok).toBe(false);
         expect(isDatabaseUnavailable(o.error)).toBe(true);

@@ -56,8 +56,16 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver (PostgreSQL)", () => {
     target.pathname = `/${name}`;
     url = target.toString();
     ({ db, sent } = openPool(url, 2));
-    await db.schema.createTable("counters").addColumn("id", "text", (c) => c.primaryKey()).addColumn("value", "integer", (c) => c.notNull()).execute();
-    await db.schema.createTable("items").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("note", "text", (c) => c.notNull()).execute();
+    await db.schema
+      .createTable("counters")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("value", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("items")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("note", "text", (c) => c.notNull())
+      .execute();
   }, HOOK_TIMEOUT);
 
   afterAll(async () => {
@@ -108,7 +116,10 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver (PostgreSQL)", () => {
   it("rolls back when the callback throws, and releases the connection", async () => {
     for (let round = 0; round < 5; round++) {
       const failed = db.transaction().execute(async (trx) => {
-        await trx.insertInto("items").values({ id: 100 + round, note: "rolled back" }).execute();
+        await trx
+          .insertInto("items")
+          .values({ id: 100 + round, note: "rolled back" })
+          .execute();
         throw new Error(`boom ${round}`);
       });
       expect(failed).rejects.toThrow(`boom ${round}`);
@@ -125,10 +136,12 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver (PostgreSQL)", () => {
     expect(await db.selectFrom("items").select(["id", "note"]).orderBy("id").execute()).toEqual([{ id: 1, note: "kept" }]);
     // Both connections of the pool are usable and none was left inside a transaction.
     const pids = await Promise.all(
-      Array.from({ length: 2 }, () => db.transaction().execute(async (trx) => {
-        await sql`select pg_sleep(0.02)`.execute(trx);
-        return backendPid(trx);
-      })),
+      Array.from({ length: 2 }, () =>
+        db.transaction().execute(async (trx) => {
+          await sql`select pg_sleep(0.02)`.execute(trx);
+          return backendPid(trx);
+        }),
+      ),
     );
     expect(new Set(pids).size).toBe(2);
     expect((await backends()).filter((b) => b.state?.startsWith("idle in transaction"))).toEqual([]);
@@ -159,7 +172,11 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver (PostgreSQL)", () => {
         order.push(`${label} read ${row.value}`);
         if (label === "first") locked();
         await Bun.sleep(hold);
-        await trx.updateTable("counters").set({ value: row.value + 1 }).where("id", "=", "c").execute();
+        await trx
+          .updateTable("counters")
+          .set({ value: row.value + 1 })
+          .where("id", "=", "c")
+          .execute();
         order.push(`${label} wrote ${row.value + 1}`);
       });
     const first = bump("first", 150);

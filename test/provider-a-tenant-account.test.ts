@@ -38,7 +38,12 @@ async function newTenant(): Promise<{ id: string; token: string }> {
   return { id: created.body.tenant.id, token: await tg.tenantToken(created.body.tenant.id) };
 }
 
-const payment = (amount: number) => ({ description: "Own account", amount, payment_method: "mnoA_open", phone_number: { number: "+22997000000", country: "bj" } });
+const payment = (amount: number) => ({
+  description: "Own account",
+  amount,
+  payment_method: "mnoA_open",
+  phone_number: { number: "+22997000000", country: "bj" },
+});
 
 /** The transaction as an account sees it on the simulator (another account's is 404). */
 const simRead = (id: number, key: string) => fetch(`${simBase}/v1/transactions/${id}`, { headers: { authorization: `Bearer ${key}` } });
@@ -47,7 +52,11 @@ const setWebhook = (key: string, url: string | null) =>
   fetch(`${simBase}/_sim/accounts/${key}/webhook`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ url }) });
 
 const stateOf = async (paymentId: string) =>
-  (await tg.gateway.deps.db.selectFrom("payments").select(["state", "provider_account", "provider_synced_at"]).where("id", "=", paymentId).executeTakeFirstOrThrow());
+  await tg.gateway.deps.db
+    .selectFrom("payments")
+    .select(["state", "provider_account", "provider_synced_at"])
+    .where("id", "=", paymentId)
+    .executeTakeFirstOrThrow();
 
 const postWebhook = (path: string, raw: string, signature: string) =>
   fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-fedapay-signature": signature }, body: raw });
@@ -97,7 +106,11 @@ describe("a tenant's own provider A account", () => {
     // The customer approves; the own account's webhook reaches /providerA/webhook/sandbox/{tenant_id}.
     expect((await fetch(`${simBase}/_sim/transactions/${transactionId}/approve`, { method: "POST" })).status).toBe(200);
     // Read from the database (a status read would refresh it itself); well before the first sync run (5 s).
-    await waitUntil(async () => ((await stateOf(paymentId)).state === "succeeded" ? true : undefined), { what: "the webhook settled it", timeoutMs: 3_000, intervalMs: 50 });
+    await waitUntil(async () => ((await stateOf(paymentId)).state === "succeeded" ? true : undefined), {
+      what: "the webhook settled it",
+      timeoutMs: 3_000,
+      intervalMs: 50,
+    });
     await simulator.webhooksIdle();
     const sent = (await (await fetch(`${simBase}/_sim/accounts/${own.secretKey}/webhook`)).json()) as {
       url: string;
@@ -119,7 +132,11 @@ describe("a tenant's own provider A account", () => {
     expect((await simRead(theirs.body.transactionId, service.secretKey)).status).toBe(200);
     expect((await simRead(theirs.body.transactionId, own.secretKey)).status).toBe(404);
     expect((await stateOf(theirs.body.paymentId)).provider_account).toBe("service");
-    for (const path of [`/providerA/transaction/${mine.transactionId}/status`, `/providerA/transaction/${mine.transactionId}/is-approved`, `/payments/${mine.paymentId}`])
+    for (const path of [
+      `/providerA/transaction/${mine.transactionId}/status`,
+      `/providerA/transaction/${mine.transactionId}/is-approved`,
+      `/payments/${mine.paymentId}`,
+    ])
       expect((await api(path, { token: other.token })).status).toBe(404);
     expect((await api(`/providerA/transaction/${theirs.body.transactionId}/status`, { token: owner.token })).status).toBe(404);
     // Live is another environment: 404 there too.
@@ -138,7 +155,9 @@ describe("a tenant's own provider A account", () => {
     expect((await postWebhook(tenantRoute, raw, signProviderAWebhook(own.webhookSecret, now - 301, raw))).status).toBe(401);
     // A tenant without an account of its own, an unknown tenant, a malformed id: nothing verifies there.
     expect((await postWebhook(`/providerA/webhook/sandbox/${other.id}`, raw, signProviderAWebhook(own.webhookSecret, now, raw))).status).toBe(401);
-    expect((await postWebhook(`/providerA/webhook/sandbox/ten_01JD3Z6Q5W8B8Y4G1M7T2N9XKC`, raw, signProviderAWebhook(own.webhookSecret, now, raw))).status).toBe(401);
+    expect(
+      (await postWebhook(`/providerA/webhook/sandbox/ten_01JD3Z6Q5W8B8Y4G1M7T2N9XKC`, raw, signProviderAWebhook(own.webhookSecret, now, raw))).status,
+    ).toBe(401);
     expect((await postWebhook(`/providerA/webhook/sandbox/nope`, raw, signProviderAWebhook(own.webhookSecret, now, raw))).status).toBe(401);
   });
 
@@ -171,10 +190,16 @@ describe("the order of states on the tenant's account (contract §4)", () => {
     await simulator.webhooksIdle();
     const status = await api(`/providerA/transaction/${transactionId}/status`, { token: owner.token });
     expect(status.body).toMatchObject({ status: "refunded", approved: false });
-    expect((await api(`/providerA/transaction/${transactionId}/is-approved`, { token: owner.token })).body).toEqual({ transactionId, approved: false, status: "refunded" });
+    expect((await api(`/providerA/transaction/${transactionId}/is-approved`, { token: owner.token })).body).toEqual({
+      transactionId,
+      approved: false,
+      status: "refunded",
+    });
     // The same webhook again changes nothing.
     const raw = JSON.stringify({ name: "transaction.approved", entity: { id: transactionId } });
-    expect((await postWebhook(`/providerA/webhook/sandbox/${owner.id}`, raw, signProviderAWebhook(own.webhookSecret, Math.floor(Date.now() / 1000), raw))).status).toBe(200);
+    expect(
+      (await postWebhook(`/providerA/webhook/sandbox/${owner.id}`, raw, signProviderAWebhook(own.webhookSecret, Math.floor(Date.now() / 1000), raw))).status,
+    ).toBe(200);
     const events = await tg.gateway.deps.db.selectFrom("events").select("type").where("payment_id", "=", paymentId).orderBy("created_at").execute();
     expect(events.map((e) => e.type)).toEqual(["payment.completed", "payment.refunded"]);
     expect((await stateOf(paymentId)).state).toBe("refunded");

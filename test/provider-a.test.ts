@@ -40,11 +40,16 @@ async function startProxy() {
       upstreamCalls.push(`${request.method} ${path}`);
       const index = faults.findIndex((fault) => fault.match.test(`${request.method} ${path}`));
       const fault = index >= 0 ? faults.splice(index, 1)[0] : undefined;
-      if (fault?.kind === "refuse") return Response.json({ message: "Transaction could not be created", errors: { amount: ["is over the account limit"] } }, { status: 422 });
+      if (fault?.kind === "refuse")
+        return Response.json({ message: "Transaction could not be created", errors: { amount: ["is over the account limit"] } }, { status: 422 });
       if (fault?.kind === "fail5xx") return Response.json({ message: "Server error" }, { status: 500 });
       const headers = new Headers(request.headers);
       headers.delete("host");
-      const forwarded = await fetch(`${simBase}${path}${url.search}`, { method: request.method, headers, body: request.method === "GET" ? undefined : await request.arrayBuffer() });
+      const forwarded = await fetch(`${simBase}${path}${url.search}`, {
+        method: request.method,
+        headers,
+        body: request.method === "GET" ? undefined : await request.arrayBuffer(),
+      });
       const body = await forwarded.arrayBuffer();
       // The provider acted, but its answer arrives after the gateway's timeout.
       if (fault?.kind === "slow") await Bun.sleep(TIMEOUT_MS * 3);
@@ -115,7 +120,11 @@ beforeAll(async () => {
   });
   const { url } = await tg.gateway.start();
   base = url!;
-  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, { method: "PUT", body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }), headers: { "content-type": "application/json" } });
+  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
+    method: "PUT",
+    body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
+    headers: { "content-type": "application/json" },
+  });
   receiver = await startReceiver();
   tenant = await newTenant();
 });
@@ -324,7 +333,9 @@ describe("POST /providerA/webhook/{environment}", () => {
 
   it("applies duplicate webhooks once, and answers 200 for unknown transactions", async () => {
     const { body } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 4000 }) });
-    const settled = (await (await fetch(`${simBase}/_sim/transactions/${body.transactionId}/approve`, { method: "POST" })).json()) as { "v1/transaction": unknown };
+    const settled = (await (await fetch(`${simBase}/_sim/transactions/${body.transactionId}/approve`, { method: "POST" })).json()) as {
+      "v1/transaction": unknown;
+    };
     const raw = JSON.stringify({ name: "transaction.approved", entity: settled["v1/transaction"] });
     const now = Math.floor(Date.now() / 1000);
     const responses = await Promise.all(Array.from({ length: 5 }, () => postWebhook(raw, signProviderAWebhook(account.webhookSecret, now, raw))));
@@ -353,7 +364,11 @@ describe("POST /providerA/webhook/{environment}", () => {
 
 describe("keeping status true without readers", () => {
   it("settles pending payments after their jobs were lost with Redis", async () => {
-    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, { method: "PUT", body: JSON.stringify({ url: null }), headers: { "content-type": "application/json" } });
+    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
+      method: "PUT",
+      body: JSON.stringify({ url: null }),
+      headers: { "content-type": "application/json" },
+    });
     try {
       const created = await Promise.all(Array.from({ length: 3 }, () => api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1500 }) })));
       const ids = created.map((c) => c.body.paymentId as string);
@@ -383,7 +398,11 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
 
   it("the provider created it but its answer never came: 504, pending; the sync job finds it by our pay_ id and settles it", async () => {
     // No webhook from the provider: only the providerA-sync job can learn the outcome.
-    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, { method: "PUT", body: JSON.stringify({ url: null }), headers: { "content-type": "application/json" } });
+    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
+      method: "PUT",
+      body: JSON.stringify({ url: null }),
+      headers: { "content-type": "application/json" },
+    });
     try {
       faults.push({ match: /^POST \/v1\/transactions$/, kind: "slow" });
       const { status, body } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1300, description: "create lost" }) });

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
-import { sweepProviderB } from "../src/services/ipn/sweep-provider-b.ts";
 import { rematchOrphans } from "../src/services/ipn/orphans.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import type { TestDatabase } from "./support/db.ts";
@@ -84,7 +83,14 @@ describe("POST /providerB/checkout", () => {
     expect(answer.response_text).toBe(`${sim.url}/sandbox-checkout/invoice/${answer.token}`);
     expect(answer.paymentId).toMatch(/^pay_[0-9A-Z]{26}$/);
     const payment = await paymentOf(tenantId, answer.paymentId);
-    expect(payment).toMatchObject({ provider: "providerB", kind: "checkout", state: "pending", providerTransactionId: answer.token, amount: 5000, currency: "XOF" });
+    expect(payment).toMatchObject({
+      provider: "providerB",
+      kind: "checkout",
+      state: "pending",
+      providerTransactionId: answer.token,
+      amount: 5000,
+      currency: "XOF",
+    });
     expect(payment.customData).toEqual({ orderRef: "ORD-42", quantity: 3, gift: true });
     const row = await gw.gateway.deps.db.selectFrom("payments").selectAll().where("id", "=", answer.paymentId).executeTakeFirstOrThrow();
     expect(row.credential_version).toBe(1);
@@ -95,14 +101,26 @@ describe("POST /providerB/checkout", () => {
   it("requires x-tenant-id (400) and a bearer token (401)", async () => {
     const { tenantId } = await gw.tenantWithAccount(sim);
     const token = await gw.tenantToken(tenantId);
-    const noTenant = await fetch(`${gw.url}/providerB/checkout`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(checkoutBody()) });
+    const noTenant = await fetch(`${gw.url}/providerB/checkout`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(checkoutBody()),
+    });
     expect(noTenant.status).toBe(400);
-    const noToken = await fetch(`${gw.url}/providerB/checkout`, { method: "POST", headers: { "x-tenant-id": tenantId, "content-type": "application/json" }, body: JSON.stringify(checkoutBody()) });
+    const noToken = await fetch(`${gw.url}/providerB/checkout`, {
+      method: "POST",
+      headers: { "x-tenant-id": tenantId, "content-type": "application/json" },
+      body: JSON.stringify(checkoutBody()),
+    });
     expect(noToken.status).toBe(401);
   });
 
   it("answers 424 naming the environment when the tenant has no credentials there", async () => {
-    const created = await fetch(`${gw.url}/tenants`, { method: "POST", headers: { authorization: `Bearer ${await gw.adminToken()}`, "content-type": "application/json" }, body: JSON.stringify({ name: "Nue" }) });
+    const created = await fetch(`${gw.url}/tenants`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await gw.adminToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Nue" }),
+    });
     const { tenant } = (await created.json()) as Json;
     const response = await gw.call("POST", "/providerB/checkout", tenant.id, checkoutBody());
     expect(response.status).toBe(424);
@@ -135,7 +153,11 @@ describe("POST /providerB/checkout", () => {
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(((await again.json()) as Json).paymentId).toBe(first.paymentId);
-    const count = await gw.gateway.deps.db.selectFrom("payments").select((eb) => eb.fn.countAll<number>().as("n")).where("tenant_id", "=", tenantId).executeTakeFirstOrThrow();
+    const count = await gw.gateway.deps.db
+      .selectFrom("payments")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("tenant_id", "=", tenantId)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 });
@@ -230,7 +252,11 @@ describe("a complete sandbox payment", () => {
     const answer = await checkout(tenantId);
     const body = (await ipnBodyOf(keys, answer.token)).replace("data%5Bstatus%5D=pending", "data%5Bstatus%5D=completed");
     expect((await postIpn(body)).status).toBe(200);
-    await waitUntil(async () => (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("token", "=", answer.token).executeTakeFirst())?.state === "processed", { what: "processed", timeoutMs: 5_000 });
+    await waitUntil(
+      async () =>
+        (await gw.gateway.deps.db.selectFrom("ipn_messages").select("state").where("token", "=", answer.token).executeTakeFirst())?.state === "processed",
+      { what: "processed", timeoutMs: 5_000 },
+    );
     expect((await paymentOf(tenantId, answer.paymentId)).state).toBe("pending");
     expect(await eventsOf(answer.paymentId)).toEqual([]);
   });
@@ -240,7 +266,10 @@ describe("a complete sandbox payment", () => {
     const answer = await checkout(tenantId);
     await gw.gateway.deps.db.updateTable("payments").set({ amount: 4000 }).where("id", "=", answer.paymentId).execute();
     await sim.press(answer.token, "pay");
-    await waitUntil(() => gw.logs.find((l) => l.alert === "providerB_confirm_mismatch" && l.paymentId === answer.paymentId), { what: "the alert", timeoutMs: 10_000 });
+    await waitUntil(() => gw.logs.find((l) => l.alert === "providerB_confirm_mismatch" && l.paymentId === answer.paymentId), {
+      what: "the alert",
+      timeoutMs: 10_000,
+    });
     expect((await paymentOf(tenantId, answer.paymentId)).state).toBe("pending");
     expect(await eventsOf(answer.paymentId)).toEqual([]);
   }, 20_000);
@@ -288,7 +317,10 @@ describe("POST /providerB/webhook bodies", () => {
     // The IPN outruns our insert: hide the token while it arrives.
     await db.updateTable("payments").set({ provider_transaction_id: null }).where("id", "=", answer.paymentId).execute();
     expect((await sim.press(answer.token, "pay")).status).toBe(200);
-    await waitUntil(async () => (await db.selectFrom("ipn_messages").select("state").where("token", "=", answer.token).executeTakeFirst())?.state === "orphan", { what: "the orphan", timeoutMs: 5_000 });
+    await waitUntil(
+      async () => (await db.selectFrom("ipn_messages").select("state").where("token", "=", answer.token).executeTakeFirst())?.state === "orphan",
+      { what: "the orphan", timeoutMs: 5_000 },
+    );
     await db.updateTable("payments").set({ provider_transaction_id: answer.token }).where("id", "=", answer.paymentId).execute();
     expect(await rematchOrphans(gw.gateway.deps, { token: answer.token })).toBe(1);
     await waitUntil(async () => (await paymentOf(tenantId, answer.paymentId)).state === "succeeded", { what: "completed", timeoutMs: 10_000 });

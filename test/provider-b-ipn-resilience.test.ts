@@ -86,7 +86,10 @@ describe("lost IPNs are not lost payments", () => {
     const { tenantId } = await first.tenantWithAccount(sim);
     const answer = await checkout(first, tenantId);
     await sim.press(answer.token, "pay");
-    await waitUntil(async () => (await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirst())?.state === "received", { what: "the stored IPN", timeoutMs: 5_000 });
+    await waitUntil(
+      async () => (await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirst())?.state === "received",
+      { what: "the stored IPN", timeoutMs: 5_000 },
+    );
     await first.close();
     expect(await db.db.selectFrom("payments").select("state").where("id", "=", answer.paymentId).executeTakeFirstOrThrow()).toEqual({ state: "pending" });
 
@@ -98,7 +101,8 @@ describe("lost IPNs are not lost payments", () => {
     await waitUntil(async () => (await paymentState(second, answer.paymentId)) === "succeeded", { what: "the swept IPN", timeoutMs: 8_000 });
     // The sweeper also re-created the checkout's sync job, which may confirm the payment first: the IPN's
     // job then finds it settled and marks the IPN processed a moment later.
-    const ipnState = async () => (await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirstOrThrow()).state;
+    const ipnState = async () =>
+      (await db.db.selectFrom("ipn_messages").select("state").where("payment_id", "=", answer.paymentId).executeTakeFirstOrThrow()).state;
     await waitUntil(async () => (await ipnState()) === "processed", { what: "the swept IPN processed", timeoutMs: 5_000 });
     expect(await ipnState()).toBe("processed");
   }, 30_000);

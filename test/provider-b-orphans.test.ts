@@ -58,7 +58,11 @@ describe("orphan IPNs", () => {
       state: "orphan" as const,
       expires_at: expires,
     }));
-    for (let i = 0; i < rows.length; i += 250) await db.insertInto("ipn_messages").values(rows.slice(i, i + 250)).execute();
+    for (let i = 0; i < rows.length; i += 250)
+      await db
+        .insertInto("ipn_messages")
+        .values(rows.slice(i, i + 250))
+        .execute();
     expect((await postUnknownIpn(tg, "test_overthecap")).status).toBe(200);
     const kept = await orphanTokens(tg);
     expect(kept.length).toBe(MAX_ORPHANS);

@@ -67,9 +67,21 @@ describe("PUT /tenants/{tenant_id}/credentials/{provider}", () => {
       expect(await response.json()).toMatchObject({ statusCode: 400, code: "validation_failed", message: [`masterKey ${RULE}`] });
     }
     // The README's example as typed: every field is the ellipsis.
-    const copied = await send("PUT", `/tenants/${tenantId}/credentials/providerB`, admin, { environment: "sandbox", masterKey: "…", privateKey: "…", token: "…", publicKey: "…" });
-    expect(((await copied.json()) as { message: string[] }).message).toEqual(["masterKey", "privateKey", "token", "publicKey"].map((field) => `${field} ${RULE}`));
-    const providerA = await send("PUT", `/tenants/${tenantId}/credentials/providerA`, admin, { environment: "sandbox", secretKey: "sk_sandbox_…", webhookSecret: "wh_sandbox_abcd1234" });
+    const copied = await send("PUT", `/tenants/${tenantId}/credentials/providerB`, admin, {
+      environment: "sandbox",
+      masterKey: "…",
+      privateKey: "…",
+      token: "…",
+      publicKey: "…",
+    });
+    expect(((await copied.json()) as { message: string[] }).message).toEqual(
+      ["masterKey", "privateKey", "token", "publicKey"].map((field) => `${field} ${RULE}`),
+    );
+    const providerA = await send("PUT", `/tenants/${tenantId}/credentials/providerA`, admin, {
+      environment: "sandbox",
+      secretKey: "sk_sandbox_…",
+      webhookSecret: "wh_sandbox_abcd1234",
+    });
     expect(providerA.status).toBe(400);
     expect(((await providerA.json()) as { message: string[] }).message).toEqual([`secretKey ${RULE}`]);
 
@@ -80,14 +92,24 @@ describe("PUT /tenants/{tenant_id}/credentials/{provider}", () => {
 
   it("refuses such a value from any other caller of the service too", async () => {
     const tenantId = await tg.insertTenant();
-    const stored = putCredentials(tg.gateway.deps, { tenantId, provider: "providerB", environment: "sandbox", fields: { ...setB, token: "tk_test\r\ncccc3333" } });
+    const stored = putCredentials(tg.gateway.deps, {
+      tenantId,
+      provider: "providerB",
+      environment: "sandbox",
+      fields: { ...setB, token: "tk_test\r\ncccc3333" },
+    });
     await expect(stored).rejects.toMatchObject({ status: 400, messages: [`token ${RULE}`] });
     expect(await storedSets(tenantId)).toBe(0);
   });
 
   it("never shows a value shorter than 12 characters whole: it is masked as … alone", async () => {
     const tenantId = await tg.insertTenant();
-    const response = await send("PUT", `/tenants/${tenantId}/credentials/providerB`, admin, { environment: "sandbox", masterKey: "abc", privateKey: "short_key01", token: "exactly_12ch" });
+    const response = await send("PUT", `/tenants/${tenantId}/credentials/providerB`, admin, {
+      environment: "sandbox",
+      masterKey: "abc",
+      privateKey: "short_key01",
+      token: "exactly_12ch",
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ masterKey: "…", privateKey: "…", token: "…12ch", publicKey: null });
     const listed = (await (await send("GET", `/tenants/${tenantId}/credentials/providerB`, admin)).json()) as { data: Record<string, unknown>[] };
@@ -121,7 +143,13 @@ describe("a provider call that fails on our side", () => {
       "POST",
       "/providerB/permits",
       token,
-      { customer: { name: "Awa Diop", phone: "+221770000000" }, description: "Abonnement", maxAmount: 20000, returnUrl: "https://shop.example/ok", cancelUrl: "https://shop.example/non" },
+      {
+        customer: { name: "Awa Diop", phone: "+221770000000" },
+        description: "Abonnement",
+        maxAmount: 20000,
+        returnUrl: "https://shop.example/ok",
+        cancelUrl: "https://shop.example/non",
+      },
       { "x-tenant-id": tenantId },
     );
     expect(permit.status).toBe(502);
@@ -131,7 +159,14 @@ describe("a provider call that fails on our side", () => {
       "POST",
       "/providerA/direct-payment",
       token,
-      { description: "Order 1042", amount: 500, payment_method: "mnoA_open", phone_number: { number: "+22997000000", country: "bj" }, firstname: "Ada", lastname: "Lovelace" },
+      {
+        description: "Order 1042",
+        amount: 500,
+        payment_method: "mnoA_open",
+        phone_number: { number: "+22997000000", country: "bj" },
+        firstname: "Ada",
+        lastname: "Lovelace",
+      },
       { "x-tenant-id": tenantId },
     );
     expect(direct.status).toBe(502);
@@ -187,7 +222,11 @@ describe("a provider call that fails on our side", () => {
   });
 
   it("cuts the keys out of a reason that quotes them", () => {
-    const reason = failureReason(new TypeError("could not send mk_live_secret_42 to test_private_xyz", { cause: new Error("refused: mk_live_secret_42") }), ["mk_live_secret_42", "test_private_xyz", undefined]);
+    const reason = failureReason(new TypeError("could not send mk_live_secret_42 to test_private_xyz", { cause: new Error("refused: mk_live_secret_42") }), [
+      "mk_live_secret_42",
+      "test_private_xyz",
+      undefined,
+    ]);
     expect(reason).toBe("TypeError: could not send [redacted] to [redacted] (cause: Error: refused: [redacted])");
   });
 });

@@ -202,9 +202,7 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis across processes", () => {
     const serverTwo = createRateLimiter({ redis: redisClient(REDIS_URL!), prefix, timeoutMs: GENEROUS_TIMEOUT_MS });
     // The Redis server's clock, and a rate so slow that no token comes back during the test.
     const limit = { rps: 0.001, burst: 200 };
-    const decisions = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? serverOne : serverTwo).consume(TENANT_A, limit)),
-    );
+    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? serverOne : serverTwo).consume(TENANT_A, limit)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(200);
     expect((await serverOne.consume(TENANT_A, limit)).allowed).toBe(false);
     expect((await serverTwo.consume(TENANT_A, limit)).allowed).toBe(false);

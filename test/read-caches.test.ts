@@ -39,7 +39,11 @@ function countingDeps(): { deps: Deps; queries: () => number } {
 }
 
 let nextTransactionId = 9_000;
-async function insertPayment(tenantId: string, state: "pending" | "succeeded" | "refunded", providerStatus: string): Promise<{ id: string; transactionId: number }> {
+async function insertPayment(
+  tenantId: string,
+  state: "pending" | "succeeded" | "refunded",
+  providerStatus: string,
+): Promise<{ id: string; transactionId: number }> {
   const transactionId = nextTransactionId++;
   const { id } = await insertDirectPayment(tg.gateway.deps.db, tenantId, transactionId, {
     state,
@@ -64,7 +68,11 @@ describe("final transaction reads", () => {
     expect(queries()).toBe(afterFirst);
 
     // The state moves forward (a refund applied by another instance): seen once the bound has passed.
-    await tg.gateway.deps.db.updateTable("payments").set({ state: "refunded", provider_status: "refunded" } as never).where("id", "=", id).execute();
+    await tg.gateway.deps.db
+      .updateTable("payments")
+      .set({ state: "refunded", provider_status: "refunded" } as never)
+      .where("id", "=", id)
+      .execute();
     await Bun.sleep(FINAL_READ_CACHE_MS + 50);
     expect(await isTransactionApproved(deps, lookup)).toEqual({ transactionId, approved: false, status: "refunded" });
     expect(queries()).toBeGreaterThan(afterFirst);

@@ -47,7 +47,13 @@ beforeAll(async () => {
     stderr: "ignore",
   });
   for (let i = 0; i < 300; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false)) return;
+    if (
+      await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(100);
   }
   throw new Error("the quick start's gateway did not become ready within 30 s");
@@ -64,7 +70,12 @@ afterAll(async () => {
 async function runBash(script: string, env: Record<string, string>, marker?: string) {
   const child = Bun.spawn(["bash", "-c", script], { cwd: ROOT, env: cleanEnv(env), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  const outputs = marker ? stdout.split(`\n${marker}\n`).slice(1).map((output) => output.trim()) : [stdout];
+  const outputs = marker
+    ? stdout
+        .split(`\n${marker}\n`)
+        .slice(1)
+        .map((output) => output.trim())
+    : [stdout];
   return { outputs, stderr, code };
 }
 

@@ -49,7 +49,9 @@ describe("REST routes generated from the router", () => {
     expect(paths).toContain("GET /auth/whoami");
     expect(paths).toContain("POST /fixture/payments");
     expect(paths).toContain("GET /fixture/items/{item_id}");
-    const withOpenApi = Object.values(routerWithFixtures._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: unknown } } }>).filter((p) => p._def.meta?.openapi);
+    const withOpenApi = Object.values(routerWithFixtures._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: unknown } } }>).filter(
+      (p) => p._def.meta?.openapi,
+    );
     expect(paths.length).toBe(withOpenApi.length);
     expect(Object.keys(fixtureRouter._def.procedures).every((name) => `fixture.${name}` in routerWithFixtures._def.procedures)).toBe(true);
   });

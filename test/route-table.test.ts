@@ -28,7 +28,11 @@ describe("the route table", () => {
     expect(nameOf(table.match("POST", url("/webhooks/deliveries/d1/retry")))).toBe("retry");
     expect(nameOf(table.match("POST", url("/webhooks/deliveries/replay")))).toBe("replay"); // `deliveries` as a webhook id
     expect(nameOf(table.match("GET", url("/webhooks/deliveries")))).toBe("webhook");
-    expect(table.match("GET", url("/payments/p1?expand=1"))).toEqual({ handler: expect.any(Function), params: { payment_id: "p1" }, route: "/payments/{payment_id}" });
+    expect(table.match("GET", url("/payments/p1?expand=1"))).toEqual({
+      handler: expect.any(Function),
+      params: { payment_id: "p1" },
+      route: "/payments/{payment_id}",
+    });
     expect(table.match("GET", url("/payments/p1/deliveries"))?.params).toEqual({ payment_id: "p1" });
     expect(table.match("DELETE", url("/payments/p1"))).toBeUndefined();
     expect(table.match("GET", url("/Payments/p1"))).toBeUndefined(); // case-sensitive, as Elysia

@@ -101,13 +101,38 @@ describe("the period in progress", () => {
 describe("the customer's calendar (a schedule's time zone)", () => {
   /** The local month (`YYYY-MM`) of each of the first `n` due dates in `timeZone`. */
   const localMonths = (cadence: Cadence, n: number) => keys(cadence, n).map((key) => key.slice(0, 7));
-  const monthsOf2028 = ["2028-01", "2028-02", "2028-03", "2028-04", "2028-05", "2028-06", "2028-07", "2028-08", "2028-09", "2028-10", "2028-11", "2028-12", "2029-01"];
+  const monthsOf2028 = [
+    "2028-01",
+    "2028-02",
+    "2028-03",
+    "2028-04",
+    "2028-05",
+    "2028-06",
+    "2028-07",
+    "2028-08",
+    "2028-09",
+    "2028-10",
+    "2028-11",
+    "2028-12",
+    "2029-01",
+  ];
 
   it("charges a schedule started at local midnight on Jan 31 in Porto-Novo (UTC+1) once per local month of a leap year, on the last day of short months", () => {
     const cadence: Cadence = { anchor: new Date("2028-01-31T00:00:00+01:00"), interval: "month", count: 1, timeZone: "Africa/Porto-Novo" };
     expect(keys(cadence, 13)).toEqual([
-      "2028-01-31", "2028-02-29", "2028-03-31", "2028-04-30", "2028-05-31", "2028-06-30", "2028-07-31",
-      "2028-08-31", "2028-09-30", "2028-10-31", "2028-11-30", "2028-12-31", "2029-01-31",
+      "2028-01-31",
+      "2028-02-29",
+      "2028-03-31",
+      "2028-04-30",
+      "2028-05-31",
+      "2028-06-30",
+      "2028-07-31",
+      "2028-08-31",
+      "2028-09-30",
+      "2028-10-31",
+      "2028-11-30",
+      "2028-12-31",
+      "2029-01-31",
     ]);
     expect(localMonths(cadence, 13)).toEqual(monthsOf2028);
     // Always at local midnight: 23:00 UTC the day before.
@@ -142,6 +167,9 @@ describe("the customer's calendar (a schedule's time zone)", () => {
     const daily: Cadence = { anchor: new Date("2025-03-01T23:30:00Z"), interval: "day", count: 1, timeZone: "Africa/Porto-Novo" };
     const now = new Date("2025-03-10T23:45:00Z");
     expect(startingPeriod(daily, now, "2025-03-10").key).toBe("2025-03-11");
-    expect(startingPeriod(daily, now, "2025-03-10", new Date("2025-03-10T23:30:00Z"))).toMatchObject({ key: "2025-03-12", dueAt: new Date("2025-03-11T23:30:00Z") });
+    expect(startingPeriod(daily, now, "2025-03-10", new Date("2025-03-10T23:30:00Z"))).toMatchObject({
+      key: "2025-03-12",
+      dueAt: new Date("2025-03-11T23:30:00Z"),
+    });
   });
 });

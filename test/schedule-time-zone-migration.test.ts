@@ -89,6 +89,12 @@ describe("migration 0009_schedule_time_zone", () => {
     expect(Object.fromEntries(rows.map((r) => [r.id, r.time_zone]))).toEqual(expected);
     // The current position is left as it was.
     expect(rows.every((r) => r.period === "2025-01-31" && r.due_at.toISOString() === "2025-01-31T09:00:00.000Z")).toBe(true);
-    await expect(db.updateTable("permit_schedules").set({ time_zone: null as never }).where("id", "=", rows[0]!.id).execute()).rejects.toThrow();
+    await expect(
+      db
+        .updateTable("permit_schedules")
+        .set({ time_zone: null as never })
+        .where("id", "=", rows[0]!.id)
+        .execute(),
+    ).rejects.toThrow();
   });
 });

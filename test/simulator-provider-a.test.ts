@@ -7,11 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { createSimulatorApp } from "../src/providers/simulators/mod.ts";
-import {
-  createProviderASimulator,
-  type ProviderASimulator,
-  type ProviderASimulatorOptions,
-} from "../src/providers/simulators/providerA/mod.ts";
+import { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "../src/providers/simulators/providerA/mod.ts";
 
 const APPROVE_DELAY_MS = 50;
 
@@ -180,7 +176,7 @@ describe("provider A simulator: accounts and authentication", () => {
     expect(await response.json()).toEqual({ status: "ok", simulator: "providerA" });
   });
 
-  it("is what createSimulatorApp(\"providerA\") builds for the gateway's mount and `passerelle sandbox`", async () => {
+  it('is what createSimulatorApp("providerA") builds for the gateway\'s mount and `passerelle sandbox`', async () => {
     const simulator = createSimulatorApp("providerA", { approveDelayMs: 10 });
     expect("close" in simulator).toBe(true);
     const response = await simulator.handle(new Request("http://localhost/v1/transactions/1"));
@@ -388,7 +384,10 @@ describe("sandbox outcomes by amount (spec §8)", () => {
     const api = client(run, await newAccount(run));
     const trx = await api.pay(999);
     expect((await api.read(trx.id)).status).toBe("pending");
-    const settled = await waitFor(() => api.read(trx.id), (t) => t.status !== "pending");
+    const settled = await waitFor(
+      () => api.read(trx.id),
+      (t) => t.status !== "pending",
+    );
     expect(settled.status).toBe("approved");
     expect(settled.approved_at).toBeString();
     expect(settled.last_error_code).toBeNull();
@@ -407,7 +406,10 @@ describe("sandbox outcomes by amount (spec §8)", () => {
   it("declines a payment above 5000 with a last_error_code", async () => {
     const api = client(run, await newAccount(run));
     const trx = await api.pay(5001);
-    const settled = await waitFor(() => api.read(trx.id), (t) => t.status !== "pending");
+    const settled = await waitFor(
+      () => api.read(trx.id),
+      (t) => t.status !== "pending",
+    );
     expect(settled.status).toBe("declined");
     expect(settled.last_error_code).toBe("INSUFFICIENT_FUND_ERROR");
     expect(settled.declined_at).toBeString();
@@ -489,7 +491,9 @@ describe("webhooks", () => {
       await own.simulator.webhooksIdle();
       const log = await (await fetch(`${own.base}/_sim/accounts/${account.secretKey}/webhook`)).json();
       expect(log.url).toBe(ownReceiver.url);
-      expect(log.deliveries).toEqual([expect.objectContaining({ event: "transaction.approved", transactionId: trx.id, status: "delivered", attempts: 3, lastResponseStatus: 200 })]);
+      expect(log.deliveries).toEqual([
+        expect.objectContaining({ event: "transaction.approved", transactionId: trx.id, status: "delivered", attempts: 3, lastResponseStatus: 200 }),
+      ]);
     } finally {
       await own.stop();
       await ownReceiver.stop();
@@ -503,7 +507,10 @@ describe("webhooks", () => {
       const account = await newAccount(own, ownReceiver.url);
       ownReceiver.failAlways(true);
       await client(own, account).pay(300);
-      await waitFor(() => ownReceiver.received.length, (count) => count >= 3);
+      await waitFor(
+        () => ownReceiver.received.length,
+        (count) => count >= 3,
+      );
       await own.simulator.webhooksIdle();
       await Bun.sleep(50);
       expect(ownReceiver.received).toHaveLength(3);
@@ -522,7 +529,10 @@ describe("webhooks", () => {
       const account = await newAccount(own, `${hanging.url}hook`);
       const api = client(own, account);
       const trx = await api.pay(100);
-      await waitFor(() => api.read(trx.id), (t) => t.status === "approved");
+      await waitFor(
+        () => api.read(trx.id),
+        (t) => t.status === "approved",
+      );
       const started = performance.now();
       await api.create(200);
       expect(performance.now() - started).toBeLessThan(500);
@@ -536,7 +546,10 @@ describe("webhooks", () => {
     const account = await newAccount(run);
     const before = receiver.received.length;
     const trx = await client(run, account).pay(400);
-    await waitFor(() => client(run, account).read(trx.id), (t) => t.status === "approved");
+    await waitFor(
+      () => client(run, account).read(trx.id),
+      (t) => t.status === "approved",
+    );
     await run.simulator.webhooksIdle();
     const log = await (await fetch(`${run.base}/_sim/accounts/${account.secretKey}/webhook`)).json();
     expect(log).toEqual({ url: null, deliveries: [] });

@@ -224,8 +224,14 @@ describe("POST …/checkout-invoice/create", () => {
       [{ invoice: { total_amount: -5 }, store: { name: "S" } }, "Invalid request: invoice.total_amount must be greater than 0"],
       [{ invoice: { total_amount: 100 } }, "Invalid request: store is required"],
       [{ invoice: { total_amount: 100 }, store: { name: "  " } }, "Invalid request: store.name is required"],
-      [{ invoice: { total_amount: 100, items: [{ name: "a" }] }, store: { name: "S" } }, "Invalid request: invoice.items must be an object keyed item_0, item_1, … (not an array)"],
-      [{ invoice: { total_amount: 100 }, store: { name: "S" }, actions: { callback_url: "ftp://x" } }, "Invalid request: actions.callback_url must be an http(s) URL"],
+      [
+        { invoice: { total_amount: 100, items: [{ name: "a" }] }, store: { name: "S" } },
+        "Invalid request: invoice.items must be an object keyed item_0, item_1, … (not an array)",
+      ],
+      [
+        { invoice: { total_amount: 100 }, store: { name: "S" }, actions: { callback_url: "ftp://x" } },
+        "Invalid request: actions.callback_url must be an http(s) URL",
+      ],
     ];
     for (const [body, text] of cases) {
       const answer = await call("POST", `${API.test}/checkout-invoice/create`, body);
@@ -327,7 +333,12 @@ describe("hosted checkout page", () => {
   it("Pay completes the invoice, redirects to the return URL and sends the IPN form-encoded with bracket keys", async () => {
     const { token, pageUrl } = await createInvoice("/ipn/pay");
     const buttons = await buttonsOf(pageUrl);
-    const answer = await postForm(buttons.Pay!, { customer_name: "Fatou Sow", customer_phone: "781112233", customer_email: "", payment_method: "wave-senegal" });
+    const answer = await postForm(buttons.Pay!, {
+      customer_name: "Fatou Sow",
+      customer_phone: "781112233",
+      customer_email: "",
+      payment_method: "wave-senegal",
+    });
     expect(answer.status).toBe(303);
     expect(answer.headers.get("location")).toBe(`https://shop.example/return?token=${token}`);
 
@@ -430,10 +441,17 @@ describe("hosted checkout page", () => {
     expect(ipn.fields["data[status]"]).toBe("cancelled");
     expect((await call("GET", `${API.test}/checkout-invoice/confirm/${token}`)).body.status).toBe("cancelled");
 
-    await fetch(`${base}/_sim/invoices/${token}/pay`, { method: "POST", body: JSON.stringify({ payment_method: "card" }), headers: { "content-type": "application/json" } });
+    await fetch(`${base}/_sim/invoices/${token}/pay`, {
+      method: "POST",
+      body: JSON.stringify({ payment_method: "card" }),
+      headers: { "content-type": "application/json" },
+    });
     const refused = await fetch(`${base}/_sim/invoices/${token}/cancel`, { method: "POST" });
     expect(refused.status).toBe(409);
-    expect((await call("GET", `${API.test}/checkout-invoice/confirm/${token}`)).body).toMatchObject({ status: "completed", customer: { payment_method: "card" } });
+    expect((await call("GET", `${API.test}/checkout-invoice/confirm/${token}`)).body).toMatchObject({
+      status: "completed",
+      customer: { payment_method: "card" },
+    });
     expect((await fetch(`${base}/_sim/invoices/test_unknown/pay`, { method: "POST" })).status).toBe(404);
   });
 });
@@ -529,7 +547,13 @@ describe("PERMIT", () => {
 
   it("charges up to 50 000 complete at once and send a checkout-like IPN carrying the permit token", async () => {
     const permit = await activePermit("/ipn/permit-charge");
-    const { status, body } = await charge({ permit_token: permit, amount: 50_000, description: "Mars", custom_data: { charge_id: "chg_01" }, idempotency_key: "chg_01" });
+    const { status, body } = await charge({
+      permit_token: permit,
+      amount: 50_000,
+      description: "Mars",
+      custom_data: { charge_id: "chg_01" },
+      idempotency_key: "chg_01",
+    });
     expect(status).toBe(200);
     expect(body).toMatchObject({ response_code: "00", status: "completed", fail_reason: null, permit_token: permit, amount: 50_000 });
     expect(body.invoice_token).toStartWith("test_");

@@ -51,7 +51,12 @@ async function gauge(): Promise<Record<string, number>> {
 
 const stuckIds = async (query = "") => ((await api(`/admin/payments/stuck${query}`, { token: admin })).body.data as { id: string }[]).map((p) => p.id).sort();
 
-const directPayment = (amount: number) => ({ description: "Stuck?", amount, payment_method: "mnoA_open", phone_number: { number: "+22997000000", country: "bj" } });
+const directPayment = (amount: number) => ({
+  description: "Stuck?",
+  amount,
+  payment_method: "mnoA_open",
+  phone_number: { number: "+22997000000", country: "bj" },
+});
 
 beforeAll(async () => {
   simA = createProviderASimulator({ approveDelayMs: 100 });
@@ -77,7 +82,9 @@ beforeAll(async () => {
   expect(created.status).toBe(200);
   tenant = { id: created.body.tenant.id, token: await longToken({ tenantId: created.body.tenant.id }) };
   const keys = await simB.account();
-  expect((await api(`/tenants/${tenant.id}/credentials/providerB`, { method: "PUT", token: tenant.token, json: { ...keys, environment: "sandbox" } })).status).toBe(200);
+  expect(
+    (await api(`/tenants/${tenant.id}/credentials/providerB`, { method: "PUT", token: tenant.token, json: { ...keys, environment: "sandbox" } })).status,
+  ).toBe(200);
 });
 
 afterAll(async () => {
@@ -100,16 +107,25 @@ describe("payments still pending after the 24 h sync window", () => {
       method: "POST",
       token: tenant.token,
       headers: { "x-tenant-id": tenant.id },
-      json: { amount: 5000, description: "Stuck checkout", returnUrl: "https://shop.example/ok", cancelUrl: "https://shop.example/ko", customer: { name: "Awa" } },
+      json: {
+        amount: 5000,
+        description: "Stuck checkout",
+        returnUrl: "https://shop.example/ok",
+        cancelUrl: "https://shop.example/ko",
+        customer: { name: "Awa" },
+      },
     });
     expect(b.status).toBe(200);
     ids.bPending = b.body.paymentId;
     // A status read refreshes it from provider A (no webhooks here).
-    await waitUntil(async () => ((await api(`/providerA/transaction/${ids.aApprovedTrx}/status`, { token: tenant.token })).body.status === "approved" ? true : undefined), {
-      what: "the small payment approved",
-      timeoutMs: 8_000,
-      intervalMs: 100,
-    });
+    await waitUntil(
+      async () => ((await api(`/providerA/transaction/${ids.aApprovedTrx}/status`, { token: tenant.token })).body.status === "approved" ? true : undefined),
+      {
+        what: "the small payment approved",
+        timeoutMs: 8_000,
+        intervalMs: 100,
+      },
+    );
     offsetMs = 23 * HOUR_MS;
     expect(await stuckIds()).toEqual([]);
     expect(await gauge()).toEqual({ providerA: 0, providerB: 0 });

@@ -59,7 +59,9 @@ describe("POST /tenants", () => {
     expect(Buffer.from(created.callbackSecret.slice("whsec_".length), "base64").length).toBe(32);
 
     // Stored only hashed and sealed: the raw rows never hold them.
-    const raw = JSON.stringify((await sql`select * from api_keys`.execute(tg.gateway.deps.db)).rows) + JSON.stringify((await sql`select * from tenant_secrets`.execute(tg.gateway.deps.db)).rows);
+    const raw =
+      JSON.stringify((await sql`select * from api_keys`.execute(tg.gateway.deps.db)).rows) +
+      JSON.stringify((await sql`select * from tenant_secrets`.execute(tg.gateway.deps.db)).rows);
     expect(raw).not.toContain(created.apiKey.secret);
     expect(raw).not.toContain(created.apiKey.secret.slice(12));
     expect(raw).not.toContain(created.callbackSecret.slice(6));
@@ -77,7 +79,11 @@ describe("POST /tenants", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     const [a, b] = (await Promise.all([first.json(), again.json()])) as CreatedTenant[];
     expect(b).toEqual(a!);
-    const count = await tg.gateway.deps.db.selectFrom("tenants").select((eb) => eb.fn.countAll().as("n")).where("name", "=", "Once Only").executeTakeFirstOrThrow();
+    const count = await tg.gateway.deps.db
+      .selectFrom("tenants")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("name", "=", "Once Only")
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
     const raw = JSON.stringify((await sql`select * from idempotency_keys`.execute(tg.gateway.deps.db)).rows);
     expect(raw).not.toContain(a!.apiKey.secret);
@@ -122,7 +128,7 @@ describe("reading and changing tenants", () => {
     expect(((await own.json()) as { id: string }).id).toBe(a.tenant.id);
     const other = await send("GET", `/tenants/${b.tenant.id}`, await tg.tenantToken(a.tenant.id));
     expect(other.status).toBe(404);
-    expect(await other.text()).not.toContain(b.tenant.name + "\"");
+    expect(await other.text()).not.toContain(`${b.tenant.name}"`);
     const mismatch = await send("GET", `/tenants/${a.tenant.id}`, await tg.tenantToken(a.tenant.id), undefined, { "x-tenant-id": b.tenant.id });
     expect(mismatch.status).toBe(403);
     expect((await send("GET", "/tenants/ten_01JAAAAAAAAAAAAAAAAAAAAAAA", admin)).status).toBe(404);
@@ -277,7 +283,11 @@ describe("provider credentials", () => {
     const raw = JSON.stringify((await sql`select * from provider_credentials`.execute(tg.gateway.deps.db)).rows);
     for (const value of [setB.masterKey, setB.privateKey, setB.token]) expect(raw).not.toContain(value);
 
-    const replaced = await send("PUT", `/tenants/${tenant.id}/credentials/providerB`, token, { ...setB, masterKey: "mk_test_dddd4444", publicKey: "pub_eeee5555" });
+    const replaced = await send("PUT", `/tenants/${tenant.id}/credentials/providerB`, token, {
+      ...setB,
+      masterKey: "mk_test_dddd4444",
+      publicKey: "pub_eeee5555",
+    });
     expect(await replaced.json()).toMatchObject({ version: 2, masterKey: "…4444", publicKey: "…5555" });
     const list = (await (await send("GET", `/tenants/${tenant.id}/credentials/providerB`, token)).json()) as { data: { version: number }[] };
     expect(list.data.map((s) => s.version)).toEqual([2]);
@@ -291,7 +301,9 @@ describe("provider credentials", () => {
     expect((await send("DELETE", `/tenants/${tenant.id}/credentials/providerB/sandbox`, token)).status).toBe(200);
     expect((await send("DELETE", `/tenants/${tenant.id}/credentials/providerB/sandbox`, token)).status).toBe(404);
     expect(await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox" })).toBeNull();
-    expect((await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox", version: 2 }))?.fields.masterKey).toBe("mk_test_dddd4444");
+    expect((await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox", version: 2 }))?.fields.masterKey).toBe(
+      "mk_test_dddd4444",
+    );
   });
 
   it("keeps one set per environment, and live needs liveEnabled and an admin or live token", async () => {
@@ -309,7 +321,11 @@ describe("provider credentials", () => {
 
   it("stores a tenant's own provider A account the same way", async () => {
     const { tenant } = await createTenant();
-    const stored = await send("PUT", `/tenants/${tenant.id}/credentials/providerA`, admin, { secretKey: "sk_sandbox_abcd9999", webhookSecret: "wh_sandbox_efgh8888", environment: "sandbox" });
+    const stored = await send("PUT", `/tenants/${tenant.id}/credentials/providerA`, admin, {
+      secretKey: "sk_sandbox_abcd9999",
+      webhookSecret: "wh_sandbox_efgh8888",
+      environment: "sandbox",
+    });
     expect(await stored.json()).toMatchObject({ environment: "sandbox", secretKey: "…9999", webhookSecret: "…8888", version: 1 });
     const missing = await send("PUT", `/tenants/${tenant.id}/credentials/providerA`, admin, { environment: "sandbox" });
     expect(((await missing.json()) as { message: string[] }).message).toEqual(["secretKey should not be empty", "webhookSecret should not be empty"]);

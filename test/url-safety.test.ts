@@ -5,13 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ValidationError } from "../src/errors.ts";
 import { safeFetch, TargetUnreachableError, type SafeFetchInit } from "../src/services/webhooks/safe-fetch.ts";
-import {
-  classifyAddress,
-  resolveSafeAddress,
-  UnsafeTargetError,
-  validateTargetUrl,
-  type LookupFunction,
-} from "../src/services/webhooks/url-safety.ts";
+import { classifyAddress, resolveSafeAddress, UnsafeTargetError, validateTargetUrl, type LookupFunction } from "../src/services/webhooks/url-safety.ts";
 
 const SANDBOX = { field: "url", environment: "sandbox", allowPrivateTargets: false } as const;
 const LIVE = { field: "url", environment: "live", allowPrivateTargets: false } as const;
@@ -96,25 +90,23 @@ describe("validateTargetUrl (save time)", () => {
   it("refuses a URL longer than 2048 characters and accepts one of exactly 2048", () => {
     const base = "https://hooks.merchant.example/";
     expect(validateTargetUrl(base + "a".repeat(2048 - base.length), SANDBOX)).toHaveLength(2048);
-    expect(messagesOf(() => validateTargetUrl(base + "a".repeat(2049 - base.length), SANDBOX))).toEqual([
-      "url must be at most 2048 characters",
-    ]);
+    expect(messagesOf(() => validateTargetUrl(base + "a".repeat(2049 - base.length), SANDBOX))).toEqual(["url must be at most 2048 characters"]);
   });
 
-  it.each([["ftp://files.merchant.example/in"], ["/webhooks/in"], ["hooks.merchant.example/in"], ["javascript:alert(1)"], ["http:hooks.merchant.example"], [""]])(
-    "refuses %p as not an absolute http(s) URL",
-    (url) => {
-      expect(messagesOf(() => validateTargetUrl(url, SANDBOX))).toEqual(["url must be an absolute http(s) URL"]);
-    },
-  );
+  it.each([
+    ["ftp://files.merchant.example/in"],
+    ["/webhooks/in"],
+    ["hooks.merchant.example/in"],
+    ["javascript:alert(1)"],
+    ["http:hooks.merchant.example"],
+    [""],
+  ])("refuses %p as not an absolute http(s) URL", (url) => {
+    expect(messagesOf(() => validateTargetUrl(url, SANDBOX))).toEqual(["url must be an absolute http(s) URL"]);
+  });
 
   it("refuses credentials in the URL", () => {
-    expect(messagesOf(() => validateTargetUrl("https://user:secret@hooks.merchant.example/in", SANDBOX))).toEqual([
-      "url must not contain credentials",
-    ]);
-    expect(messagesOf(() => validateTargetUrl("https://token@hooks.merchant.example/in", SANDBOX))).toEqual([
-      "url must not contain credentials",
-    ]);
+    expect(messagesOf(() => validateTargetUrl("https://user:secret@hooks.merchant.example/in", SANDBOX))).toEqual(["url must not contain credentials"]);
+    expect(messagesOf(() => validateTargetUrl("https://token@hooks.merchant.example/in", SANDBOX))).toEqual(["url must not contain credentials"]);
   });
 
   it("names the field it was given and reports every broken rule", () => {
@@ -129,9 +121,7 @@ describe("validateTargetUrl (save time)", () => {
     expect(validateTargetUrl("http://127.0.0.1:4000/hook", allow)).toBe("http://127.0.0.1:4000/hook");
     expect(validateTargetUrl("http://localhost:4000/hook", allow)).toBe("http://localhost:4000/hook");
     expect(validateTargetUrl("http://[::1]/hook", allow)).toBe("http://[::1]/hook");
-    expect(messagesOf(() => validateTargetUrl("http://127.0.0.1:4000/hook", { ...LIVE, allowPrivateTargets: true }))).toEqual([
-      "url must use https in live",
-    ]);
+    expect(messagesOf(() => validateTargetUrl("http://127.0.0.1:4000/hook", { ...LIVE, allowPrivateTargets: true }))).toEqual(["url must use https in live"]);
     expect(validateTargetUrl("https://127.0.0.1:4000/hook", { ...LIVE, allowPrivateTargets: true })).toBe("https://127.0.0.1:4000/hook");
   });
 });
@@ -177,7 +167,10 @@ describe("resolveSafeAddress (connect time)", () => {
   });
 
   it("refuses a hostname with a mix of public and private answers, whichever comes first", async () => {
-    for (const answers of [["93.184.216.34", "127.0.0.1"], ["::1", "93.184.216.34"]]) {
+    for (const answers of [
+      ["93.184.216.34", "127.0.0.1"],
+      ["::1", "93.184.216.34"],
+    ]) {
       const lookup = fakeLookup({ "hooks.merchant.test": answers });
       await expect(resolveSafeAddress("https://hooks.merchant.test/in", { ...policy, lookup })).rejects.toThrow(
         /^hooks\.merchant\.test resolves to (127\.0\.0\.1|::1), a loopback address$/,
@@ -286,10 +279,7 @@ describe("safeFetch", () => {
       return new Response(new ReadableStream({ pull: (controller) => controller.enqueue(chunk) }));
     }
     if (path === "/stall") {
-      return new Response(
-        new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode("partial")) }),
-        { status: 202 },
-      );
+      return new Response(new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode("partial")) }), { status: 202 });
     }
     if (path === "/utf8") return new Response("é".repeat(1500));
     return new Response(`ok ${path}`, { status: 200, headers: { "x-receiver": "yes" } });
@@ -301,7 +291,10 @@ describe("safeFetch", () => {
     https = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      tls: [{ key: OTHER_KEY, cert: OTHER_CERT }, { serverName: "hooks.merchant.test", key: HOOKS_KEY, cert: HOOKS_CERT }],
+      tls: [
+        { key: OTHER_KEY, cert: OTHER_CERT },
+        { serverName: "hooks.merchant.test", key: HOOKS_KEY, cert: HOOKS_CERT },
+      ],
       fetch: handler,
     });
   });
@@ -359,9 +352,7 @@ describe("safeFetch", () => {
   });
 
   it("requires https in live even with private targets allowed", async () => {
-    await expect(safeFetch(`http://127.0.0.1:${http.port}/in`, base({ environment: "live" }))).rejects.toThrow(
-      "refused target: url must use https in live",
-    );
+    await expect(safeFetch(`http://127.0.0.1:${http.port}/in`, base({ environment: "live" }))).rejects.toThrow("refused target: url must use https in live");
   });
 
   it("does not follow a redirect: the 302 is the answer and its target receives nothing", async () => {

@@ -57,7 +57,10 @@ async function endpointAt(scope: Scope, opts: { respond?: Responder; events?: ("
   return { ...endpoint, path };
 }
 
-async function send(scope: Scope, input: { type?: "payment.completed" | "payment.failed" | "payment.refunded"; directTargetUrl?: string; paymentId?: string } = {}) {
+async function send(
+  scope: Scope,
+  input: { type?: "payment.completed" | "payment.failed" | "payment.refunded"; directTargetUrl?: string; paymentId?: string } = {},
+) {
   const recorded = await dg.record({ tenantId: scope.tenantId, ...input });
   await scheduleDeliveries(dg.deps, recorded.deliveryIds);
   return recorded;
@@ -132,7 +135,13 @@ describe("retry schedule", () => {
   it("decides: 2xx delivered, 410 disables, 5 days of failures disable, a refused URL is final", () => {
     const now = new Date();
     const base = { attempt: 1, schedule: [1000], now, failingSince: null, random: () => 0.5 };
-    const answer = (status: number | null, extra: Partial<{ permanent: boolean; headers: Headers }> = {}) => ({ status, error: null, headers: new Headers(), permanent: false, ...extra });
+    const answer = (status: number | null, extra: Partial<{ permanent: boolean; headers: Headers }> = {}) => ({
+      status,
+      error: null,
+      headers: new Headers(),
+      permanent: false,
+      ...extra,
+    });
     expect(decideOutcome(answer(204), base)).toEqual({ state: "succeeded" });
     expect(decideOutcome(answer(410), base)).toMatchObject({ state: "failed", disableEndpoint: expect.stringContaining("410 Gone") });
     expect(decideOutcome(answer(410), { ...base, failingSince: undefined })).toEqual({ state: "failed", disableEndpoint: null });
@@ -140,7 +149,10 @@ describe("retry schedule", () => {
     expect(decideOutcome(answer(500), { ...base, attempt: 2 })).toEqual({ state: "failed", disableEndpoint: null });
     expect(decideOutcome(answer(null, { permanent: true }), base)).toEqual({ state: "failed", disableEndpoint: null });
     const longAgo = new Date(now.getTime() - FAILING_ENDPOINT_DISABLE_MS);
-    expect(decideOutcome(answer(500), { ...base, failingSince: longAgo })).toMatchObject({ state: "failed", disableEndpoint: expect.stringContaining("5 days") });
+    expect(decideOutcome(answer(500), { ...base, failingSince: longAgo })).toMatchObject({
+      state: "failed",
+      disableEndpoint: expect.stringContaining("5 days"),
+    });
     const recently = new Date(now.getTime() - FAILING_ENDPOINT_DISABLE_MS + 60_000);
     expect(decideOutcome(answer(500), { ...base, failingSince: recently })).toMatchObject({ state: "pending" });
   });
@@ -168,7 +180,13 @@ describe("delivering an event", () => {
 
     const body = JSON.parse(receipt!.body);
     expect(Object.keys(body)).toEqual(["id", "type", "createdAt", "tenantId", "environment", "data"]);
-    expect(body).toMatchObject({ id: eventId, type: "payment.completed", tenantId: scope.tenantId, environment: "sandbox", data: { paymentId: "pay_test", amount: 5000 } });
+    expect(body).toMatchObject({
+      id: eventId,
+      type: "payment.completed",
+      tenantId: scope.tenantId,
+      environment: "sandbox",
+      data: { paymentId: "pay_test", amount: 5000 },
+    });
     expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt);
   });
 
@@ -193,7 +211,17 @@ describe("delivering an event", () => {
     expect(page.nextCursor).toBeNull();
     expect(page.data).toHaveLength(1);
     const delivery = page.data[0]!;
-    expect(delivery).toMatchObject({ id: deliveryIds[0], eventId, eventType: "payment.completed", endpointId: endpoint.id, state: "succeeded", attemptCount: 2, lastStatus: 200, lastError: null, nextAttemptAt: null });
+    expect(delivery).toMatchObject({
+      id: deliveryIds[0],
+      eventId,
+      eventType: "payment.completed",
+      endpointId: endpoint.id,
+      state: "succeeded",
+      attemptCount: 2,
+      lastStatus: 200,
+      lastError: null,
+      nextAttemptAt: null,
+    });
     expect(delivery.attempts.map((a) => [a.attempt, a.status, a.error])).toEqual([
       [1, 500, null],
       [2, 200, null],
@@ -232,7 +260,9 @@ describe("delivering an event", () => {
 
   it("honours Retry-After, capped at twice the scheduled wait", async () => {
     const { scope } = await newTenant();
-    const endpoint = await endpointAt(scope, { respond: (_, i) => (i === 0 ? new Response(null, { status: 503, headers: { "retry-after": "30" } }) : new Response("ok")) });
+    const endpoint = await endpointAt(scope, {
+      respond: (_, i) => (i === 0 ? new Response(null, { status: 503, headers: { "retry-after": "30" } }) : new Response("ok")),
+    });
     const { deliveryIds } = await send(scope);
     expect(await settled(deliveryIds[0]!)).toMatchObject({ state: "succeeded", attempts: 2 });
     const attempts = await attemptsOf(deliveryIds[0]!);
@@ -324,7 +354,12 @@ describe("delivering an event", () => {
     expect(failed.deliveryIds).toHaveLength(2);
     for (const id of [...completed.deliveryIds, ...failed.deliveryIds]) expect((await settled(id)).state).toBe("succeeded");
     expect(receiver.receipts.filter((r) => r.path === onlyFailed.path).map((r) => r.headers["webhook-id"])).toEqual([failed.eventId]);
-    expect(receiver.receipts.filter((r) => r.path === all.path).map((r) => r.headers["webhook-id"]).sort()).toEqual([completed.eventId, failed.eventId].sort());
+    expect(
+      receiver.receipts
+        .filter((r) => r.path === all.path)
+        .map((r) => r.headers["webhook-id"])
+        .sort(),
+    ).toEqual([completed.eventId, failed.eventId].sort());
   });
 
   it("signs a direct target_url delivery (a payment's callback_url) with the tenant's callback secret", async () => {
@@ -407,7 +442,11 @@ describe("manual actions", () => {
     const id = recorded.deliveryIds[0]!;
     // The first attempt fails; its retry is due in 200 ms ± 20 %, pushed back here to an hour.
     expect((await deliverOnce(dg.deps, id, { attempt: 1 })).outcome).toBe("retrying");
-    await dg.deps.db.updateTable("deliveries").set({ next_attempt_at: new Date(Date.now() + 3600_000) }).where("id", "=", id).execute();
+    await dg.deps.db
+      .updateTable("deliveries")
+      .set({ next_attempt_at: new Date(Date.now() + 3600_000) })
+      .where("id", "=", id)
+      .execute();
     up = true;
     await retryDelivery(dg.deps, scope, id);
     expect(await settled(id)).toMatchObject({ state: "succeeded", attempts: 2 });
@@ -431,7 +470,12 @@ describe("manual actions", () => {
     expect(first).toMatchObject({ endpointId: endpoint.id, replayed: 2 });
     const ids = inWindow.map((e) => e.eventId).sort();
     await waitUntil(() => receiver.receipts.filter((r) => r.path === endpoint.path).length === 2, { what: "two replayed events" });
-    expect(receiver.receipts.filter((r) => r.path === endpoint.path).map((r) => r.headers["webhook-id"]).sort()).toEqual(ids);
+    expect(
+      receiver.receipts
+        .filter((r) => r.path === endpoint.path)
+        .map((r) => r.headers["webhook-id"])
+        .sort(),
+    ).toEqual(ids);
     for (const eventId of ids) await waitUntil(async () => (await deliveryTo(eventId, endpoint.id)).state === "succeeded", { what: "replay succeeded" });
 
     const again = await replayEndpoint(dg.deps, scope, endpoint.id, { since: new Date(now - 4 * DAY).toISOString(), until: new Date(now).toISOString() });
@@ -465,7 +509,17 @@ describe("manual actions", () => {
     const paymentId = `pay_${ulid()}`;
     await dg.deps.db
       .insertInto("payments")
-      .values({ id: paymentId, tenant_id: scope.tenantId, environment: "sandbox", provider: "providerA", kind: "direct_payment", provider_account: "service", amount: 500, currency: "XOF", description: "test" })
+      .values({
+        id: paymentId,
+        tenant_id: scope.tenantId,
+        environment: "sandbox",
+        provider: "providerA",
+        kind: "direct_payment",
+        provider_account: "service",
+        amount: 500,
+        currency: "XOF",
+        description: "test",
+      })
       .execute();
     await endpointAt(scope);
     const { deliveryIds } = await send(scope, { paymentId, directTargetUrl: `${receiver.url}/callback-${ulid()}` });

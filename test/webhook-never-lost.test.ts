@@ -202,7 +202,9 @@ describe(`never lost — ${driver}`, () => {
     const b = await startDeliveryGateway({ env, workers, database: a.database, prefix: a.prefix });
     // Slow enough that attempts overlap; one request in three fails first, so retries join the race.
     let n = 0;
-    const receiver = await startReceiver({ respond: async (_, i) => (await Bun.sleep(20), new Response(null, { status: i === 0 && n++ % 3 === 0 ? 500 : 200 })) });
+    const receiver = await startReceiver({
+      respond: async (_, i) => (await Bun.sleep(20), new Response(null, { status: i === 0 && n++ % 3 === 0 ? 500 : 200 })),
+    });
     try {
       const scope = await tenantOf(a);
       for (const path of ["/d1", "/d2", "/d3"]) await createEndpoint(a.deps, { ...scope, url: `${receiver.url}${path}` });

@@ -17,7 +17,6 @@ let token: string;
 const EVENTS = 300;
 const ROUNDS = process.env.DATABASE_URL ? 10 : 3; // PGlite has one connection: nothing can deadlock there
 
-
 const send = (method: string, path: string, body?: unknown) =>
   tg.request(path, {
     method,

@@ -42,7 +42,13 @@ afterAll(() => tg.close(), 30_000);
 describe("/webhooks endpoints", () => {
   it("creates an endpoint in the token's environment and shows its whsec_ secret once", async () => {
     const created = await createEndpoint(tokenA, { url: "http://127.0.0.1:9/hooks", events: ["payment.completed", "payment.failed"], description: "orders" });
-    expect(created).toMatchObject({ url: "http://127.0.0.1:9/hooks", events: ["payment.completed", "payment.failed"], enabled: true, environment: "sandbox", description: "orders" });
+    expect(created).toMatchObject({
+      url: "http://127.0.0.1:9/hooks",
+      events: ["payment.completed", "payment.failed"],
+      enabled: true,
+      environment: "sandbox",
+      description: "orders",
+    });
     expect(created.id).toMatch(/^whe_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(Buffer.from(created.secret!.slice("whsec_".length), "base64").length).toBe(32);
     const read = await (await send("GET", `/webhooks/${created.id}`, tokenA)).json();
@@ -62,7 +68,12 @@ describe("/webhooks endpoints", () => {
 
   it("changes url, events, description and enabled, and deletes", async () => {
     const endpoint = await createEndpoint(tokenA, { url: "http://127.0.0.1:9/change" });
-    const patched = await send("PATCH", `/webhooks/${endpoint.id}`, tokenA, { url: "http://127.0.0.1:9/changed", events: ["webhook.test"], enabled: false, description: "paused" });
+    const patched = await send("PATCH", `/webhooks/${endpoint.id}`, tokenA, {
+      url: "http://127.0.0.1:9/changed",
+      events: ["webhook.test"],
+      enabled: false,
+      description: "paused",
+    });
     expect(await patched.json()).toMatchObject({ url: "http://127.0.0.1:9/changed", events: ["webhook.test"], enabled: false, description: "paused" });
     expect((await send("DELETE", `/webhooks/${endpoint.id}`, tokenA)).status).toBe(200);
     expect((await send("GET", `/webhooks/${endpoint.id}`, tokenA)).status).toBe(404);
@@ -115,7 +126,13 @@ describe("/webhooks endpoints", () => {
         return { status: response.status, body: (await response.json()) as { message: string[] } };
       };
       const sandbox = await strict.tenantToken(tenant);
-      for (const url of ["http://127.0.0.1/hook", "http://10.0.0.8/hook", "http://169.254.169.254/latest/meta-data", "http://[::1]/hook", "http://localhost:8080/"]) {
+      for (const url of [
+        "http://127.0.0.1/hook",
+        "http://10.0.0.8/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://localhost:8080/",
+      ]) {
         const refused = await post(sandbox, url);
         expect(`${url} ${refused.status}`).toBe(`${url} 400`);
         expect(refused.body.message.length).toBe(1);
@@ -154,10 +171,16 @@ describe("GET /events", () => {
     await recordEvent(db, new Date(), { tenantId: tenant, environment: "live", type: "payment.completed", data: {} });
     await recordEvent(db, new Date(Date.now() - 31 * 86_400_000), { tenantId: tenant, environment: "sandbox", type: "payment.completed", data: {} });
 
-    const page1 = (await (await send("GET", "/events?limit=2", token)).json()) as { data: { id: string; type: string; tenantId: string; environment: string; data: unknown }[]; nextCursor: string };
+    const page1 = (await (await send("GET", "/events?limit=2", token)).json()) as {
+      data: { id: string; type: string; tenantId: string; environment: string; data: unknown }[];
+      nextCursor: string;
+    };
     expect(page1.data.map((e) => e.id)).toEqual([ids[2]!, ids[1]!]);
     expect(page1.data[0]).toMatchObject({ type: "payment.completed", tenantId: tenant, environment: "sandbox", data: { paymentId: "pay_x", amount: 500 } });
-    const page2 = (await (await send("GET", `/events?limit=2&cursor=${page1.nextCursor}`, token)).json()) as { data: { id: string }[]; nextCursor: string | null };
+    const page2 = (await (await send("GET", `/events?limit=2&cursor=${page1.nextCursor}`, token)).json()) as {
+      data: { id: string }[];
+      nextCursor: string | null;
+    };
     expect(page2.data.map((e) => e.id)).toEqual([ids[0]!]);
     expect(page2.nextCursor).toBeNull();
     const failed = (await (await send("GET", "/events?type=payment.failed", token)).json()) as { data: { id: string }[] };
@@ -168,8 +191,19 @@ describe("GET /events", () => {
   });
 
   it("never shows another tenant's or environment's event", async () => {
-    const { eventId } = await recordEvent(tg.gateway.deps.db, new Date(), { tenantId: tenantA, environment: "sandbox", type: "payment.completed", data: { paymentId: "pay_isolated_event" } });
-    await expectIsolated(tg, { owner: tenantA, other: tenantB, environment: "sandbox", requests: [{ path: `/events/${eventId}` }], readBack: `/events/${eventId}` });
+    const { eventId } = await recordEvent(tg.gateway.deps.db, new Date(), {
+      tenantId: tenantA,
+      environment: "sandbox",
+      type: "payment.completed",
+      data: { paymentId: "pay_isolated_event" },
+    });
+    await expectIsolated(tg, {
+      owner: tenantA,
+      other: tenantB,
+      environment: "sandbox",
+      requests: [{ path: `/events/${eventId}` }],
+      readBack: `/events/${eventId}`,
+    });
     const listB = await (await send("GET", "/events", await tg.tenantToken(tenantB))).text();
     expect(listB).not.toContain(eventId);
   });
@@ -185,19 +219,36 @@ describe("GET /events", () => {
     await createEndpoint(await tg.tenantToken(tenant, "live"), { url: "https://hooks.example.com/other-env" });
 
     const db = tg.gateway.deps.db;
-    const recorded = await db.transaction().execute((tx) =>
-      recordEvent(tx, new Date(), { tenantId: tenant, environment: "sandbox", type: "payment.completed", data: {}, directTargetUrl: "http://127.0.0.1:9/callback" }),
-    );
+    const recorded = await db
+      .transaction()
+      .execute((tx) =>
+        recordEvent(tx, new Date(), {
+          tenantId: tenant,
+          environment: "sandbox",
+          type: "payment.completed",
+          data: {},
+          directTargetUrl: "http://127.0.0.1:9/callback",
+        }),
+      );
     const rows = await db.selectFrom("deliveries").select(["endpoint_id", "target_url", "state"]).where("event_id", "=", recorded.eventId).execute();
     expect(rows.length).toBe(3);
     expect(recorded.deliveryIds.length).toBe(3);
-    expect(rows.map((r) => r.endpoint_id).filter(Boolean).sort()).toEqual([all.id, completedOnly.id].sort());
+    expect(
+      rows
+        .map((r) => r.endpoint_id)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual([all.id, completedOnly.id].sort());
     expect(rows.find((r) => r.endpoint_id === null)?.target_url).toBe("http://127.0.0.1:9/callback");
     expect(rows.map((r) => r.endpoint_id)).not.toContain(failedOnly.id);
     expect(rows.every((r) => r.state === "pending")).toBe(true);
 
     // Recorded inside a transaction that rolls back: nothing remains.
-    const before = await db.selectFrom("events").select((eb) => eb.fn.countAll().as("n")).where("tenant_id", "=", tenant).executeTakeFirstOrThrow();
+    const before = await db
+      .selectFrom("events")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("tenant_id", "=", tenant)
+      .executeTakeFirstOrThrow();
     await db
       .transaction()
       .execute(async (tx) => {
@@ -205,7 +256,11 @@ describe("GET /events", () => {
         throw new Error("state change failed");
       })
       .catch(() => undefined);
-    const after = await db.selectFrom("events").select((eb) => eb.fn.countAll().as("n")).where("tenant_id", "=", tenant).executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom("events")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("tenant_id", "=", tenant)
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 });

@@ -25,7 +25,8 @@ afterAll(async () => {
 async function tenantWithEndpoints(n: number) {
   const { tenantId, callbackSecret } = await dg.createTenant();
   const endpoints = [];
-  for (let i = 0; i < n; i++) endpoints.push(await createEndpoint(dg.deps, { tenantId, environment: "sandbox", url: `${receiver.url}/batch-${tenantId}-${i}` }));
+  for (let i = 0; i < n; i++)
+    endpoints.push(await createEndpoint(dg.deps, { tenantId, environment: "sandbox", url: `${receiver.url}/batch-${tenantId}-${i}` }));
   return { tenantId, callbackSecret, endpoints };
 }
 
@@ -50,7 +51,12 @@ describe("taking leases together", () => {
     const { tenantId } = await tenantWithEndpoints(1);
     const { eventId, deliveryIds } = await dg.record({ tenantId });
     const [id] = deliveryIds;
-    const results = await Promise.all([deliverOnce(dg.deps, id!), deliverOnce(dg.deps, id!, { attempt: 1 }), deliverOnce(dg.deps, id!), deliverOnce(dg.deps, id!, { attempt: 1 })]);
+    const results = await Promise.all([
+      deliverOnce(dg.deps, id!),
+      deliverOnce(dg.deps, id!, { attempt: 1 }),
+      deliverOnce(dg.deps, id!),
+      deliverOnce(dg.deps, id!, { attempt: 1 }),
+    ]);
     expect(results.filter((r) => r.outcome === "succeeded")).toHaveLength(1);
     expect(results.filter((r) => r.outcome === "skipped")).toHaveLength(3);
     expect(receiver.receiptsOf(eventId)).toHaveLength(1);
@@ -78,10 +84,12 @@ describe("taking leases together", () => {
     const ids = events.flatMap((e) => e.deliveryIds);
     expect((await Promise.all(ids.map((id) => deliverOnce(dg.deps, id)))).map((r) => r.outcome)).toEqual(Array(6).fill("succeeded"));
     const rows = await dg.deps.db.selectFrom("deliveries").selectAll().where("id", "in", ids).execute();
-    for (const row of rows) expect(row).toMatchObject({ state: "succeeded", attempts: 1, locked_until: null, last_status: 200, last_error: null, delivered_at: expect.any(Date) });
+    for (const row of rows)
+      expect(row).toMatchObject({ state: "succeeded", attempts: 1, locked_until: null, last_status: 200, last_error: null, delivered_at: expect.any(Date) });
     const attempts = await dg.deps.db.selectFrom("delivery_attempts").selectAll().where("delivery_id", "in", ids).execute();
     expect(attempts).toHaveLength(6);
-    for (const attempt of attempts) expect(attempt).toMatchObject({ attempt: 1, status: 200, error: null, response_body: "ok", url: expect.stringContaining("/batch-") });
+    for (const attempt of attempts)
+      expect(attempt).toMatchObject({ attempt: 1, status: 200, error: null, response_body: "ok", url: expect.stringContaining("/batch-") });
     const endpoint = await dg.deps.db.selectFrom("webhook_endpoints").selectAll().where("id", "=", endpoints[0]!.id).executeTakeFirstOrThrow();
     expect(endpoint.failing_since).toBeNull();
   });

@@ -26,7 +26,9 @@ function countingDeps(): { deps: Deps; statements: string[] } {
   const statements: string[] = [];
   const db = dg.deps.db.withoutPlugins();
   const execute = db.executeQuery.bind(db);
-  db.executeQuery = ((query: CompiledQuery, ...rest: unknown[]) => (statements.push(query.sql), (execute as (...args: unknown[]) => unknown)(query, ...rest))) as typeof db.executeQuery;
+  db.executeQuery = ((query: CompiledQuery, ...rest: unknown[]) => (
+    statements.push(query.sql), (execute as (...args: unknown[]) => unknown)(query, ...rest)
+  )) as typeof db.executeQuery;
   return { deps: { ...dg.deps, db }, statements };
 }
 
@@ -48,7 +50,21 @@ async function leaseAll(tenantId: string, events: number, endpointIds: string[])
   return endpointIds.map((endpointId) =>
     rows
       .filter((row) => row.endpoint_id === endpointId)
-      .map((row) => ({ ...row, event_type: "payment.completed", event_data: {}, event_created_at: row.created_at, endpoint_url: "", endpoint_enabled: true, endpoint_disabled_reason: null, endpoint_failing_since: null, endpoint_secrets: [], callback_secrets: [] }) as LeasedDelivery),
+      .map(
+        (row) =>
+          ({
+            ...row,
+            event_type: "payment.completed",
+            event_data: {},
+            event_created_at: row.created_at,
+            endpoint_url: "",
+            endpoint_enabled: true,
+            endpoint_disabled_reason: null,
+            endpoint_failing_since: null,
+            endpoint_secrets: [],
+            callback_secrets: [],
+          }) as LeasedDelivery,
+      ),
   );
 }
 
@@ -57,7 +73,15 @@ function targetOf(delivery: LeasedDelivery): Target {
 }
 
 function input(status: number, outcome: AttemptOutcome, attemptedAt = new Date(), responseBody: string | null = "ok"): RecordInput {
-  return { attempt: 1, attemptedAt, recordedAt: new Date(attemptedAt.getTime() + 5), durationMs: 5, responseBody, result: { status, error: null, headers: new Headers(), permanent: false }, outcome };
+  return {
+    attempt: 1,
+    attemptedAt,
+    recordedAt: new Date(attemptedAt.getTime() + 5),
+    durationMs: 5,
+    responseBody,
+    result: { status, error: null, headers: new Headers(), permanent: false },
+    outcome,
+  };
 }
 
 const succeeded: AttemptOutcome = { state: "succeeded" };
@@ -71,15 +95,33 @@ const attemptsOf = (ids: string[]) => dg.deps.db.selectFrom("delivery_attempts")
 describe("recording attempts together", () => {
   it("records N successes of one turn with one statement: N attempt rows, N deliveries finished, a streak ended", async () => {
     const { tenantId, endpoints } = await tenantWithEndpoints(2);
-    await dg.deps.db.updateTable("webhook_endpoints").set({ failing_since: new Date(Date.now() - 3_600_000) }).where("id", "=", endpoints[0]!.id).execute();
-    const leased = (await leaseAll(tenantId, 4, endpoints.map((e) => e.id))).flat();
+    await dg.deps.db
+      .updateTable("webhook_endpoints")
+      .set({ failing_since: new Date(Date.now() - 3_600_000) })
+      .where("id", "=", endpoints[0]!.id)
+      .execute();
+    const leased = (
+      await leaseAll(
+        tenantId,
+        4,
+        endpoints.map((e) => e.id),
+      )
+    ).flat();
     expect(leased).toHaveLength(8);
     const { deps, statements } = countingDeps();
     await Promise.all(leased.map((d) => recordAttempt(deps, d, targetOf(d), input(200, succeeded))));
     expect(statements).toHaveLength(1);
     const ids = leased.map((d) => d.id);
     expect(await attemptsOf(ids)).toHaveLength(8);
-    for (const id of ids) expect(await delivery(id)).toMatchObject({ state: "succeeded", attempts: 1, locked_until: null, last_status: 200, last_error: null, delivered_at: expect.any(Date) });
+    for (const id of ids)
+      expect(await delivery(id)).toMatchObject({
+        state: "succeeded",
+        attempts: 1,
+        locked_until: null,
+        last_status: 200,
+        last_error: null,
+        delivered_at: expect.any(Date),
+      });
     expect((await endpoint(endpoints[0]!.id)).failing_since).toBeNull();
   });
 
@@ -107,7 +149,11 @@ describe("recording attempts together", () => {
     const { tenantId, endpoints } = await tenantWithEndpoints(2);
     const running = new Date(Date.now() - 86_400_000);
     await dg.deps.db.updateTable("webhook_endpoints").set({ failing_since: running }).where("id", "=", endpoints[1]!.id).execute();
-    const [[okA, failA], [failB1, failB2]] = (await leaseAll(tenantId, 2, endpoints.map((e) => e.id))) as [LeasedDelivery[], LeasedDelivery[]];
+    const [[okA, failA], [failB1, failB2]] = (await leaseAll(
+      tenantId,
+      2,
+      endpoints.map((e) => e.id),
+    )) as [LeasedDelivery[], LeasedDelivery[]];
     const failedAt = new Date();
     const { deps, statements } = countingDeps();
     await Promise.all([
@@ -135,7 +181,10 @@ describe("recording attempts together", () => {
     const stale = { ...lost!, locked_until: new Date(lost!.locked_until!.getTime() - 1000) };
     const at = new Date();
     const { deps } = countingDeps();
-    await Promise.all([recordAttempt(deps, stale, targetOf(stale), input(410, gone(at), at)), recordAttempt(deps, held!, targetOf(held!), input(200, succeeded))]);
+    await Promise.all([
+      recordAttempt(deps, stale, targetOf(stale), input(410, gone(at), at)),
+      recordAttempt(deps, held!, targetOf(held!), input(200, succeeded)),
+    ]);
     expect(await endpoint(endpoints[0]!.id)).toMatchObject({ enabled: true, failing_since: null });
     expect(await delivery(lost!.id)).toMatchObject({ state: "pending", attempts: 0, locked_until: lost!.locked_until });
     expect(await delivery(held!.id)).toMatchObject({ state: "succeeded", attempts: 1 });
@@ -148,7 +197,10 @@ describe("recording attempts together", () => {
     const [[good]] = (await leaseAll(tenantId, 1, [endpoints[0]!.id])) as [LeasedDelivery[]];
     const missing = { ...good!, id: "dlv_does_not_exist" }; // its attempt row breaks the foreign key
     const { deps, statements } = countingDeps();
-    const [a, b] = await Promise.allSettled([recordAttempt(deps, good!, targetOf(good!), input(200, succeeded)), recordAttempt(deps, missing, targetOf(missing), input(200, succeeded))]);
+    const [a, b] = await Promise.allSettled([
+      recordAttempt(deps, good!, targetOf(good!), input(200, succeeded)),
+      recordAttempt(deps, missing, targetOf(missing), input(200, succeeded)),
+    ]);
     expect(a.status).toBe("fulfilled");
     expect(b.status).toBe("rejected");
     expect(statements).toHaveLength(3); // the batch, then each row alone

@@ -20,7 +20,14 @@ const send = (method: string, path: string, token: string, body?: unknown) =>
   });
 
 interface DeliveryPage {
-  data: { id: string; eventId: string; eventType: string; state: string; attempts: { status: number | null; responseBody: string | null }[]; targetUrl: string | null }[];
+  data: {
+    id: string;
+    eventId: string;
+    eventType: string;
+    state: string;
+    attempts: { status: number | null; responseBody: string | null }[];
+    targetUrl: string | null;
+  }[];
   nextCursor: string | null;
 }
 
@@ -75,9 +82,17 @@ describe("webhook delivery routes", () => {
   });
 
   it("retries a delivery by hand and replays a window of events", async () => {
-    const created = (await (await send("POST", "/webhooks", tokenA, { url: `${receiver.url}/replay`, events: ["payment.completed"] })).json()) as { id: string };
+    const created = (await (await send("POST", "/webhooks", tokenA, { url: `${receiver.url}/replay`, events: ["payment.completed"] })).json()) as {
+      id: string;
+    };
     const db = tg.gateway.deps.db;
-    const first = await recordEvent(db, new Date(), { tenantId: tenantA, environment: "sandbox", type: "payment.completed", data: { n: 1 }, onlyEndpointId: created.id });
+    const first = await recordEvent(db, new Date(), {
+      tenantId: tenantA,
+      environment: "sandbox",
+      type: "payment.completed",
+      data: { n: 1 },
+      onlyEndpointId: created.id,
+    });
     await scheduleDeliveries(tg.gateway.deps, first.deliveryIds);
     const deliveryId = first.deliveryIds[0]!;
     const receipts = () => receiver.receipts.filter((r) => r.headers["webhook-id"] === first.eventId).length;
@@ -101,14 +116,32 @@ describe("webhook delivery routes", () => {
   });
 
   it("lists a payment's deliveries, including to its callback_url", async () => {
-    const callbackSecret = ((await (await send("POST", `/tenants/${tenantA}/callback-secret/rotate`, tokenA)).json()) as { callbackSecret: string }).callbackSecret;
+    const callbackSecret = ((await (await send("POST", `/tenants/${tenantA}/callback-secret/rotate`, tokenA)).json()) as { callbackSecret: string })
+      .callbackSecret;
     const db = tg.gateway.deps.db;
     const paymentId = "pay_01JBBBBBBBBBBBBBBBBBBBBBBB";
     await db
       .insertInto("payments")
-      .values({ id: paymentId, tenant_id: tenantA, environment: "sandbox", provider: "providerA", kind: "direct_payment", provider_account: "service", amount: 500, currency: "XOF", description: "x" })
+      .values({
+        id: paymentId,
+        tenant_id: tenantA,
+        environment: "sandbox",
+        provider: "providerA",
+        kind: "direct_payment",
+        provider_account: "service",
+        amount: 500,
+        currency: "XOF",
+        description: "x",
+      })
       .execute();
-    const recorded = await recordEvent(db, new Date(), { tenantId: tenantA, environment: "sandbox", type: "payment.completed", data: { paymentId }, paymentId, directTargetUrl: `${receiver.url}/callback` });
+    const recorded = await recordEvent(db, new Date(), {
+      tenantId: tenantA,
+      environment: "sandbox",
+      type: "payment.completed",
+      data: { paymentId },
+      paymentId,
+      directTargetUrl: `${receiver.url}/callback`,
+    });
     await scheduleDeliveries(tg.gateway.deps, recorded.deliveryIds);
     const page = await waitUntil(
       async () => {

@@ -4,12 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import { createKeyring, type Keyring } from "../src/crypto/seal.ts";
 import { precompile } from "../src/db/precompiled.ts";
-import {
-  ACTIVE_CREDENTIALS_CACHE_MS,
-  deactivateCredentials,
-  openCredentials,
-  putCredentials,
-} from "../src/services/credentials/provider-credentials.ts";
+import { ACTIVE_CREDENTIALS_CACHE_MS, deactivateCredentials, openCredentials, putCredentials } from "../src/services/credentials/provider-credentials.ts";
 import type { Deps } from "../src/services/deps.ts";
 import { createTestDatabase, type TestDatabase } from "./support/db.ts";
 
@@ -71,7 +66,12 @@ describe("precompiled statements", () => {
 
   it("refuses an undefined value and a placeholder that is not a whole parameter", async () => {
     await expect(selectTenant(database.db, { id: undefined as unknown as string })).rejects.toThrow('no value for "id"');
-    const nested = precompile<{ id: string; rps: number }>()((db, p) => db.updateTable("tenants").set({ rate_limit: { rps: p.rps, burst: 10 } }).where("id", "=", p.id));
+    const nested = precompile<{ id: string; rps: number }>()((db, p) =>
+      db
+        .updateTable("tenants")
+        .set({ rate_limit: { rps: p.rps, burst: 10 } })
+        .where("id", "=", p.id),
+    );
     await expect(nested(database.db, { id: tenantId, rps: 5 })).rejects.toThrow('the value "rps" is not a whole parameter');
   });
 });

@@ -100,9 +100,7 @@ export async function waitUntilReady(child: ChildServer, url: string, timeoutMs:
     }
     await Bun.sleep(100);
   }
-  throw new Error(
-    `${child.label} did not answer 200 on ${url} within ${timeoutMs / 1000} s (last: ${last}). Its output:\n${indent(child.outputTail())}`,
-  );
+  throw new Error(`${child.label} did not answer 200 on ${url} within ${timeoutMs / 1000} s (last: ${last}). Its output:\n${indent(child.outputTail())}`);
 }
 
 /**
@@ -130,5 +128,10 @@ function signal(pid: number, name: NodeJS.Signals): void {
 
 export function indent(text: string): string {
   const trimmed = text.trim();
-  return trimmed ? trimmed.split("\n").map((line) => `    ${line}`).join("\n") : "    (nothing)";
+  return trimmed
+    ? trimmed
+        .split("\n")
+        .map((line) => `    ${line}`)
+        .join("\n")
+    : "    (nothing)";
 }

@@ -148,7 +148,13 @@ async function waitForDeliveries(receiver: Target, expected: number, timeoutMs: 
 }
 
 function emptyRow(kind: ResultRow["kind"], name: string, measures: string, reference: string | null): ResultRow {
-  return newRow({ name, kind, reference, request: { method: "POST", path: kind === "reference" ? "/ref (plain fetch)" : "/e1…/eN (webhook deliveries)" }, measures });
+  return newRow({
+    name,
+    kind,
+    reference,
+    request: { method: "POST", path: kind === "reference" ? "/ref (plain fetch)" : "/e1…/eN (webhook deliveries)" },
+    measures,
+  });
 }
 
 /** One measured fan-out: a warm-up batch, then `scenario.events` events; the row of the table. */
@@ -159,7 +165,8 @@ export async function measureFanout(scenario: FanoutScenario, ctx: FanoutContext
     await resetReceiver(ctx.receiver);
     const warmup = Math.min(100, scenario.events);
     await produce(ctx, setup, warmup, round * 1_000_000);
-    if ((await waitForDeliveries(ctx.receiver, warmup * perEvent, 30_000)) < warmup * perEvent) throw new Error("the warm-up deliveries did not all arrive within 30 s");
+    if ((await waitForDeliveries(ctx.receiver, warmup * perEvent, 30_000)) < warmup * perEvent)
+      throw new Error("the warm-up deliveries did not all arrive within 30 s");
     await Bun.sleep(200);
     await resetReceiver(ctx.receiver);
 
@@ -220,7 +227,12 @@ export async function measureFanout(scenario: FanoutScenario, ctx: FanoutContext
 
 /** The reference: the same number of requests from a plain fetch loop with the gateway's delivery concurrency in flight. */
 export async function measureFetchReference(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
-  const row = emptyRow("reference", scenario.reference, `a plain fetch loop (own process), ${DELIVERY_CONCURRENCY} requests in flight, same body size, same receiver`, null);
+  const row = emptyRow(
+    "reference",
+    scenario.reference,
+    `a plain fetch loop (own process), ${DELIVERY_CONCURRENCY} requests in flight, same body size, same receiver`,
+    null,
+  );
   return measureLoop(row, FETCH_LOOP, { ...loopInput(ctx, scenario.events * endpoints), url: `${ctx.receiver.baseUrl}/ref` }, ctx);
 }
 
@@ -233,7 +245,12 @@ export const QUEUE_FLOOR_NAME = "floor: a BullMQ job per POST, no database (cont
  * worker process with the gateway's concurrency.
  */
 export async function measureQueueFloor(scenario: FanoutScenario, ctx: FanoutContext, endpoints: number): Promise<ResultRow> {
-  const row = emptyRow("scenario", QUEUE_FLOOR_NAME, `${PRODUCERS * endpoints} producer loops and a worker process (${DELIVERY_CONCURRENCY} at once), one BullMQ job per POST, same receiver`, scenario.reference);
+  const row = emptyRow(
+    "scenario",
+    QUEUE_FLOOR_NAME,
+    `${PRODUCERS * endpoints} producer loops and a worker process (${DELIVERY_CONCURRENCY} at once), one BullMQ job per POST, same receiver`,
+    scenario.reference,
+  );
   row.request.path = "/floor (one BullMQ job per POST)";
   const input: QueueFloorInput = {
     ...loopInput(ctx, scenario.events * endpoints),
@@ -248,7 +265,14 @@ export async function measureQueueFloor(scenario: FanoutScenario, ctx: FanoutCon
 
 /** The POSTs of the fetch loop and the floor: webhook-sized, with the three signature headers. */
 function loopInput(ctx: FanoutContext, total: number): FetchLoopInput {
-  const body = JSON.stringify({ id: "evt_01JBENCH000000000000000000", type: "payment.completed", createdAt: new Date().toISOString(), tenantId: "ten_01JBENCH000000000000000000", environment: "sandbox", data: eventData(1) });
+  const body = JSON.stringify({
+    id: "evt_01JBENCH000000000000000000",
+    type: "payment.completed",
+    createdAt: new Date().toISOString(),
+    tenantId: "ten_01JBENCH000000000000000000",
+    environment: "sandbox",
+    data: eventData(1),
+  });
   return {
     url: ctx.receiver.baseUrl,
     total,

@@ -135,7 +135,11 @@ export async function prepareIpns(ctx: IpnContext, count: number, cleanup: Clean
   const simulator = ctx.world.simulators.providerBUrl;
   let payFailures = 0;
   await pool(tokens.length, SETUP_CONCURRENCY, async (i) => {
-    const response = await fetch(`${simulator}/_sim/invoices/${tokens[i]}/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const response = await fetch(`${simulator}/_sim/invoices/${tokens[i]}/pay`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     await response.arrayBuffer();
     if (response.status !== 200) payFailures++;
   });
@@ -194,13 +198,7 @@ interface FollowedReplay {
  * Replays `bodies` (tokens `tokens`) at the gateway — as fast as answers come, or at `ratePerS` — then
  * waits until the tenant's webhook got the event of every IPN answered 200, and times each one.
  */
-async function replayAndFollow(
-  ctx: IpnContext,
-  bodies: string[],
-  tokens: string[],
-  settings: LoadSettings,
-  ratePerS?: number,
-): Promise<FollowedReplay> {
+async function replayAndFollow(ctx: IpnContext, bodies: string[], tokens: string[], settings: LoadSettings, ratePerS?: number): Promise<FollowedReplay> {
   const gatewayPid = ctx.gateway.child.pid;
   const receiver = ctx.world.receiver;
   await fetch(`${receiver.baseUrl}/__reset`, { method: "POST" });
@@ -290,8 +288,20 @@ export async function measureIpnIntake(
   options: BenchOptions,
   cleanup: Cleanup,
 ): Promise<[ResultRow, ResultRow, ResultRow]> {
-  const intake = newRow({ name: scenario.name, kind: "scenario", reference: scenario.reference, request: { method: "POST", path: "/providerB/webhook" }, measures: scenario.measures });
-  const webhook = newRow({ name: scenario.webhookName, kind: "scenario", reference: null, request: { method: "POST", path: "/subject/ipn (tenant webhook)" }, measures: scenario.webhookMeasures });
+  const intake = newRow({
+    name: scenario.name,
+    kind: "scenario",
+    reference: scenario.reference,
+    request: { method: "POST", path: "/providerB/webhook" },
+    measures: scenario.measures,
+  });
+  const webhook = newRow({
+    name: scenario.webhookName,
+    kind: "scenario",
+    reference: null,
+    request: { method: "POST", path: "/subject/ipn (tenant webhook)" },
+    measures: scenario.webhookMeasures,
+  });
   const paced = newRow({
     name: `${scenario.webhookName}, at ${PACED_IPNS_PER_S} IPNs/s`,
     kind: "scenario",
@@ -319,7 +329,9 @@ export async function measureIpnIntake(
     const w = followed.webhook;
     log(
       `  ${label}: ${followed.delivered} delivered, ${Math.round(w.requestsPerSecond)}/s over the batch, p50 ${w.latencyMs.p50?.toFixed(1)} ms, p99 ${w.latencyMs.p99?.toFixed(1)} ms` +
-        (followed.totalCpuSeconds !== null && followed.delivered > 0 ? `, gateway ${((followed.totalCpuSeconds * 1e6) / followed.delivered).toFixed(0)} µs CPU per IPN end to end` : "") +
+        (followed.totalCpuSeconds !== null && followed.delivered > 0
+          ? `, gateway ${((followed.totalCpuSeconds * 1e6) / followed.delivered).toFixed(0)} µs CPU per IPN end to end`
+          : "") +
         (followed.transactionsPerIpn !== null ? `, ${followed.transactionsPerIpn.toFixed(2)} DB transactions per IPN end to end` : ""),
     );
     if (w.errors > 0) log(`  ! ${w.networkErrors} events missing at the tenant's webhook, ${w.badStatus} duplicated`);
@@ -336,12 +348,17 @@ export async function measureIpnIntake(
     const burstEnd = total - pacedCount;
     const warmCount = Math.min(Math.floor((burstEnd - 1) / 10), 2_000);
     if (options.warmupS > 0 && warmCount > 0)
-      await runDriver(ctx.gateway.baseUrl, { flow: "replay", request: IPN_REQUEST, bodies: prepared.bodies.slice(1, 1 + warmCount) }, { ...settings, durationS: options.warmupS });
+      await runDriver(
+        ctx.gateway.baseUrl,
+        { flow: "replay", request: IPN_REQUEST, bodies: prepared.bodies.slice(1, 1 + warmCount) },
+        { ...settings, durationS: options.warmupS },
+      );
     // The warm-up's IPNs are processed and delivered before the measured ones start.
     await settle(quiet);
     if (cleanup.interrupted) throw new Interrupted();
     const msLeft = prepared.firstCreatedAt + NEXT_SYNC_MS - performance.now() - 10_000 - options.durationS * 1000;
-    if (msLeft < settings.durationS * 1000) log(`  ! only ${(msLeft / 1000).toFixed(0)} s left before the checkouts' 6-minute sync run: the burst is cut to that`);
+    if (msLeft < settings.durationS * 1000)
+      log(`  ! only ${(msLeft / 1000).toFixed(0)} s left before the checkouts' 6-minute sync run: the burst is cut to that`);
     const burst = await replayAndFollow(ctx, prepared.bodies.slice(1 + warmCount, burstEnd), prepared.tokens.slice(1 + warmCount, burstEnd), {
       ...settings,
       durationS: Math.max(1, Math.min(settings.durationS, msLeft / 1000)),
@@ -363,9 +380,17 @@ export async function measureIpnIntake(
     log(`bench: ${paced.name}`);
     const pacedQuiet = await settle(quiet);
     if (cleanup.interrupted) throw new Interrupted();
-    const steady = await replayAndFollow(ctx, prepared.bodies.slice(burstEnd), prepared.tokens.slice(burstEnd), { ...settings, connections: PACED_CONNECTIONS, durationS: settings.durationS + 5 }, PACED_IPNS_PER_S);
+    const steady = await replayAndFollow(
+      ctx,
+      prepared.bodies.slice(burstEnd),
+      prepared.tokens.slice(burstEnd),
+      { ...settings, connections: PACED_CONNECTIONS, durationS: settings.durationS + 5 },
+      PACED_IPNS_PER_S,
+    );
     rowOf(paced, steady, "webhook", pacedQuiet);
-    log(`  intake at ${PACED_IPNS_PER_S}/s: p50 ${steady.intake.latencyMs.p50?.toFixed(2)} ms, p99 ${steady.intake.latencyMs.p99?.toFixed(2)} ms, ${steady.intake.errors} errors`);
+    log(
+      `  intake at ${PACED_IPNS_PER_S}/s: p50 ${steady.intake.latencyMs.p50?.toFixed(2)} ms, p99 ${steady.intake.latencyMs.p99?.toFixed(2)} ms, ${steady.intake.errors} errors`,
+    );
     describe(paced.name, steady);
   } catch (error) {
     if (error instanceof Interrupted) throw error;
@@ -377,10 +402,26 @@ export async function measureIpnIntake(
 }
 
 /** The reference: single-row INSERTs of the same data for the measured time, in the INSERT loop's own process. */
-export async function measureInsertReference(scenario: IpnScenario, ctx: IpnContext, sampleData: Record<string, unknown>, options: BenchOptions): Promise<ResultRow> {
-  const row = newRow({ name: scenario.reference, kind: "reference", reference: null, request: { method: "SQL", path: "INSERT INTO <copy of ipn_messages> … RETURNING id" }, measures: scenario.referenceMeasures });
+export async function measureInsertReference(
+  scenario: IpnScenario,
+  ctx: IpnContext,
+  sampleData: Record<string, unknown>,
+  options: BenchOptions,
+): Promise<ResultRow> {
+  const row = newRow({
+    name: scenario.reference,
+    kind: "reference",
+    reference: null,
+    request: { method: "SQL", path: "INSERT INTO <copy of ipn_messages> … RETURNING id" },
+    measures: scenario.referenceMeasures,
+  });
   try {
-    row.costs = { simulatorsCores: null, machineCores: null, dbTransactionsPerRequest: 1, quietWaitMs: await settle([ctx.gateway.child.pid, ctx.world.simulators.child.pid]) };
+    row.costs = {
+      simulatorsCores: null,
+      machineCores: null,
+      dbTransactionsPerRequest: 1,
+      quietWaitMs: await settle([ctx.gateway.child.pid, ctx.world.simulators.child.pid]),
+    };
     const input: InsertLoopInput = {
       databaseUrl: ctx.databaseUrl,
       durationMs: options.durationS * 1000,

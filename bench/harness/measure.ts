@@ -73,7 +73,14 @@ const POKES = 40;
  */
 export async function readTransactions(stats: DatabaseStats, gatewayUrl: string): Promise<number> {
   await Bun.sleep(1_100);
-  await Promise.all(Array.from({ length: POKES }, () => fetch(`${gatewayUrl}/health/ready`).then((r) => r.arrayBuffer(), () => undefined)));
+  await Promise.all(
+    Array.from({ length: POKES }, () =>
+      fetch(`${gatewayUrl}/health/ready`).then(
+        (r) => r.arrayBuffer(),
+        () => undefined,
+      ),
+    ),
+  );
   await Bun.sleep(200);
   return stats.transactions();
 }
@@ -105,9 +112,16 @@ export async function measure(
   around: Surroundings = {},
 ): Promise<ResultRow> {
   const { kind } = entry;
-  const row = newRow({ name: entry.name, kind, reference: entry.reference, request: { method: entry.request.method, path: entry.request.path }, measures: entry.measures });
+  const row = newRow({
+    name: entry.name,
+    kind,
+    reference: entry.reference,
+    request: { method: entry.request.method, path: entry.request.path },
+    measures: entry.measures,
+  });
   const settings: LoadSettings = { connections: options.connections, durationS: options.durationS, threads: options.threads, timeoutS: 5 };
-  const load = (s: LoadSettings): Promise<LoadResult> => (entry.flow ? runDriver(target.baseUrl, entry.flow, s) : runLoad(generator, target.baseUrl, entry.request, s));
+  const load = (s: LoadSettings): Promise<LoadResult> =>
+    entry.flow ? runDriver(target.baseUrl, entry.flow, s) : runLoad(generator, target.baseUrl, entry.request, s);
   try {
     const quietWaitMs = await settle(around.quietPids);
     const probed = await probe(target.baseUrl, entry.request);
@@ -134,7 +148,8 @@ export async function measure(
     const costs: RowCosts = {
       simulatorsCores: otherCpu.processes.simulators ?? null,
       machineCores: otherCpu.machineCores,
-      dbTransactionsPerRequest: transactionsBefore !== null && transactionsAfter !== null ? transactionsPerRequest(transactionsBefore, transactionsAfter, row.load.requests) : null,
+      dbTransactionsPerRequest:
+        transactionsBefore !== null && transactionsAfter !== null ? transactionsPerRequest(transactionsBefore, transactionsAfter, row.load.requests) : null,
       quietWaitMs,
     };
     row.costs = costs;
@@ -150,7 +165,9 @@ export async function measure(
     );
     if (row.load.errors > 0) {
       const first = "firstFailure" in row.load && row.load.firstFailure ? ` — first: ${String(row.load.firstFailure)}` : "";
-      log(`  ! ${row.load.errors} errors: ${row.load.badStatus} bad status, ${row.load.networkErrors} network (${entry.flow ? "flow driver: status outside 2xx + connection errors + timeouts" : generator.errorRule})${first}`);
+      log(
+        `  ! ${row.load.errors} errors: ${row.load.badStatus} bad status, ${row.load.networkErrors} network (${entry.flow ? "flow driver: status outside 2xx + connection errors + timeouts" : generator.errorRule})${first}`,
+      );
     }
   } catch (error) {
     row.failure = error instanceof Error ? error.message : String(error);

@@ -95,8 +95,7 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
   if (values.help) return "help";
   const pick = (flag: string | undefined, envName: string, fallback: string) => flag ?? (env[envName] || fallback);
   const generator = pick(values.generator, "BENCH_GENERATOR", "auto");
-  if (generator !== "auto" && generator !== "wrk" && generator !== "bun")
-    throw new Error(`bench: --generator must be auto, wrk or bun, got '${generator}'`);
+  if (generator !== "auto" && generator !== "wrk" && generator !== "bun") throw new Error(`bench: --generator must be auto, wrk or bun, got '${generator}'`);
   const options: BenchOptions = {
     durationS: seconds("--duration", pick(values.duration, "BENCH_DURATION", "10")),
     warmupS: Number(pick(values.warmup, "BENCH_WARMUP", "2").replace(/s$/, "")),
@@ -115,7 +114,8 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     approveDelayMs: Number(pick(values["approve-delay-ms"], "BENCH_APPROVE_DELAY_MS", "2000")),
     cpuProf: values["cpu-prof"] ?? false,
   };
-  if (!Number.isInteger(options.approveDelayMs) || options.approveDelayMs < 0) throw new Error("bench: --approve-delay-ms must be a whole number of milliseconds");
+  if (!Number.isInteger(options.approveDelayMs) || options.approveDelayMs < 0)
+    throw new Error("bench: --approve-delay-ms must be a whole number of milliseconds");
   if (!Number.isFinite(options.warmupS) || options.warmupS < 0) throw new Error("bench: --warmup must be 0 or more seconds");
   if (options.threads > options.connections) throw new Error("bench: --threads cannot exceed --connections");
   return options;

@@ -49,7 +49,11 @@ async function json<T>(response: Response, what: string): Promise<T> {
 }
 
 async function createProviderAAccount(simulatorUrl: string): Promise<ProviderAAccount> {
-  const response = await fetch(`${simulatorUrl}/_sim/accounts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ environment: "sandbox" }) });
+  const response = await fetch(`${simulatorUrl}/_sim/accounts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ environment: "sandbox" }),
+  });
   return json<ProviderAAccount>(response, "POST /_sim/accounts (provider A)");
 }
 
@@ -116,7 +120,10 @@ export interface BenchTenant {
 /** `POST /tenants` as the operator, then `POST /auth/token` with the tenant's API key. */
 async function createTenant(api: GatewayApi, adminToken: string, name: string): Promise<BenchTenant> {
   const storeName = `${name} store`;
-  const created = await api.call<{ tenant: { id: string }; apiKey: { id: string; secret: string } }>("POST", "/tenants", { token: adminToken, body: { name, storeName } });
+  const created = await api.call<{ tenant: { id: string }; apiKey: { id: string; secret: string } }>("POST", "/tenants", {
+    token: adminToken,
+    body: { name, storeName },
+  });
   const tenant: BenchTenant = { id: created.tenant.id, storeName, apiKey: created.apiKey, token: "" };
   await refreshToken(api, tenant);
   return tenant;
@@ -156,7 +163,9 @@ export async function setUpProviderA(api: GatewayApi, adminToken: string): Promi
     }
     await Bun.sleep(200);
   }
-  throw new Error(`bench: direct payment ${paid.transactionId} still '${status}' 30 s after it was made (the simulator approves below 1000 after --approve-delay-ms)`);
+  throw new Error(
+    `bench: direct payment ${paid.transactionId} still '${status}' 30 s after it was made (the simulator approves below 1000 after --approve-delay-ms)`,
+  );
 }
 
 export interface ProviderBSetup {
@@ -172,7 +181,11 @@ export async function setUpProviderB(api: GatewayApi, adminToken: string, world:
   const tenant = await createTenant(api, adminToken, "Bench provider B");
   const keys = await json<ProviderBKeys>(await fetch(`${world.simulators.providerBUrl}/_sim/accounts`, { method: "POST" }), "POST /_sim/accounts (provider B)");
   await api.call("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token: tenant.token, tenantId: tenant.id, body: { ...keys, environment: "sandbox" } });
-  await api.call("POST", "/webhooks", { token: tenant.token, tenantId: tenant.id, body: { url: `${world.receiver.baseUrl}/subject/ipn`, description: "bench IPN → webhook" } });
+  await api.call("POST", "/webhooks", {
+    token: tenant.token,
+    tenantId: tenant.id,
+    body: { url: `${world.receiver.baseUrl}/subject/ipn`, description: "bench IPN → webhook" },
+  });
   log(`bench: provider B tenant ${tenant.id} with its own credentials and a webhook endpoint`);
   return { tenant, keys };
 }

@@ -42,7 +42,12 @@ export interface ProviderAPayment {
 export type Flow =
   | { flow: "repeat"; request: DriverRequest }
   | { flow: "provider-a-direct-payment"; secretKey: string; payment: ProviderAPayment }
-  | { flow: "replay"; request: Omit<DriverRequest, "body">; bodies: string[]; /** Send body i at start + i/rate s (paced); default: as fast as answers come. */ ratePerS?: number };
+  | {
+      flow: "replay";
+      request: Omit<DriverRequest, "body">;
+      bodies: string[] /** Send body i at start + i/rate s (paced); default: as fast as answers come. */;
+      ratePerS?: number;
+    };
 
 export interface FlowDriverInput {
   url: string;
@@ -224,7 +229,13 @@ let counter = 0;
 const uniqueId = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36).padStart(6, "0")}${Math.random().toString(36).slice(2, 8)}`;
 
 /** Builds the iteration function of `flow`; `onSent` notes replayed bodies. */
-function buildFlow(input: FlowDriverInput, host: string, counters: { http: number }, sent: [number, number, number][] | undefined, next: { index: number }): Step | undefined {
+function buildFlow(
+  input: FlowDriverInput,
+  host: string,
+  counters: { http: number },
+  sent: [number, number, number][] | undefined,
+  next: { index: number },
+): Step | undefined {
   const flow = input.flow;
   const ok2xx = (status: number) => status >= 200 && status <= 299;
   switch (flow.flow) {
@@ -262,7 +273,9 @@ function buildFlow(input: FlowDriverInput, host: string, counters: { http: numbe
         if (!ok2xx(created.status)) return { ok: false, why: describeFailure("POST /v1/transactions", created) };
         const id = (JSON.parse(created.body.toString("utf8")) as { "v1/transaction": { id: number } })["v1/transaction"].id;
         counters.http++;
-        const tokenAnswer = await conn.send(encodeRequest(host, { method: "POST", path: `/v1/transactions/${id}/token`, headers: { authorization: auth, accept: "application/json" } }));
+        const tokenAnswer = await conn.send(
+          encodeRequest(host, { method: "POST", path: `/v1/transactions/${id}/token`, headers: { authorization: auth, accept: "application/json" } }),
+        );
         if (!ok2xx(tokenAnswer.status)) return { ok: false, why: describeFailure("POST /v1/transactions/{id}/token", tokenAnswer) };
         const { token } = JSON.parse(tokenAnswer.body.toString("utf8")) as { token: string };
         counters.http++;
@@ -294,7 +307,9 @@ function buildFlow(input: FlowDriverInput, host: string, counters: { http: numbe
         sent?.push(note);
         const answer = await conn.send(encodeRequest(host, { ...flow.request, body: bodies[index]! }));
         note[2] = answer.status;
-        return ok2xx(answer.status) ? { ok: true, begunAt } : { ok: false, why: describeFailure(`${flow.request.method} ${flow.request.path}`, answer), begunAt };
+        return ok2xx(answer.status)
+          ? { ok: true, begunAt }
+          : { ok: false, why: describeFailure(`${flow.request.method} ${flow.request.path}`, answer), begunAt };
       };
     }
   }

@@ -73,7 +73,13 @@ if (import.meta.main) {
     const latencies: number[] = [];
     const started = performance.now();
     await run(input.durationMs, latencies);
-    const output: InsertLoopOutput = { requests: latencies.length, errors, durationMs: Math.min(performance.now() - started, input.durationMs), latencyMs: summary(latencies), firstError };
+    const output: InsertLoopOutput = {
+      requests: latencies.length,
+      errors,
+      durationMs: Math.min(performance.now() - started, input.durationMs),
+      latencyMs: summary(latencies),
+      firstError,
+    };
     process.stdout.write(`${JSON.stringify(output)}\n`);
   } finally {
     await sql.unsafe(`DROP TABLE IF EXISTS ${TABLE}`);

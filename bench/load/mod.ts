@@ -195,7 +195,13 @@ export async function runDriver(baseUrl: string, flow: Flow, settings: LoadSetti
   const dir = mkdtempSync(join(tmpdir(), "passerelle-bench-"));
   try {
     const file = join(dir, "input.json");
-    const input: FlowDriverInput = { url: baseUrl, connections: settings.connections, durationMs: settings.durationS * 1000, timeoutMs: settings.timeoutS * 1000, flow };
+    const input: FlowDriverInput = {
+      url: baseUrl,
+      connections: settings.connections,
+      durationMs: settings.durationS * 1000,
+      timeoutMs: settings.timeoutS * 1000,
+      flow,
+    };
     writeFileSync(file, JSON.stringify(input));
     const out = await runJsonChild<FlowDriverOutput>("the flow driver", [FLOW_DRIVER, file]);
     return {

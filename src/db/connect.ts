@@ -24,12 +24,12 @@ export interface PostgresBounds {
 
 /** Where the data lives. */
 export type DatabaseOptions =
-  | {
+  | ({
       driver: "postgres";
       url: string;
       /** Pool size; postgres.js defaults to 10. */
       max?: number;
-    } & PostgresBounds
+    } & PostgresBounds)
   | {
       driver: "pglite";
       /** A directory on disk; undefined = in memory. */

@@ -33,10 +33,7 @@ export class MigrationError extends Error {
  * ```
  * @throws {MigrationError} naming the migration that failed, with the database error as `cause`.
  */
-export async function migrateToLatest(
-  db: Kysely<Database>,
-  migrations: Record<string, Migration> = gatewayMigrations,
-): Promise<{ applied: string[] }> {
+export async function migrateToLatest(db: Kysely<Database>, migrations: Record<string, Migration> = gatewayMigrations): Promise<{ applied: string[] }> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error !== undefined) {

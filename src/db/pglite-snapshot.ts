@@ -53,10 +53,7 @@ export async function buildPgliteSnapshot(migrations: Record<string, Migration> 
  * await pgliteSnapshotPath(tmpdir()); // "/tmp/passerelle-pglite-3f2a…c1.tar.gz"
  * ```
  */
-export async function pgliteSnapshotPath(
-  cacheDir: string,
-  migrations: Record<string, Migration> = gatewayMigrations,
-): Promise<string> {
+export async function pgliteSnapshotPath(cacheDir: string, migrations: Record<string, Migration> = gatewayMigrations): Promise<string> {
   const source = JSON.stringify({
     format: SNAPSHOT_FORMAT,
     pglite: pgliteVersion(),
@@ -85,10 +82,7 @@ export const SNAPSHOT_CACHE_DIR = join(tmpdir(), "passerelle");
  * const handle = await openDatabase({ driver: "pglite", snapshot });
  * ```
  */
-export async function loadOrBuildPgliteSnapshot(
-  cacheDir: string,
-  opts: { rebuild?: boolean; migrations?: Record<string, Migration> } = {},
-): Promise<Blob> {
+export async function loadOrBuildPgliteSnapshot(cacheDir: string, opts: { rebuild?: boolean; migrations?: Record<string, Migration> } = {}): Promise<Blob> {
   const path = await pgliteSnapshotPath(cacheDir, opts.migrations);
   if (opts.rebuild) await rm(path, { force: true });
   for (;;) {

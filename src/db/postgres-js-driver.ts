@@ -37,7 +37,7 @@
  */
 import {
   AbortedTransactionError,
-  CompiledQuery,
+  type CompiledQuery,
   ConnectionBuilder,
   PostgresAdapter,
   PostgresIntrospector,

@@ -68,8 +68,7 @@ export function precompile<P extends object>() {
       const query = build(db, placeholders, shape).compile();
       const slots = query.parameters.map((value) => (value instanceof Placeholder ? value : { constant: value }));
       const used = new Set(slots.flatMap((slot) => (slot instanceof Placeholder ? [slot.name] : [])));
-      for (const name of names)
-        if (!used.has(name)) throw new Error(`precompiled statement: the value "${name}" is not a whole parameter of ${query.sql}`);
+      for (const name of names) if (!used.has(name)) throw new Error(`precompiled statement: the value "${name}" is not a whole parameter of ${query.sql}`);
       return { sql: query.sql, slots };
     }
 

@@ -84,8 +84,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return found;
   };
   const createContext = (request: Request, requestInfo?: RequestInfo): Context => ({ deps, headers: request.headers, request: requestInfo ?? infoOf(request) });
-  const onUnexpectedError = (error: unknown, request: RequestInfo) =>
-    deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
+  const onUnexpectedError = (error: unknown, request: RequestInfo) => deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
 
   let openapiBody: Promise<string> | undefined;
   const openapiJson = (): Promise<string> =>
@@ -158,7 +157,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   if (deps.config.simulators && !simulatorModule) throw new Error("createHttpApp: SIMULATORS is on, pass the simulators' module (options.simulators)");
   const simulators = simulatorModule
     ? (["providerA", "providerB"] as const).map((name) => {
-        const simulator = simulatorModule.createSimulatorApp(name, { basePath: simulatorModule.simulatorMountPath(name), approveDelayMs: deps.config.simulatorApproveDelayMs });
+        const simulator = simulatorModule.createSimulatorApp(name, {
+          basePath: simulatorModule.simulatorMountPath(name),
+          approveDelayMs: deps.config.simulatorApproveDelayMs,
+        });
         app.mount(simulatorModule.simulatorMountPath(name), simulator.fetch);
         return simulator;
       })
@@ -224,8 +226,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     if (!stamped) {
       response.headers.set("x-request-id", requestInfo.requestId);
-      if (requestInfo.responseHeaders)
-        for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
+      if (requestInfo.responseHeaders) for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
     }
     if (!preflight) cors.decorate(request, response);
     const seconds = (performance.now() - started) / 1000;
@@ -250,6 +251,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     app: app as unknown as Elysia,
     fetch,
     routes,
-    close: () => simulators.forEach((simulator) => simulator.close()),
+    close: () => {
+      for (const simulator of simulators) simulator.close();
+    },
   };
 }

@@ -110,8 +110,7 @@ export function formatIssue(issue: IssueLike): string {
   if (OWN_RULE.test(issue.message)) return `${path} ${issue.message}`;
   switch (issue.code) {
     case "invalid_value":
-      if (issue.values && issue.values.length > 1)
-        return `${path} must be one of the following values: ${issue.values.map(String).join(", ")}`;
+      if (issue.values && issue.values.length > 1) return `${path} must be one of the following values: ${issue.values.map(String).join(", ")}`;
       return `${path} must be equal to ${String(issue.values?.[0])}`;
     case "invalid_type":
       // zod 4 leaves `input` out of issues unless asked; its default message ends with what it received.
@@ -119,10 +118,8 @@ export function formatIssue(issue: IssueLike): string {
       return `${path} must be ${describeType(issue.expected)}`;
     case "too_small": {
       const min = Number(issue.minimum);
-      if (issue.origin === "string")
-        return min <= 1 ? `${path} should not be empty` : `${path} must be longer than or equal to ${min} characters`;
-      if (issue.origin === "array" || issue.origin === "set")
-        return `${path} must contain at least ${min} elements`;
+      if (issue.origin === "string") return min <= 1 ? `${path} should not be empty` : `${path} must be longer than or equal to ${min} characters`;
+      if (issue.origin === "array" || issue.origin === "set") return `${path} must contain at least ${min} elements`;
       return issue.inclusive === false ? `${path} must be greater than ${min}` : `${path} must not be less than ${min}`;
     }
     case "too_big": {
@@ -208,7 +205,12 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
   // The database, not the request, failed (unreachable, a connection lost under the request, a statement past
   // `statement_timeout`): 503, which a client may retry — with its Idempotency-Key when it was creating something.
   if (isDatabaseUnavailable(thrown)) {
-    return { status: 503, body: body(503, "unavailable", "The database is unavailable; try again shortly", requestId), headers: { "retry-after": "1" }, unexpected: false };
+    return {
+      status: 503,
+      body: body(503, "unavailable", "The database is unavailable; try again shortly", requestId),
+      headers: { "retry-after": "1" },
+      unexpected: false,
+    };
   }
   return { status: 500, body: body(500, "internal", "Internal server error", requestId), headers: {}, unexpected: true };
 }

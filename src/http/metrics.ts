@@ -104,7 +104,8 @@ export function createMetrics(): GatewayMetrics {
     type: "histogram",
     aggregator: "sum",
     getForPromString: async () => shape(durationSamples()),
-    get: async () => shape(durationSamples().map(({ labels, sharedLabels, value, metricName }) => ({ labels: { ...sharedLabels, ...labels }, value, metricName }))),
+    get: async () =>
+      shape(durationSamples().map(({ labels, sharedLabels, value, metricName }) => ({ labels: { ...sharedLabels, ...labels }, value, metricName }))),
     reset: () => {
       series.clear();
       byRoute.clear();

@@ -30,7 +30,9 @@ export type OAuthErrorBody = ErrorBody & { error: (typeof OAUTH_ERROR_CODES)[num
 function refusesGrantType(thrown: unknown): boolean {
   const cause = thrown instanceof TRPCError ? thrown.cause : undefined;
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
-  return Array.isArray(issues) && issues.some((issue: { path?: unknown[]; code?: string }) => issue.path?.[0] === "grant_type" && issue.code === "invalid_value");
+  return (
+    Array.isArray(issues) && issues.some((issue: { path?: unknown[]; code?: string }) => issue.path?.[0] === "grant_type" && issue.code === "invalid_value")
+  );
 }
 
 function oauthCode(thrown: unknown, status: number): OAuthErrorBody["error"] {

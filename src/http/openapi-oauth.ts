@@ -36,9 +36,9 @@ export function describeOAuthTokenEndpoints(document: OpenAPIObject, router: Any
     },
   };
   for (const meta of endpoints) {
-    const operation = (document.paths?.[meta!.openapi!.path] as Record<string, { security?: unknown[]; responses?: Record<string, ResponseObject> }> | undefined)?.[
-      meta!.openapi!.method.toLowerCase()
-    ];
+    const operation = (
+      document.paths?.[meta!.openapi!.path] as Record<string, { security?: unknown[]; responses?: Record<string, ResponseObject> }> | undefined
+    )?.[meta!.openapi!.method.toLowerCase()];
     if (!operation?.responses) continue;
     operation.security = [{ clientBasic: [] }, {}];
     for (const [status, response] of Object.entries(operation.responses)) {

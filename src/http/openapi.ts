@@ -113,7 +113,10 @@ function errorStatuses(operation: OperationObject, facts: ProcedureFacts): numbe
  * and the reference tool offers the minimum (-9007199254740991) as the example. Real bounds stay.
  */
 function dropSafeIntegerBounds(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(dropSafeIntegerBounds);
+  if (Array.isArray(node)) {
+    for (const item of node) dropSafeIntegerBounds(item);
+    return;
+  }
   if (!node || typeof node !== "object") return;
   const schema = node as Record<string, unknown>;
   if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
@@ -147,7 +150,10 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const operation of Object.values(item as Record<string, OperationObject>)) {
       if (!operation?.responses) continue;
-      operation.operationId ??= path.split("/").filter((segment) => segment && !segment.startsWith("{")).join("-");
+      operation.operationId ??= path
+        .split("/")
+        .filter((segment) => segment && !segment.startsWith("{"))
+        .join("-");
       const procedure = path in plainPaths ? undefined : facts.get(operation.operationId);
       if (!procedure || procedure.base === "public") operation.security ??= [];
       // Plain routes describe their own responses; the procedures' are trpc-to-openapi's and get corrected.

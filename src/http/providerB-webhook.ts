@@ -32,7 +32,7 @@ async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
   const contentType = IPN_CONTENT_TYPES.find((accepted) => accepted === type);
   if (!contentType) throw new UnsupportedMediaTypeError([...IPN_CONTENT_TYPES]);
   const text = await readBody(request);
-  let data;
+  let data: ReturnType<typeof parseIpnBody>;
   try {
     data = parseIpnBody(contentType, text);
   } catch (error) {
@@ -73,7 +73,9 @@ export const providerBWebhookRoute: RawBodyRoute = {
       requestBody: {
         required: true,
         content: {
-          "application/x-www-form-urlencoded": { schema: z.record(z.string(), z.string()).meta({ description: "data[response_code], data[hash], data[invoice][token], data[status], …" }) },
+          "application/x-www-form-urlencoded": {
+            schema: z.record(z.string(), z.string()).meta({ description: "data[response_code], data[hash], data[invoice][token], data[status], …" }),
+          },
           "application/json": { schema: z.object({ data: z.record(z.string(), z.unknown()) }) },
         },
       },

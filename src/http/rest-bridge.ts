@@ -32,8 +32,7 @@ function unwrap(schema: ZodLike): ZodLike {
   let current = schema;
   for (let i = 0; i < 16; i++) {
     const def = current._zod.def;
-    if (def.innerType && ["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"].includes(def.type))
-      current = def.innerType;
+    if (def.innerType && ["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"].includes(def.type)) current = def.innerType;
     else if (def.type === "pipe" && def.in) current = def.in;
     else break;
   }
@@ -111,8 +110,7 @@ async function readBody(request: Request, contentTypes: string[]): Promise<Recor
   } catch {
     throw new BadRequestError("Malformed JSON in request body");
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
-    throw new BadRequestError("Request body must be a JSON object");
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new BadRequestError("Request body must be a JSON object");
   return parsed as Record<string, unknown>;
 }
 

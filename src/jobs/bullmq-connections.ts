@@ -42,17 +42,12 @@ export interface BullmqConnections {
  * new Queue("webhooks", { connection: connections.shared(), prefix });
  * ```
  */
-export function createBullmqConnections(
-  redisUrl: string,
-  onError: (source: string, err: Error) => void,
-  onReady: () => void = () => {},
-): BullmqConnections {
+export function createBullmqConnections(redisUrl: string, onError: (source: string, err: Error) => void, onReady: () => void = () => {}): BullmqConnections {
   let stopping = false;
   let shared: Redis | undefined;
   let pinger: Redis | undefined;
   const duplicates = new Set<Redis>();
-  const retryStrategy = (times: number): number | null =>
-    stopping ? null : Math.min(times * 100, MAX_RECONNECT_DELAY_MS);
+  const retryStrategy = (times: number): number | null => (stopping ? null : Math.min(times * 100, MAX_RECONNECT_DELAY_MS));
 
   /** Hangs up on a client that reconnects after closing began (Redis came back meanwhile). */
   function endIfStopping(client: Redis): void {
@@ -94,9 +89,7 @@ export function createBullmqConnections(
     if (client.status === "end") return;
     if (client.status === "reconnecting") {
       // disconnect() would strand it (see above); it ends at its next attempt.
-      await withTimeout(new Promise((resolve) => client.once("end", resolve)), timeoutMs, "closing a connection").catch(
-        () => {},
-      );
+      await withTimeout(new Promise((resolve) => client.once("end", resolve)), timeoutMs, "closing a connection").catch(() => {});
       return;
     }
     if (client.status === "ready") {

@@ -25,14 +25,7 @@
 import { Queue, Worker, type Job } from "bullmq";
 import { createBullmqConnections, MAX_RECONNECT_DELAY_MS } from "./bullmq-connections.ts";
 import { decodeBullmqId, encodeBullmqId } from "./bullmq-job-id.ts";
-import {
-  assertEveryMs,
-  assertId,
-  assertQueueName,
-  normalizeConcurrency,
-  normalizeTimeLimit,
-  normalizeJobOptions,
-} from "./job-options.ts";
+import { assertEveryMs, assertId, assertQueueName, normalizeConcurrency, normalizeTimeLimit, normalizeJobOptions } from "./job-options.ts";
 import type { JobContext, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { createRedisOutageTracker, type RedisOutageTracker } from "./redis-outage.ts";
 import { withinTimeLimit } from "./time-limit.ts";
@@ -200,11 +193,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       assertId("schedulerId", schedulerId);
       assertEveryMs(everyMs);
       assertOpen();
-      const upserted = queueFor(queue).upsertJobScheduler(
-        encodeBullmqId(schedulerId),
-        { every: everyMs },
-        { name, data, opts: REMOVE_FINISHED },
-      );
+      const upserted = queueFor(queue).upsertJobScheduler(encodeBullmqId(schedulerId), { every: everyMs }, { name, data, opts: REMOVE_FINISHED });
       await withTimeout(upserted, timeoutMs, `repeat on ${queue}`);
     },
 
@@ -250,10 +239,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): JobQueue {
       const names = [...new Set([...queues.keys(), ...handlers.keys()])];
       const one = async (name: string): Promise<QueueStats> => {
         const queue = queueFor(name);
-        const [counts, [oldest]] = await Promise.all([
-          queue.getJobCounts("waiting", "prioritized", "delayed", "active"),
-          queue.getWaiting(0, 0),
-        ]);
+        const [counts, [oldest]] = await Promise.all([queue.getJobCounts("waiting", "prioritized", "delayed", "active"), queue.getWaiting(0, 0)]);
         const depth = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0);
         // Due at its creation plus its delay, or (a retry) no earlier than its last attempt's start.
         const dueAt = oldest ? Math.max(oldest.timestamp + (oldest.delay ?? 0), oldest.processedOn ?? 0) : undefined;

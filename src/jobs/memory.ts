@@ -6,15 +6,7 @@
  * @module
  */
 
-import {
-  assertEveryMs,
-  assertId,
-  assertQueueName,
-  backoffDelayMs,
-  normalizeConcurrency,
-  normalizeTimeLimit,
-  normalizeJobOptions,
-} from "./job-options.ts";
+import { assertEveryMs, assertId, assertQueueName, backoffDelayMs, normalizeConcurrency, normalizeTimeLimit, normalizeJobOptions } from "./job-options.ts";
 import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { withinTimeLimit } from "./time-limit.ts";
 

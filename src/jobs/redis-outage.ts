@@ -12,7 +12,8 @@ import { REDIS_TIMEOUT } from "./with-timeout.ts";
 /** Socket errors of a connection that could not be made or was lost, and a call Redis did not answer in time. */
 const CONNECTION_CODES = new Set([REDIS_TIMEOUT, "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 /** ioredis's and BullMQ's messages for a connection that is gone (they carry no code). */
-const CONNECTION_MESSAGES = /Connection is closed|Socket closed unexpectedly|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|Stream isn't writeable|Reached the max retries per request limit/;
+const CONNECTION_MESSAGES =
+  /Connection is closed|Socket closed unexpectedly|connect ETIMEDOUT|ECONNREFUSED|ECONNRESET|Stream isn't writeable|Reached the max retries per request limit/;
 
 /** Is `error` about the connection to Redis rather than about a command? */
 export function isRedisConnectionError(error: unknown): boolean {

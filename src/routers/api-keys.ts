@@ -26,11 +26,27 @@ const apiKeySchema = z
 export const apiKeysRouter = router({
   create: tenantOwnerProcedure
     .use(idempotent({ sealResponse: true }))
-    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/api-keys", tags: ["api keys"], summary: "Create an API key", description: "The secret is in this response only.", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/tenants/{tenant_id}/api-keys",
+        tags: ["api keys"],
+        summary: "Create an API key",
+        description: "The secret is in this response only.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ tenant_id: tenantId, environment, name: z.string().trim().min(1).max(100).optional().meta({ example: "Checkout server" }) }))
     .output(
       z
-        .object({ id: z.string(), secret: z.string(), environment, name: z.string().nullable(), prefix: z.string(), createdAt: z.string().meta({ format: "date-time" }) })
+        .object({
+          id: z.string(),
+          secret: z.string(),
+          environment,
+          name: z.string().nullable(),
+          prefix: z.string(),
+          createdAt: z.string().meta({ format: "date-time" }),
+        })
         .meta({ id: "CreatedApiKey" }),
     )
     .mutation(({ ctx, input }) => {
@@ -43,7 +59,15 @@ export const apiKeysRouter = router({
     .output(z.object({ data: z.array(apiKeySchema) }))
     .query(async ({ ctx }) => ({ data: await listApiKeys(ctx.deps, ctx.tenant.id) })),
   revoke: tenantOwnerProcedure
-    .meta({ openapi: { method: "DELETE", path: "/tenants/{tenant_id}/api-keys/{key_id}", tags: ["api keys"], summary: "Revoke an API key", description: "Tokens minted from it stop working within 5 seconds." } })
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/tenants/{tenant_id}/api-keys/{key_id}",
+        tags: ["api keys"],
+        summary: "Revoke an API key",
+        description: "Tokens minted from it stop working within 5 seconds.",
+      },
+    })
     .input(z.object({ tenant_id: tenantId, key_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), revokedAt: z.string().meta({ format: "date-time" }) }))
     .mutation(async ({ ctx, input }) => {

@@ -40,7 +40,10 @@ export const authRouter = router({
       z.object({
         // A string first: a missing grant_type is `invalid_request`, another one `unsupported_grant_type` (RFC 6749 §5.2);
         // the document shows the one value (a pipe is documented by its input side).
-        grant_type: z.string().meta({ enum: ["client_credentials"] }).pipe(z.literal("client_credentials")),
+        grant_type: z
+          .string()
+          .meta({ enum: ["client_credentials"] })
+          .pipe(z.literal("client_credentials")),
         client_id: z
           .string()
           .min(1)

@@ -47,12 +47,24 @@ function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider
   const base = `/tenants/{tenant_id}/credentials/${provider}` as const;
   return router({
     put: tenantOwnerProcedure
-      .meta({ openapi: { method: "PUT", path: base, tags: ["credentials"], summary: `Store ${label}`, description: "Replaces the active set of that environment; the old version stays sealed for payments made with it." } })
+      .meta({
+        openapi: {
+          method: "PUT",
+          path: base,
+          tags: ["credentials"],
+          summary: `Store ${label}`,
+          description: "Replaces the active set of that environment; the old version stays sealed for payments made with it.",
+        },
+      })
       .input(fields.extend({ tenant_id: tenantId, environment }))
       .output(setView)
       .mutation(async ({ ctx, input }) => {
         // The generic schema hides the field types; they are the ones `fields` and `environment` declare.
-        const { tenant_id: _tenant, environment: env, ...values } = input as unknown as { tenant_id: string; environment: Environment } & Record<string, string>;
+        const {
+          tenant_id: _tenant,
+          environment: env,
+          ...values
+        } = input as unknown as { tenant_id: string; environment: Environment } & Record<string, string>;
         assertMayActIn(ctx.principal, ctx.tenant, env);
         return putCredentials(ctx.deps, { tenantId: ctx.tenant.id, provider, environment: env, fields: values }) as never;
       }),
@@ -79,5 +91,10 @@ export const credentialsRouter = router({
     providerBSet,
     "provider B credentials",
   ),
-  providerA: credentialRoutes("providerA", z.object({ secretKey: secretValue, webhookSecret: secretValue }), providerASet, "the tenant's own provider A account"),
+  providerA: credentialRoutes(
+    "providerA",
+    z.object({ secretKey: secretValue, webhookSecret: secretValue }),
+    providerASet,
+    "the tenant's own provider A account",
+  ),
 });

@@ -13,12 +13,7 @@ const listPaymentsInput = z.object({
   provider: z.enum(PROVIDERS).optional(),
   kind: z.enum(PAYMENT_KINDS).optional(),
   state: z.enum(PAYMENT_STATES).optional(),
-  providerTransactionId: z
-    .string()
-    .min(1)
-    .max(255)
-    .meta({ description: "Provider A's integer transaction id, or provider B's invoice token" })
-    .optional(),
+  providerTransactionId: z.string().min(1).max(255).meta({ description: "Provider A's integer transaction id, or provider B's invoice token" }).optional(),
   reference: z.string().min(1).max(255).meta({ description: "Provider A's reference" }).optional(),
 });
 
@@ -73,6 +68,10 @@ export const paymentsRouter = router({
     .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }), ...pageQuery }))
     .output(pageOf(deliverySchema))
     .query(({ ctx, input }) =>
-      listDeliveries(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, { paymentId: input.payment_id, limit: input.limit, cursor: input.cursor }),
+      listDeliveries(
+        ctx.deps,
+        { tenantId: ctx.tenant.id, environment: ctx.environment },
+        { paymentId: input.payment_id, limit: input.limit, cursor: input.cursor },
+      ),
     ),
 });

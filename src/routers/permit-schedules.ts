@@ -19,16 +19,18 @@ const dateTime = z.string().meta({ format: "date-time" });
 const scheduleInput = z
   .object({
     permit_id: permitId,
-    amount: z.number().int().min(1).meta({ description: "Charged every period, in whole units of the permit's currency; at most the permit's maxAmount", example: 5000 }),
+    amount: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: "Charged every period, in whole units of the permit's currency; at most the permit's maxAmount", example: 5000 }),
     interval: z.enum(["day", "week", "month"]).meta({ description: "The unit of the period" }),
     intervalCount: z.number().int().min(1).max(365).optional().meta({ description: "Periods are this many intervals long (default 1)" }),
-    startAt: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .meta({
-        description: "RFC 3339; the anchor every due date is computed from (default: now). In the past: the period in progress is charged first, never the earlier ones.",
-        example: "2026-01-05T09:00:00+01:00",
-      }),
+    startAt: z.iso.datetime({ offset: true }).optional().meta({
+      description:
+        "RFC 3339; the anchor every due date is computed from (default: now). In the past: the period in progress is charged first, never the earlier ones.",
+      example: "2026-01-05T09:00:00+01:00",
+    }),
     timeZone: z
       .string()
       .refine((value) => canonicalTimeZone(value) !== undefined, { message: "must be an IANA time zone name, like Africa/Porto-Novo" })
@@ -95,7 +97,13 @@ export const permitSchedulesRouter = router({
     }),
   get: tenantProcedure
     .meta({
-      openapi: { method: "GET", path: "/providerB/permits/{permit_id}/schedule", tags: ["permits"], summary: "Read the permit's renewal schedule", requestHeaders: tenantHeader },
+      openapi: {
+        method: "GET",
+        path: "/providerB/permits/{permit_id}/schedule",
+        tags: ["permits"],
+        summary: "Read the permit's renewal schedule",
+        requestHeaders: tenantHeader,
+      },
       tenantHeader: "required",
     })
     .input(z.object({ permit_id: permitId }))

@@ -42,9 +42,17 @@ const permitInput = z
     customer: z.object({
       name: z.string().trim().min(1).max(255).meta({ example: "Awa Diallo" }),
       email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-      phone: z.string().regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" }).meta({ example: "+221770000000" }),
+      phone: z
+        .string()
+        .regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" })
+        .meta({ example: "+221770000000" }),
     }),
-    description: z.string().trim().min(1).max(255).meta({ description: "What the customer authorises, shown on the authorisation page", example: "Monthly box" }),
+    description: z
+      .string()
+      .trim()
+      .min(1)
+      .max(255)
+      .meta({ description: "What the customer authorises, shown on the authorisation page", example: "Monthly box" }),
     maxAmount: z.number().int().min(1).meta({
       description: "The largest amount one charge may take, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)",
       example: 20000,
@@ -158,7 +166,13 @@ export const permitsRouter = router({
     .mutation(async ({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
       const scope = { tenantId: ctx.tenant.id, environment: ctx.environment };
-      const { charge } = await createPermitCharge(ctx.deps, { ...scope, permitId: input.permit_id, amount: input.amount, description: input.description, customData: input.customData });
+      const { charge } = await createPermitCharge(ctx.deps, {
+        ...scope,
+        permitId: input.permit_id,
+        amount: input.amount,
+        description: input.description,
+        customData: input.customData,
+      });
       const permit = await findPermit(ctx.deps, scope, input.permit_id);
       try {
         return chargeView(await executePermitCharge(ctx.deps, charge.id), permit.currency);
@@ -171,7 +185,13 @@ export const permitsRouter = router({
 
   charges: tenantProcedure
     .meta({
-      openapi: { method: "GET", path: "/providerB/permits/{permit_id}/charges", tags: ["permits"], summary: "The permit's charges, newest first", requestHeaders: tenantHeader },
+      openapi: {
+        method: "GET",
+        path: "/providerB/permits/{permit_id}/charges",
+        tags: ["permits"],
+        summary: "The permit's charges, newest first",
+        requestHeaders: tenantHeader,
+      },
       tenantHeader: "required",
     })
     .input(z.object({ permit_id: permitId, ...pageQuery }))

@@ -4,7 +4,13 @@
  */
 import { z } from "zod";
 import { PAYMENT_METHODS } from "../providers/providerA/mod.ts";
-import { createDirectPayment, getTransactionStatus, isApprovedSchema, isTransactionApproved, transactionStatusSchema } from "../services/direct-payments/mod.ts";
+import {
+  createDirectPayment,
+  getTransactionStatus,
+  isApprovedSchema,
+  isTransactionApproved,
+  transactionStatusSchema,
+} from "../services/direct-payments/mod.ts";
 import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
@@ -19,13 +25,26 @@ const directPaymentInput = z
     }),
     payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
     phone_number: z.object({
-      number: z.string().regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" }).meta({ example: "+22997000000" }),
-      country: z.string().regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" }).meta({ example: "bj" }),
+      number: z
+        .string()
+        .regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" })
+        .meta({ example: "+22997000000" }),
+      country: z
+        .string()
+        .regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" })
+        .meta({ example: "bj" }),
     }),
     firstname: z.string().max(255).optional().meta({ example: "Awa" }),
     lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
     email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-    callback_url: z.string().max(2048).optional().meta({ example: "https://merchant.example/passerelle/callback", description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A" }),
+    callback_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .meta({
+        example: "https://merchant.example/passerelle/callback",
+        description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A",
+      }),
   })
   .meta({ id: "DirectPaymentRequest" });
 
@@ -74,7 +93,8 @@ export const providerARouter = router({
         path: "/providerA/transaction/{transaction_id}/status",
         tags: ["providerA"],
         summary: "Detailed status of a provider A transaction",
-        description: "A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.",
+        description:
+          "A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.",
       },
       tenantHeader: "accepted",
     })

@@ -21,7 +21,11 @@ const checkoutInput = z
       .number()
       .int()
       .min(1)
-      .meta({ description: "Amount to collect, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)", example: 5000, maximum: DOCUMENTED_MAX_AMOUNT }),
+      .meta({
+        description: "Amount to collect, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)",
+        example: 5000,
+        maximum: DOCUMENTED_MAX_AMOUNT,
+      }),
     description: z.string().trim().min(1).max(255).meta({ description: "Label of the invoice", example: "Order 1042" }),
     returnUrl: httpUrl("The customer is sent here after payment"),
     cancelUrl: httpUrl("The customer is sent here on cancel"),
@@ -39,7 +43,11 @@ const checkoutInput = z
       .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })
       .optional()
       .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types", example: { orderId: "1042" } }),
-    channels: z.array(z.string().min(1).max(100)).max(30).optional().meta({ description: "Provider B channel slugs to offer", example: ["orange-money-senegal"] }),
+    channels: z
+      .array(z.string().min(1).max(100))
+      .max(30)
+      .optional()
+      .meta({ description: "Provider B channel slugs to offer", example: ["orange-money-senegal"] }),
   })
   .meta({ id: "CheckoutRequest" });
 

@@ -37,7 +37,16 @@ const rateLimit = z.object({ rps: z.number().int().min(1).max(100_000), burst: z
 export const tenantsRouter = router({
   create: adminProcedure
     .use(idempotent({ sealResponse: true }))
-    .meta({ openapi: { method: "POST", path: "/tenants", tags: ["tenants"], summary: "Create a tenant", description: "Returns the first sandbox API key and the callback signing secret: the only time they are shown.", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/tenants",
+        tags: ["tenants"],
+        summary: "Create a tenant",
+        description: "Returns the first sandbox API key and the callback signing secret: the only time they are shown.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ name, storeName: name.optional().meta({ description: "Defaults to name (provider B requires a store name)" }) }))
     .output(createdTenant)
     .mutation(async ({ ctx, input }) => {
@@ -55,7 +64,10 @@ export const tenantsRouter = router({
     .output(tenantSchema)
     .query(({ ctx }) => getTenant(ctx.deps, ctx.tenant.id)),
   update: adminProcedure
-    .meta({ openapi: { method: "PATCH", path: "/tenants/{tenant_id}", tags: ["tenants"], summary: "Rename, disable, enable live, change the rate limit" }, errors: [404] })
+    .meta({
+      openapi: { method: "PATCH", path: "/tenants/{tenant_id}", tags: ["tenants"], summary: "Rename, disable, enable live, change the rate limit" },
+      errors: [404],
+    })
     .input(
       z.object({
         tenant_id: tenantId,
@@ -73,7 +85,16 @@ export const tenantsRouter = router({
     }),
   rotateCallbackSecret: tenantOwnerProcedure
     .use(idempotent({ sealResponse: true }))
-    .meta({ openapi: { method: "POST", path: "/tenants/{tenant_id}/callback-secret/rotate", tags: ["tenants"], summary: "Rotate the callback signing secret", description: "The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/tenants/{tenant_id}/callback-secret/rotate",
+        tags: ["tenants"],
+        summary: "Rotate the callback signing secret",
+        description: "The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ tenant_id: tenantId }))
     .output(z.object({ callbackSecret: z.string(), previousExpiresAt: z.string().meta({ format: "date-time" }) }))
     .mutation(({ ctx }) => rotateCallbackSecret(ctx.deps, ctx.tenant.id)),

@@ -230,8 +230,7 @@ export const tenantProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, 
     tenantId = header;
   } else {
     if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
-    if (header !== null && header !== principal.tenantId)
-      throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
     tenantId = principal.tenantId!;
   }
   const environment = environmentOf(principal, ctx.headers);

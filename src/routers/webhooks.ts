@@ -4,7 +4,15 @@
  */
 import { z } from "zod";
 import { EVENT_TYPES } from "../services/events/event-types.ts";
-import { createEndpoint, deleteEndpoint, endpointView, findEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../services/webhooks/endpoints.ts";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointView,
+  findEndpoint,
+  listEndpoints,
+  rotateEndpointSecret,
+  updateEndpoint,
+} from "../services/webhooks/endpoints.ts";
 import { validateTargetUrl } from "../services/webhooks/url-safety.ts";
 import { replayEndpoint, retryDelivery, sendTestEvent } from "../services/webhooks/delivery-actions.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
@@ -74,7 +82,16 @@ function checkedUrl(ctx: Scoped["ctx"], value: string): string {
 export const webhooksRouter = router({
   create: tenantProcedure
     .use(idempotent({ sealResponse: true }))
-    .meta({ openapi: { method: "POST", path: "/webhooks", tags: ["webhooks"], summary: "Create a webhook endpoint", description: "The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhooks",
+        tags: ["webhooks"],
+        summary: "Create a webhook endpoint",
+        description: "The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ url, events: events.optional(), description: z.string().max(500).optional().meta({ example: "Order service" }) }))
     .output(endpointSchema.extend({ secret: z.string().meta({ description: "Shown this once" }) }).meta({ id: "CreatedWebhookEndpoint" }))
     .mutation(({ ctx, input }) =>
@@ -91,7 +108,15 @@ export const webhooksRouter = router({
     .query(async ({ ctx, input }) => endpointView(await findEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id))),
   update: tenantProcedure
     .meta({ openapi: { method: "PATCH", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Change url, events, description or enabled" } })
-    .input(z.object({ webhook_id: webhookId, url: url.optional(), events: events.nullable().optional(), description: z.string().max(500).nullable().optional(), enabled: z.boolean().optional() }))
+    .input(
+      z.object({
+        webhook_id: webhookId,
+        url: url.optional(),
+        events: events.nullable().optional(),
+        description: z.string().max(500).nullable().optional(),
+        enabled: z.boolean().optional(),
+      }),
+    )
     .output(endpointSchema)
     .mutation(({ ctx, input }) => {
       const { webhook_id, ...changes } = input;
@@ -104,18 +129,43 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) => deleteEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
   rotateSecret: tenantProcedure
     .use(idempotent({ sealResponse: true }))
-    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/rotate-secret", tags: ["webhooks"], summary: "Rotate the signing secret", description: "The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhooks/{webhook_id}/rotate-secret",
+        tags: ["webhooks"],
+        summary: "Rotate the signing secret",
+        description: "The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ webhook_id: webhookId }))
     .output(z.object({ secret: z.string(), previousExpiresAt: z.string().meta({ format: "date-time" }) }))
     .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
   test: tenantProcedure
     .use(idempotent())
-    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/test", tags: ["webhooks"], summary: "Send a webhook.test event to this endpoint", requestHeaders: idempotencyKeyHeader } })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhooks/{webhook_id}/test",
+        tags: ["webhooks"],
+        summary: "Send a webhook.test event to this endpoint",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
     .input(z.object({ webhook_id: webhookId }))
     .output(z.object({ eventId: z.string(), deliveryId: z.string() }))
     .mutation(({ ctx, input }) => sendTestEvent(ctx.deps, scopeOf({ ctx }), input.webhook_id)),
   deliveries: tenantProcedure
-    .meta({ openapi: { method: "GET", path: "/webhooks/{webhook_id}/deliveries", tags: ["webhooks"], summary: "The delivery log of an endpoint", description: "Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer." } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/webhooks/{webhook_id}/deliveries",
+        tags: ["webhooks"],
+        summary: "The delivery log of an endpoint",
+        description: "Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer.",
+      },
+    })
     .input(z.object({ webhook_id: webhookId, ...pageQuery }))
     .output(pageOf(deliverySchema))
     .query(({ ctx, input }) => listDeliveries(ctx.deps, scopeOf({ ctx }), { endpointId: input.webhook_id, limit: input.limit, cursor: input.cursor })),
@@ -126,8 +176,22 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) => retryDelivery(ctx.deps, scopeOf({ ctx }), input.delivery_id)),
   replay: tenantProcedure
     .use(idempotent())
-    .meta({ openapi: { method: "POST", path: "/webhooks/{webhook_id}/replay", tags: ["webhooks"], summary: "Re-deliver every event of a window (at most 14 days)", requestHeaders: idempotencyKeyHeader } })
-    .input(z.object({ webhook_id: webhookId, since: z.iso.datetime({ offset: true }).meta({ example: "2026-01-05T00:00:00Z" }), until: z.iso.datetime({ offset: true }).optional().meta({ example: "2026-01-06T00:00:00Z" }) }))
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhooks/{webhook_id}/replay",
+        tags: ["webhooks"],
+        summary: "Re-deliver every event of a window (at most 14 days)",
+        requestHeaders: idempotencyKeyHeader,
+      },
+    })
+    .input(
+      z.object({
+        webhook_id: webhookId,
+        since: z.iso.datetime({ offset: true }).meta({ example: "2026-01-05T00:00:00Z" }),
+        until: z.iso.datetime({ offset: true }).optional().meta({ example: "2026-01-06T00:00:00Z" }),
+      }),
+    )
     .output(z.object({ endpointId: z.string(), since: z.string(), until: z.string(), replayed: z.number().int() }))
     .mutation(({ ctx, input }) => replayEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id, { since: input.since, until: input.until })),
 });

@@ -17,7 +17,6 @@ export { SNAPSHOT_CACHE_DIR };
 /** A test database; `dispose()` closes it and removes whatever it created. */
 export type TestDatabase = DatabaseHandle & { dispose(): Promise<void> };
 
-
 /**
  * Opens a fresh, migrated database: PostgreSQL when `DATABASE_URL` is set, PGlite otherwise.
  *

@@ -31,7 +31,15 @@ export interface DeliveryGateway {
   /** Creates a tenant through the service: its id and its callback signing secret. */
   createTenant(): Promise<{ tenantId: string; callbackSecret: string }>;
   /** Records an event in its own transaction and returns its delivery ids (not enqueued). */
-  record(input: { tenantId: string; environment?: Environment; type?: EventType; data?: Record<string, JsonValue>; directTargetUrl?: string; paymentId?: string; at?: Date }): Promise<{ eventId: string; deliveryIds: string[] }>;
+  record(input: {
+    tenantId: string;
+    environment?: Environment;
+    type?: EventType;
+    data?: Record<string, JsonValue>;
+    directTargetUrl?: string;
+    paymentId?: string;
+    at?: Date;
+  }): Promise<{ eventId: string; deliveryIds: string[] }>;
   /** Starts the workers (HTTP stays off). */
   startWorkers(): Promise<void>;
   close(): Promise<void>;

@@ -92,11 +92,13 @@ async function runIdempotencyFixture(name: string, outcome: string | undefined):
     throw new UnavailableError("The fixture is unavailable this time");
   }
   if (outcome === "not_found") throw new NotFoundError("Thing not found");
-  if (outcome === "refused") throw new ProviderError(422, "The provider refused the thing", { providerErrors: ["thing is too big"], providerResponseCode: "42" });
+  if (outcome === "refused")
+    throw new ProviderError(422, "The provider refused the thing", { providerErrors: ["thing is too big"], providerResponseCode: "42" });
   if (outcome === "invalid") throw new ValidationError(["name must be shorter", "group is odd"]);
   if (outcome === "unavailable") throw new UnavailableError();
   if (outcome === "crash") throw new Error("the fixture crashed");
-  if (outcome === "provider_timeout") throw new ProviderError(504, "The provider did not answer in time; the payment stays pending", { paymentId: `pay_${name}`, transactionId: 412 });
+  if (outcome === "provider_timeout")
+    throw new ProviderError(504, "The provider did not answer in time; the payment stays pending", { paymentId: `pay_${name}`, transactionId: 412 });
   if (outcome === "provider_unreachable") throw new ProviderError(502, "The provider could not be reached; nothing was sent");
   return call;
 }

@@ -35,7 +35,12 @@ export async function createPermit(gw: RigGateway, tenantId: string, over: Json 
 }
 
 /** Creates a permit through the API and has the customer authorise it; resolves once it is `active`. */
-export async function activePermit(gw: RigGateway, sim: Pick<SimulatorServer, "url">, tenantId: string, over: Json = {}): Promise<{ permitId: string; token: string }> {
+export async function activePermit(
+  gw: RigGateway,
+  sim: Pick<SimulatorServer, "url">,
+  tenantId: string,
+  over: Json = {},
+): Promise<{ permitId: string; token: string }> {
   const created = await createPermit(gw, tenantId, over, { "idempotency-key": crypto.randomUUID() });
   expect(created.status, JSON.stringify(created)).toBe("pending");
   expect((await permitControl(sim, created.token, "authorize")).status).toBe(200);

@@ -102,7 +102,13 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const queue: JobQueue = createJobQueue({ redisUrl: process.env.REDIS_URL, prefix, logger });
-  const gateway = await createGateway(config, { database: options.database, queue, logger, workers: options.workerOptions, ...(options.now ? { now: options.now } : {}) });
+  const gateway = await createGateway(config, {
+    database: options.database,
+    queue,
+    logger,
+    workers: options.workerOptions,
+    ...(options.now ? { now: options.now } : {}),
+  });
   if (options.workers ?? true) await gateway.start({ http: false, workers: true });
   let server: ReturnType<typeof Bun.serve> | undefined;
   const up = () => {
@@ -125,7 +131,12 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
       const token = await rig.tenantToken(tenantId);
       return fetch(`${url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, "x-tenant-id": tenantId, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        headers: {
+          authorization: `Bearer ${token}`,
+          "x-tenant-id": tenantId,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     },

@@ -32,12 +32,22 @@ export async function startRecordingSimulator(): Promise<RecordingSimulator> {
   const server = await startSimulator({
     async around(request, next) {
       const isCharge = request.method === "POST" && new URL(request.url).pathname.endsWith("/permit/charge");
-      const sent = isCharge ? ((await request.clone().json().catch(() => ({}))) as Json) : undefined;
+      const sent = isCharge
+        ? ((await request
+            .clone()
+            .json()
+            .catch(() => ({}))) as Json)
+        : undefined;
       const response = await next(request);
       if (sent && response.status === 200) {
         const answer = (await response.clone().json()) as Json;
         if (answer.invoice_token)
-          chargeAnswers.push({ permitToken: sent.permit_token, idempotencyKey: sent.idempotency_key, invoiceToken: answer.invoice_token, status: answer.status });
+          chargeAnswers.push({
+            permitToken: sent.permit_token,
+            idempotencyKey: sent.idempotency_key,
+            invoiceToken: answer.invoice_token,
+            status: answer.status,
+          });
       }
       return response;
     },

@@ -122,7 +122,8 @@ export function restRequest(route: Route, input: Record<string, unknown>, header
     delete rest[name];
     return encodeURIComponent(value);
   });
-  if (takesBody(route)) return { url: path, init: { method: route.method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(rest) } };
+  if (takesBody(route))
+    return { url: path, init: { method: route.method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(rest) } };
   const query = new URLSearchParams(Object.entries(rest).map(([key, value]) => [key, String(value)])).toString();
   return { url: query ? `${path}?${query}` : path, init: { method: route.method, headers } };
 }

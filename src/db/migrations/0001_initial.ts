@@ -38,11 +38,7 @@ async function up(db: Kysely<any>): Promise<void> {
     .addColumn("last_used_at", "timestamptz")
     .addCheckConstraint("api_keys_environment_check", ENVIRONMENT_CHECK)
     .execute();
-  await db.schema
-    .createIndex("api_keys_tenant_idx")
-    .on("api_keys")
-    .columns(["tenant_id", "environment", "created_at"])
-    .execute();
+  await db.schema.createIndex("api_keys_tenant_idx").on("api_keys").columns(["tenant_id", "environment", "created_at"]).execute();
 
   await db.schema
     .createTable("tenant_secrets")

@@ -63,16 +63,8 @@ async function up(db: Kysely<any>): Promise<void> {
   // GET /payments: newest first within (tenant, environment), alone or filtered by state or kind. The
   // provider filter needs no index of its own: the kind check above ties each kind to one provider.
   await db.schema.createIndex("payments_tenant_list_idx").on("payments").columns(["tenant_id", "environment", "id desc"]).execute();
-  await db.schema
-    .createIndex("payments_tenant_state_idx")
-    .on("payments")
-    .columns(["tenant_id", "environment", "state", "id desc"])
-    .execute();
-  await db.schema
-    .createIndex("payments_tenant_kind_idx")
-    .on("payments")
-    .columns(["tenant_id", "environment", "kind", "id desc"])
-    .execute();
+  await db.schema.createIndex("payments_tenant_state_idx").on("payments").columns(["tenant_id", "environment", "state", "id desc"]).execute();
+  await db.schema.createIndex("payments_tenant_kind_idx").on("payments").columns(["tenant_id", "environment", "kind", "id desc"]).execute();
   // Lookups by provider id (the providerTransactionId filter, an IPN's invoice token before its
   // environment is known) and by provider A reference.
   await db.schema

@@ -81,7 +81,13 @@ async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint("deliveries_state_check", sql`state in ('pending', 'succeeded', 'failed')`)
     .execute();
   // One delivery of an event per endpoint: a replay makes a new event-less attempt on the same row.
-  await db.schema.createIndex("deliveries_event_endpoint_key").on("deliveries").columns(["event_id", "endpoint_id"]).unique().where(sql.ref("endpoint_id"), "is not", null).execute();
+  await db.schema
+    .createIndex("deliveries_event_endpoint_key")
+    .on("deliveries")
+    .columns(["event_id", "endpoint_id"])
+    .unique()
+    .where(sql.ref("endpoint_id"), "is not", null)
+    .execute();
   // The sweeper: due pending deliveries.
   await db.schema.createIndex("deliveries_due_idx").on("deliveries").columns(["next_attempt_at"]).where(sql.ref("state"), "=", "pending").execute();
   await db.schema.createIndex("deliveries_endpoint_idx").on("deliveries").columns(["endpoint_id", "id desc"]).execute();

@@ -30,7 +30,13 @@ async function up(db: Kysely<any>): Promise<void> {
 
 async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex("payments_provider_a_sync_due_idx").execute();
-  await db.schema.alterTable("payments").dropColumn("approved_at").dropColumn("provider_synced_at").dropColumn("sync_attempt").dropColumn("next_sync_at").execute();
+  await db.schema
+    .alterTable("payments")
+    .dropColumn("approved_at")
+    .dropColumn("provider_synced_at")
+    .dropColumn("sync_attempt")
+    .dropColumn("next_sync_at")
+    .execute();
 }
 
 /** Provider A direct payments: approval time, refresh floor and sync schedule. */

@@ -45,12 +45,7 @@ async function up(db: Kysely<any>): Promise<void> {
     .unique()
     .where(sql.ref("payment_id"), "is not", null)
     .execute();
-  await db.schema
-    .createIndex("ipn_messages_received_idx")
-    .on("ipn_messages")
-    .columns(["received_at", "id"])
-    .where(sql.ref("state"), "=", "received")
-    .execute();
+  await db.schema.createIndex("ipn_messages_received_idx").on("ipn_messages").columns(["received_at", "id"]).where(sql.ref("state"), "=", "received").execute();
   await db.schema.createIndex("ipn_messages_orphan_idx").on("ipn_messages").columns(["token"]).where(sql.ref("state"), "=", "orphan").execute();
   await db.schema.createIndex("ipn_messages_payment_idx").on("ipn_messages").column("payment_id").where(sql.ref("payment_id"), "is not", null).execute();
 

@@ -52,12 +52,7 @@ async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex("permits_tenant_list_idx").on("permits").columns(["tenant_id", "environment", "id desc"]).execute();
   await db.schema.createIndex("permits_tenant_status_idx").on("permits").columns(["tenant_id", "environment", "status", "id desc"]).execute();
   // The provider B sweep looks for pending permits younger than a day whose sync chain is missing.
-  await db.schema
-    .createIndex("permits_pending_idx")
-    .on("permits")
-    .columns(["created_at", "id"])
-    .where(sql<boolean>`status = 'pending'`)
-    .execute();
+  await db.schema.createIndex("permits_pending_idx").on("permits").columns(["created_at", "id"]).where(sql<boolean>`status = 'pending'`).execute();
 
   await db.schema
     .createTable("permit_charges")
@@ -104,7 +99,10 @@ async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref("status"), "=", "pending")
     .execute();
 
-  await db.schema.alterTable("ipn_messages").addColumn("permit_id", "text", (c) => c.references("permits.id")).execute();
+  await db.schema
+    .alterTable("ipn_messages")
+    .addColumn("permit_id", "text", (c) => c.references("permits.id"))
+    .execute();
   await db.schema
     .createIndex("ipn_messages_permit_dedupe_key")
     .on("ipn_messages")

@@ -28,7 +28,10 @@ async function up(db: Kysely<any>): Promise<void> {
     end
     from permits as p
     where p.id = s.permit_id`.execute(db);
-  await db.schema.alterTable("permit_schedules").alterColumn("time_zone", (c) => c.setNotNull()).execute();
+  await db.schema
+    .alterTable("permit_schedules")
+    .alterColumn("time_zone", (c) => c.setNotNull())
+    .execute();
 }
 
 async function down(db: Kysely<any>): Promise<void> {

@@ -10,14 +10,7 @@ import type { z } from "zod";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
-import {
-  wireErrorSchema,
-  wireTokenSchema,
-  wireTransactionEnvelopeSchema,
-  type WireCreateTransaction,
-  type WireMode,
-  type WireTransaction,
-} from "./wire.ts";
+import { wireErrorSchema, wireTokenSchema, wireTransactionEnvelopeSchema, type WireCreateTransaction, type WireMode, type WireTransaction } from "./wire.ts";
 
 /**
  * Why a call failed:
@@ -64,9 +57,7 @@ export interface ProviderAClientOptions {
 
 /** The operation label of a call: its route, ids and references replaced (a bounded set of values). */
 function operationOf(method: string, path: string): string {
-  const route = path
-    .replace(/^\/transactions\/merchant\/[^/]+$/, "/transactions/merchant/{reference}")
-    .replace(/^\/transactions\/\d+/, "/transactions/{id}");
+  const route = path.replace(/^\/transactions\/merchant\/[^/]+$/, "/transactions/merchant/{reference}").replace(/^\/transactions\/\d+/, "/transactions/{id}");
   return `${method} /v1${route}`;
 }
 
@@ -93,7 +84,12 @@ export function createProviderAClient(options: ProviderAClientOptions) {
   const base = `${options.baseUrl.replace(/\/+$/, "")}/v1`;
   const retryDelays = options.connectRetryDelaysMs ?? [100, 400];
 
-  async function call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
+  async function call<T>(
+    method: "GET" | "POST",
+    path: string,
+    schema: z.ZodType<T> | null,
+    init: { body?: unknown; idempotencyKey?: string } = {},
+  ): Promise<T> {
     if (!options.metrics) return send(method, path, schema, init);
     const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderACallError ? OUTCOMES[error.kind] : "error");
     return observeProviderCall(options.metrics, "providerA", operationOf(method, path), outcomeOf, () => send(method, path, schema, init));
@@ -124,7 +120,8 @@ export function createProviderAClient(options: ProviderAClientOptions) {
         );
         if (isConnectionRefused(error)) throw new ProviderACallError("unreachable", "Provider A refused the connection");
         const name = (error as { name?: string } | null)?.name;
-        if (name === "TimeoutError" || name === "AbortError") throw new ProviderACallError("timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
+        if (name === "TimeoutError" || name === "AbortError")
+          throw new ProviderACallError("timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
         throw new ProviderACallError("server_error", "The connection to provider A broke before it answered");
       }
     }

@@ -20,7 +20,15 @@ import { ProviderError } from "../../errors.ts";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
-import { checkoutConfirmation, checkoutInvoiceCreated, providerAnswer, SUCCESS_CODE, type CheckoutConfirmation, type CheckoutInvoiceCreated, type CheckoutInvoiceCreateRequest } from "./wire.ts";
+import {
+  checkoutConfirmation,
+  checkoutInvoiceCreated,
+  providerAnswer,
+  SUCCESS_CODE,
+  type CheckoutConfirmation,
+  type CheckoutInvoiceCreated,
+  type CheckoutInvoiceCreateRequest,
+} from "./wire.ts";
 
 /** A merchant account's keys (spec 2.5). */
 export interface ProviderBKeys {
@@ -83,7 +91,10 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
       const operation = operationOf(method, path);
-      options.logger?.warn({ provider: "providerB", operation, reason: failureReason(error, Object.values(options.keys)) }, "provider call failed before an answer");
+      options.logger?.warn(
+        { provider: "providerB", operation, reason: failureReason(error, Object.values(options.keys)) },
+        "provider call failed before an answer",
+      );
       if (name === "TimeoutError" || name === "AbortError") throw new ProviderError(504, `Provider B did not answer within ${options.timeoutMs} ms`);
       throw new ProviderError(502, "Provider B could not be reached");
     }

@@ -59,8 +59,18 @@ export interface PermitChargeRequest {
   idempotency_key: string;
 }
 
-const nullableText = z.string().nullish().transform((value) => value ?? null);
-const wireAmount = z.union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number)]);
+const nullableText = z
+  .string()
+  .nullish()
+  .transform((value) => value ?? null);
+const wireAmount = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 
 export const permitCreated = z.looseObject({
   response_code: z.literal(SUCCESS_CODE),

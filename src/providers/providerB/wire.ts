@@ -38,10 +38,20 @@ export const checkoutInvoiceCreated = z.looseObject({
 });
 export type CheckoutInvoiceCreated = z.infer<typeof checkoutInvoiceCreated>;
 
-const nullableText = z.string().nullish().transform((value) => value ?? null);
+const nullableText = z
+  .string()
+  .nullish()
+  .transform((value) => value ?? null);
 
 /** The provider sends amounts back as strings ("5000") or numbers. */
-const wireAmount = z.union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number)]);
+const wireAmount = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 
 /** Checkout statuses of provider B. */
 export const CHECKOUT_STATUSES = ["pending", "completed", "cancelled", "failed"] as const;

@@ -40,8 +40,7 @@ export function clientCredentials(headers: Headers, body: { client_id?: string; 
   const header = headers.get("authorization");
   const basic = header === null ? undefined : basicCredentials(header);
   const inBody = body.client_id !== undefined || body.client_secret !== undefined;
-  if (basic && inBody)
-    throw new BadRequestError("Send the client credentials once: in the Authorization header or in the body, not both");
+  if (basic && inBody) throw new BadRequestError("Send the client credentials once: in the Authorization header or in the body, not both");
   if (basic) return basic;
   if (body.client_id === undefined || body.client_secret === undefined)
     throw new UnauthorizedError("Client authentication is required: client_id and client_secret, in the body or as HTTP Basic");

@@ -106,8 +106,7 @@ export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
       cache.delete(token);
       throw new InvalidTokenError("Token has expired");
     }
-    if (principal.notBefore !== null && principal.notBefore - CLOCK_TOLERANCE_S > nowS)
-      throw new InvalidTokenError("Token nbf claim is not accepted");
+    if (principal.notBefore !== null && principal.notBefore - CLOCK_TOLERANCE_S > nowS) throw new InvalidTokenError("Token nbf claim is not accepted");
     return principal;
   }
 

@@ -58,13 +58,18 @@ function eventData(payment: Payment, confirmation: CheckoutConfirmation): Record
  */
 export async function confirmAndApply(deps: Deps, paymentId: string, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
   const payment = await deps.db.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirstOrThrow();
-  const account = await openProviderBAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version ?? undefined });
+  const account = await openProviderBAccount(deps, {
+    tenantId: payment.tenant_id,
+    environment: payment.environment,
+    version: payment.credential_version ?? undefined,
+  });
   if (!account) return rejectMismatch(deps, payment, "the credential version the checkout was made with is gone", options.ipnId);
   let confirmation: CheckoutConfirmation;
   try {
     confirmation = await account.client.confirmCheckoutInvoice(payment.provider_transaction_id!);
   } catch (error) {
-    if (error instanceof AppError && error.status === 422) return rejectMismatch(deps, payment, `provider B refused the confirm: ${error.message}`, options.ipnId);
+    if (error instanceof AppError && error.status === 422)
+      return rejectMismatch(deps, payment, `provider B refused the confirm: ${error.message}`, options.ipnId);
     throw error;
   }
   const mismatch = mismatchOf(payment, confirmation);
@@ -83,7 +88,12 @@ async function rejectMismatch(deps: Deps, payment: Payment, reason: string, ipnI
 }
 
 /** The transaction part: state, event, deliveries; then the deliveries are enqueued. */
-export async function applyConfirmation(deps: Deps, paymentId: string, confirmation: CheckoutConfirmation, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
+export async function applyConfirmation(
+  deps: Deps,
+  paymentId: string,
+  confirmation: CheckoutConfirmation,
+  options: { ipnId?: number } = {},
+): Promise<ConfirmOutcome> {
   const result = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
     const payment = await tx.selectFrom("payments").selectAll().where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
@@ -121,7 +131,8 @@ export async function applyConfirmation(deps: Deps, paymentId: string, confirmat
     } else if (payment.state === "pending" && payment.provider_status !== confirmation.status) {
       await tx.updateTable("payments").set({ provider_status: confirmation.status, updated_at: now }).where("id", "=", paymentId).execute();
     }
-    if (options.ipnId !== undefined) await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
+    if (options.ipnId !== undefined)
+      await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
     return { outcome, deliveryIds };
   });
   if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);

@@ -24,8 +24,12 @@ export const CHECKOUT_SYNC = defineSyncChain({
  * and younger than 24 h. A provider failure is logged and the schedule goes on.
  */
 export async function syncCheckout(deps: Deps, job: SyncJobData): Promise<void> {
-  const payment = await deps.db.selectFrom("payments").select(["id", "state", "created_at", "provider", "kind"]).where("id", "=", job.paymentId).executeTakeFirst();
-  if (!payment || payment.provider !== "providerB" || payment.kind !== "checkout" || payment.state !== "pending") return;
+  const payment = await deps.db
+    .selectFrom("payments")
+    .select(["id", "state", "created_at", "provider", "kind"])
+    .where("id", "=", job.paymentId)
+    .executeTakeFirst();
+  if (payment?.provider !== "providerB" || payment.kind !== "checkout" || payment.state !== "pending") return;
   let state: PaymentState = payment.state;
   try {
     const result = await confirmAndApply(deps, payment.id);

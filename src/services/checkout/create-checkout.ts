@@ -102,14 +102,13 @@ function raise(error: Error): never {
  */
 export async function createCheckout(
   deps: Deps,
-  scope: { tenantId: string; environment: Environment; /** The tenant's store name when the caller already has it (saves a read). */ storeName?: string },
+  scope: { tenantId: string; environment: Environment /** The tenant's store name when the caller already has it (saves a read). */; storeName?: string },
   input: CheckoutInput,
 ): Promise<CheckoutAnswer> {
   if (input.amount > deps.config.maxAmount) throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
   const account = await openProviderBAccount(deps, scope);
   if (!account) throw new NotConfiguredError(`The tenant has no provider B credentials for the ${scope.environment} environment`);
-  const storeName =
-    scope.storeName ?? (await storeNameOf(deps.db, { id: scope.tenantId })).rows[0]?.store_name ?? raise(new NotFoundError("Tenant not found"));
+  const storeName = scope.storeName ?? (await storeNameOf(deps.db, { id: scope.tenantId })).rows[0]?.store_name ?? raise(new NotFoundError("Tenant not found"));
   const paymentId = newId("pay");
   const customer: PaymentCustomer = { name: input.customer.name };
   if (input.customer.email) customer.email = input.customer.email;
@@ -119,7 +118,11 @@ export async function createCheckout(
     invoice: {
       total_amount: input.amount,
       description: input.description,
-      customer: { name: input.customer.name, ...(input.customer.email ? { email: input.customer.email } : {}), ...(input.customer.phone ? { phone: input.customer.phone } : {}) },
+      customer: {
+        name: input.customer.name,
+        ...(input.customer.email ? { email: input.customer.email } : {}),
+        ...(input.customer.phone ? { phone: input.customer.phone } : {}),
+      },
       items: { item_0: { name: input.description, quantity: 1, unit_price: input.amount, total_price: input.amount } },
       ...(input.channels?.length ? { channels: input.channels } : {}),
     },

@@ -211,8 +211,10 @@ async function readAndOpen(deps: Pick<Deps, "db" | "keyring">, input: Credential
   const row = await query.executeTakeFirst();
   if (!row) return null;
   const names = Object.keys(row.sealed);
-  const values = await Promise.all(names.map((name) => deps.keyring.open(row.sealed[name]!, { tenantId: input.tenantId, field: credentialField(input.provider, name) })));
+  const values = await Promise.all(
+    names.map((name) => deps.keyring.open(row.sealed[name]!, { tenantId: input.tenantId, field: credentialField(input.provider, name) })),
+  );
   const fields: Record<string, string> = {};
-  names.forEach((name, i) => (fields[name] = values[i]!));
+  for (const [i, name] of names.entries()) fields[name] = values[i]!;
   return { id: row.id, version: row.version, fields: Object.freeze(fields) };
 }

@@ -47,7 +47,11 @@ export async function tenantAccount(
  *
  * @throws {NotConfiguredError} (424) when neither the tenant nor the service has an account there.
  */
-export async function accountForNewPayment(deps: Pick<Deps, "db" | "keyring" | "config">, tenantId: string, environment: Environment): Promise<ProviderAAccount> {
+export async function accountForNewPayment(
+  deps: Pick<Deps, "db" | "keyring" | "config">,
+  tenantId: string,
+  environment: Environment,
+): Promise<ProviderAAccount> {
   const account = (await tenantAccount(deps, { tenantId, environment })) ?? serviceAccount(deps, environment);
   if (!account) throw new NotConfiguredError(`Provider A is not configured for the ${environment} environment`);
   return account;

@@ -27,9 +27,7 @@ import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
 /** What was learnt about a payment: a read of provider A, or our own conclusion that it failed. */
-export type DirectPaymentUpdate =
-  | { kind: "provider"; facts: ProviderATransactionFacts }
-  | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
+export type DirectPaymentUpdate = { kind: "provider"; facts: ProviderATransactionFacts } | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
 
 const EVENT_OF_STATE: Partial<Record<PaymentState, EventType>> = {
   succeeded: "payment.completed",
@@ -254,7 +252,12 @@ function settleValues(seen: Payment, decision: Decision, eventType: EventType): 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The event of the move (if any), recorded with `tx`, the caller's transaction. */
-async function recordMove(tx: Transaction<Database>, now: Date, updated: Payment, decision: Decision): Promise<{ eventType: EventType | null; deliveryIds: string[] }> {
+async function recordMove(
+  tx: Transaction<Database>,
+  now: Date,
+  updated: Payment,
+  decision: Decision,
+): Promise<{ eventType: EventType | null; deliveryIds: string[] }> {
   // `payment.completed` only on entering the paid states; refunded after paid sends `payment.refunded`.
   const eventType = decision.stateChanged ? (EVENT_OF_STATE[decision.target] ?? null) : null;
   if (!eventType) return { eventType: null, deliveryIds: [] };

@@ -66,7 +66,10 @@ export interface DirectPaymentAnswer {
  *
  * @throws {ValidationError} with one `<path> <rule>` entry per violation.
  */
-export function checkDirectPaymentRules(input: DirectPaymentInput, policy: { environment: Environment; maxAmount: number; allowPrivateTargets: boolean }): string | undefined {
+export function checkDirectPaymentRules(
+  input: DirectPaymentInput,
+  policy: { environment: Environment; maxAmount: number; allowPrivateTargets: boolean },
+): string | undefined {
   const messages: string[] = [];
   const { country, number } = input.phone_number;
   const served = METHOD_WIRE[input.payment_method].country;
@@ -78,7 +81,11 @@ export function checkDirectPaymentRules(input: DirectPaymentInput, policy: { env
   let callbackUrl: string | undefined;
   if (input.callback_url !== undefined) {
     try {
-      callbackUrl = validateTargetUrl(input.callback_url, { field: "callback_url", environment: policy.environment, allowPrivateTargets: policy.allowPrivateTargets });
+      callbackUrl = validateTargetUrl(input.callback_url, {
+        field: "callback_url",
+        environment: policy.environment,
+        allowPrivateTargets: policy.allowPrivateTargets,
+      });
     } catch (error) {
       if (error instanceof ValidationError) messages.push(...error.messages);
       else throw error;
@@ -129,7 +136,13 @@ const insertDirectPayment = precompile<{
 );
 
 /** The provider's id, once the create call answered. */
-const storeProviderTransaction = precompile<{ id: string; provider_transaction_id: string; reference: string | null; provider_status: string; updated_at: Date }>()((db, p) =>
+const storeProviderTransaction = precompile<{
+  id: string;
+  provider_transaction_id: string;
+  reference: string | null;
+  provider_status: string;
+  updated_at: Date;
+}>()((db, p) =>
   db
     .updateTable("payments")
     .set({ provider_transaction_id: p.provider_transaction_id, reference: p.reference, provider_status: p.provider_status, updated_at: p.updated_at })
@@ -235,7 +248,13 @@ export async function createDirectPayment(
     // The provider's id is stored while the token is asked for (a token moves no money), and the push
     // waits for both: a failed store still stops the payment before the push, as when they ran in turn.
     step = "token";
-    stored = storeProviderTransaction(deps.db, { id: paymentId, provider_transaction_id: String(created.id), reference: created.reference ?? null, provider_status: created.status, updated_at: deps.now() });
+    stored = storeProviderTransaction(deps.db, {
+      id: paymentId,
+      provider_transaction_id: String(created.id),
+      reference: created.reference ?? null,
+      provider_status: created.status,
+      updated_at: deps.now(),
+    });
     const [token] = await Promise.all([client.createToken(created.id), stored]);
     step = "push";
     await client.sendNow(mode, token, paymentId);
@@ -249,10 +268,18 @@ export async function createDirectPayment(
     if (pushMayHaveHappened) {
       inFlight = transactionId === undefined ? { paymentId } : { paymentId, transactionId };
       // Only while pending: a webhook may already have settled it from the provider's side.
-      await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", paymentId).where("state", "=", "pending").execute();
+      await deps.db
+        .updateTable("payments")
+        .set({ outcome_unknown: true, updated_at: deps.now() })
+        .where("id", "=", paymentId)
+        .where("state", "=", "pending")
+        .execute();
       deps.logger.warn({ paymentId, step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
     } else {
-      await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error" });
+      await applyDirectPaymentUpdate(deps, paymentId, {
+        kind: "failed",
+        failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error",
+      });
     }
     throw failureAnswer(error, inFlight);
   }

@@ -36,7 +36,10 @@ const caches = new WeakMap<object, ReadCache>();
 export function cacheOf(deps: Pick<Deps, "db">): ReadCache {
   let cache = caches.get(deps.db);
   if (!cache)
-    caches.set(deps.db, (cache = { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() }));
+    caches.set(
+      deps.db,
+      (cache = { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() }),
+    );
   return cache;
 }
 

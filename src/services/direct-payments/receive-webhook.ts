@@ -45,21 +45,29 @@ function parseLoosely(rawBody: Uint8Array): { transactionId?: number; merchantRe
 const paymentLookup = precompile<{ environment: Environment; tenant_id: string; key: string }>()((db, p, shape) => {
   const [account, key] = shape.split(":");
   const base = db.selectFrom("payments").selectAll().where("environment", "=", p.environment).where("provider", "=", "providerA");
-  const scoped = account === "tenant" ? base.where("tenant_id", "=", p.tenant_id).where("provider_account", "!=", SERVICE_ACCOUNT) : base.where("provider_account", "=", SERVICE_ACCOUNT);
+  const scoped =
+    account === "tenant"
+      ? base.where("tenant_id", "=", p.tenant_id).where("provider_account", "!=", SERVICE_ACCOUNT)
+      : base.where("provider_account", "=", SERVICE_ACCOUNT);
   return key === "provider"
     ? scoped.where("provider_transaction_id", "=", p.key).orderBy("id", "desc").limit(1)
     : scoped.where("id", "=", p.key).where("provider_transaction_id", "is", null);
 });
 
 /** The payment of this account and environment the webhook is about: by provider id, else by our `pay_` id. */
-async function findPayment(deps: Pick<Deps, "db">, scope: { environment: Environment; tenantId?: string }, facts: ReturnType<typeof parseLoosely>): Promise<Payment | undefined> {
+async function findPayment(
+  deps: Pick<Deps, "db">,
+  scope: { environment: Environment; tenantId?: string },
+  facts: ReturnType<typeof parseLoosely>,
+): Promise<Payment | undefined> {
   const account = scope.tenantId ? "tenant" : "service";
   const base = { environment: scope.environment, tenant_id: scope.tenantId ?? "" };
   if (facts.transactionId !== undefined) {
     const { rows } = await paymentLookup(deps.db, { ...base, key: String(facts.transactionId) }, `${account}:provider`);
     if (rows[0]) return rows[0];
   }
-  if (facts.merchantReference && isId("pay", facts.merchantReference)) return (await paymentLookup(deps.db, { ...base, key: facts.merchantReference }, `${account}:ours`)).rows[0];
+  if (facts.merchantReference && isId("pay", facts.merchantReference))
+    return (await paymentLookup(deps.db, { ...base, key: facts.merchantReference }, `${account}:ours`)).rows[0];
   return undefined;
 }
 

@@ -36,7 +36,8 @@ export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Pa
   }
   const client = clientFor(deps, row.environment, account);
   try {
-    const wire = row.provider_transaction_id !== null ? await client.getTransaction(Number(row.provider_transaction_id)) : await client.getByMerchantReference(row.id);
+    const wire =
+      row.provider_transaction_id !== null ? await client.getTransaction(Number(row.provider_transaction_id)) : await client.getByMerchantReference(row.id);
     const facts = toTransactionFacts(wire);
     if (!facts) {
       deps.logger.warn({ paymentId: row.id, status: wire.status }, "provider A reported a status this gateway does not know");
@@ -95,4 +96,3 @@ export async function refreshOnRead(deps: SyncDeps, row: Payment): Promise<Payme
     flights.delete(row.id);
   }
 }
-

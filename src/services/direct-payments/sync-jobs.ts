@@ -57,7 +57,7 @@ export async function enqueueSync(deps: Pick<Deps, "queue" | "logger" | "now">, 
  */
 export async function runSyncJob(deps: SyncDeps, job: SyncJobData): Promise<void> {
   const row = (await paymentById(deps.db, { id: job.paymentId })).rows[0];
-  if (!row || row.kind !== "direct_payment" || row.state !== "pending" || row.sync_attempt !== job.attempt) return;
+  if (row?.kind !== "direct_payment" || row.state !== "pending" || row.sync_attempt !== job.attempt) return;
   const after = await syncFromProvider(deps, row);
   if (after.state !== "pending") return;
   const now = deps.now();
@@ -73,7 +73,10 @@ export async function runSyncJob(deps: SyncDeps, job: SyncJobData): Promise<void
     .executeTakeFirst();
   if (Number(moved.numUpdatedRows) === 0) return;
   if (tooOld) {
-    deps.logger.warn({ paymentId: row.id, tenantId: row.tenant_id, environment: row.environment }, "direct payment still pending after 24 h: left for the operator");
+    deps.logger.warn(
+      { paymentId: row.id, tenantId: row.tenant_id, environment: row.environment },
+      "direct payment still pending after 24 h: left for the operator",
+    );
     return;
   }
   await enqueueSync(deps, { paymentId: row.id, attempt: next }, dueAt);
@@ -88,7 +91,10 @@ export async function runSyncJob(deps: SyncDeps, job: SyncJobData): Promise<void
  * const { enqueued } = await sweepDirectPaymentSyncs(deps);
  * ```
  */
-export async function sweepDirectPaymentSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { batchSize?: number } = {}): Promise<{ due: number; enqueued: number }> {
+export async function sweepDirectPaymentSyncs(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now">,
+  options: { batchSize?: number } = {},
+): Promise<{ due: number; enqueued: number }> {
   const now = deps.now();
   const rows = await deps.db
     .selectFrom("payments")

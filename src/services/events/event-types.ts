@@ -29,6 +29,13 @@ export interface EventEnvelope {
 }
 
 /** The envelope of a stored event. */
-export function eventEnvelope(row: { id: string; type: EventType; created_at: Date; tenant_id: string; environment: Environment; data: Record<string, JsonValue> }): EventEnvelope {
+export function eventEnvelope(row: {
+  id: string;
+  type: EventType;
+  created_at: Date;
+  tenant_id: string;
+  environment: Environment;
+  data: Record<string, JsonValue>;
+}): EventEnvelope {
   return { id: row.id, type: row.type, createdAt: row.created_at.toISOString(), tenantId: row.tenant_id, environment: row.environment, data: row.data };
 }

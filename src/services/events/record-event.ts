@@ -82,7 +82,15 @@ export function subscribesTo(eb: ExpressionBuilder<Database, "webhook_endpoints"
 }
 
 /** The deliveries of one event, one row per element of the arrays (an endpoint or a direct URL each). */
-const deliveriesStatement = precompile<{ ids: string[]; endpointIds: (string | null)[]; targetUrls: (string | null)[]; eventId: string; tenantId: string; environment: Environment; now: Date }>()((db, p) =>
+const deliveriesStatement = precompile<{
+  ids: string[];
+  endpointIds: (string | null)[];
+  targetUrls: (string | null)[];
+  eventId: string;
+  tenantId: string;
+  environment: Environment;
+  now: Date;
+}>()((db, p) =>
   db
     .insertInto("deliveries")
     .columns(["id", "event_id", "tenant_id", "environment", "endpoint_id", "target_url", "next_attempt_at", "created_at", "updated_at"])

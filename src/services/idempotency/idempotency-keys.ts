@@ -236,21 +236,24 @@ export async function holdIdempotencyClaim<T>(
 ): Promise<T> {
   let renewals: Promise<void> = Promise.resolve();
   let held = true;
-  const beat = setInterval(() => {
-    // Chained, so two renewals never race each other for the same fence.
-    renewals = renewals.then(async () => {
-      if (!held) return;
-      try {
-        held = await renewIdempotencyClaim(deps, claim);
-        if (!held) {
-          clearInterval(beat);
-          deps.logger.warn({ path: claim.scope.path }, "an idempotency lock was taken over while its request ran; its answer will not be stored");
+  const beat = setInterval(
+    () => {
+      // Chained, so two renewals never race each other for the same fence.
+      renewals = renewals.then(async () => {
+        if (!held) return;
+        try {
+          held = await renewIdempotencyClaim(deps, claim);
+          if (!held) {
+            clearInterval(beat);
+            deps.logger.warn({ path: claim.scope.path }, "an idempotency lock was taken over while its request ran; its answer will not be stored");
+          }
+        } catch (err) {
+          deps.logger.warn({ err, path: claim.scope.path }, "could not renew an idempotency lock; trying again at the next beat");
         }
-      } catch (err) {
-        deps.logger.warn({ err, path: claim.scope.path }, "could not renew an idempotency lock; trying again at the next beat");
-      }
-    });
-  }, Math.max(1, Math.floor(deps.config.idempotencyLockMs / 3)));
+      });
+    },
+    Math.max(1, Math.floor(deps.config.idempotencyLockMs / 3)),
+  );
   try {
     return await run();
   } finally {

@@ -19,11 +19,7 @@ import { SEALED_RESPONSE_FIELD, type StoredResponseBody } from "./idempotency-ke
  */
 export async function purgeExpiredIdempotencyKeys(deps: Pick<Deps, "db" | "now">): Promise<{ deleted: number }> {
   const now = deps.now();
-  const result = await deps.db
-    .deleteFrom("idempotency_keys")
-    .where("expires_at", "<=", now)
-    .where("locked_until", "<=", now)
-    .executeTakeFirst();
+  const result = await deps.db.deleteFrom("idempotency_keys").where("expires_at", "<=", now).where("locked_until", "<=", now).executeTakeFirst();
   return { deleted: Number(result.numDeletedRows) };
 }
 
@@ -54,7 +50,11 @@ export async function resealIdempotencyResponses(deps: Pick<Deps, "db">, keyring
       }
       const context = { tenantId: id.tenant_id, field: SEALED_RESPONSE_FIELD };
       const sealed = await keyring.seal(await keyring.open(stored.sealed, context), context);
-      await tx.updateTable("idempotency_keys").set({ response_body: { sealed } }).where((eb) => eb.and(id)).execute();
+      await tx
+        .updateTable("idempotency_keys")
+        .set({ response_body: { sealed } })
+        .where((eb) => eb.and(id))
+        .execute();
       report.resealed++;
     });
   }

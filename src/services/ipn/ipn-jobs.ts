@@ -24,7 +24,12 @@ export function ipnJobId(ipnId: number): string {
 /** Enqueues the processing of a stored IPN. Never throws: the sweeper finds it otherwise. */
 export async function enqueueIpn(deps: Pick<Deps, "queue" | "logger">, ipnId: number, options: { jobId?: string } = {}): Promise<boolean> {
   try {
-    await deps.queue.add<IpnJobData>(IPN_QUEUE, PROCESS_IPN_JOB, { ipnId }, { jobId: options.jobId ?? ipnJobId(ipnId), attempts: 5, backoff: { type: "exponential", delayMs: 1_000 } });
+    await deps.queue.add<IpnJobData>(
+      IPN_QUEUE,
+      PROCESS_IPN_JOB,
+      { ipnId },
+      { jobId: options.jobId ?? ipnJobId(ipnId), attempts: 5, backoff: { type: "exponential", delayMs: 1_000 } },
+    );
     return true;
   } catch (err) {
     deps.logger.warn({ err, ipnId }, "could not enqueue an IPN; the sweeper will");
@@ -38,7 +43,7 @@ export async function enqueueIpn(deps: Pick<Deps, "queue" | "logger">, ipnId: nu
  */
 export async function processIpn(deps: Deps, ipnId: number): Promise<void> {
   const [ipn] = (await ipnWithCharge(deps.db, { id: ipnId })).rows;
-  if (!ipn || ipn.state !== "received" || (!ipn.payment_id && !ipn.permit_id)) return;
+  if (ipn?.state !== "received" || (!ipn.payment_id && !ipn.permit_id)) return;
   try {
     if (ipn.permit_id) await confirmPermitAndApply(deps, ipn.permit_id, { ipnId });
     else if (ipn.charge_id) await confirmChargeAndApply(deps, ipn.charge_id, { ipnId });
@@ -70,7 +75,10 @@ const ipnWithCharge = precompile<{ id: number }>()((db, p) =>
  * Sweeper clause: stored IPNs still `received` after `minAgeMs` (default 10 s) with no live job — the
  * enqueue failed, Redis was lost, or the process died between storing and processing — are enqueued again.
  */
-export async function sweepUnprocessedIpns(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { minAgeMs?: number; limit?: number } = {}): Promise<number> {
+export async function sweepUnprocessedIpns(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now">,
+  options: { minAgeMs?: number; limit?: number } = {},
+): Promise<number> {
   const before = new Date(deps.now().getTime() - (options.minAgeMs ?? 10_000));
   const rows = await deps.db
     .selectFrom("ipn_messages")

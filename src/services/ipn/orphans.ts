@@ -18,11 +18,16 @@ export const ORPHAN_RATE = { rps: 5, burst: 50 };
  * Re-matches the live orphans (of one token, or all) whose checkout now exists: a matching hash makes the
  * orphan a stored IPN of that checkout and enqueues it; a wrong one is deleted. Returns how many matched.
  */
-export async function rematchOrphans(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">, options: { token?: string; limit?: number } = {}): Promise<number> {
+export async function rematchOrphans(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
+  options: { token?: string; limit?: number } = {},
+): Promise<number> {
   // Invoice tokens: a checkout's, or a permit charge's once provider B answered the charge.
   let invoiceOrphans = deps.db
     .selectFrom("ipn_messages as i")
-    .innerJoin("payments as p", (join) => join.onRef("p.provider_transaction_id", "=", "i.token").on("p.provider", "=", "providerB").on("p.kind", "in", ["checkout", "permit_charge"]))
+    .innerJoin("payments as p", (join) =>
+      join.onRef("p.provider_transaction_id", "=", "i.token").on("p.provider", "=", "providerB").on("p.kind", "in", ["checkout", "permit_charge"]),
+    )
     .select(["i.id", "i.hash_digest", "p.id as targetId", "p.tenant_id", "p.environment", "p.credential_version"])
     .where("i.state", "=", "orphan")
     .where("i.subject", "=", "checkout")
@@ -75,7 +80,9 @@ export async function rematchOrphans(deps: Pick<Deps, "db" | "queue" | "logger" 
 }
 
 /** Sweeper clause: re-match orphans, then delete the expired ones. */
-export async function sweepOrphans(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">): Promise<{ rematched: number; expired: number }> {
+export async function sweepOrphans(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
+): Promise<{ rematched: number; expired: number }> {
   const rematched = await rematchOrphans(deps);
   const deleted = await deps.db.deleteFrom("ipn_messages").where("state", "=", "orphan").where("expires_at", "<=", deps.now()).executeTakeFirst();
   return { rematched, expired: Number(deleted.numDeletedRows) };

@@ -74,7 +74,16 @@ export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt>
     const expected = await openProviderBIpnHash(deps, { tenantId: target.tenant_id, environment: target.environment, version: target.credential_version });
     if (!expected || !verifyIpnHashWith(data.hash, expected)) continue;
     if (target.column === "payment_id" && signedBy) rememberSigner(deps.db, signedBy, target);
-    const values = { subject: subject.kind, token: subject.token, id: target.id, tenant_id: target.tenant_id, environment: target.environment, body: stored, body_digest: bodyDigest, received_at: deps.now() };
+    const values = {
+      subject: subject.kind,
+      token: subject.token,
+      id: target.id,
+      tenant_id: target.tenant_id,
+      environment: target.environment,
+      body: stored,
+      body_digest: bodyDigest,
+      received_at: deps.now(),
+    };
     const [inserted] = (await insertVerified(deps.db, values, target.column)).rows;
     if (inserted) {
       const ipnId = Number(inserted.id);
@@ -93,7 +102,10 @@ export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt>
   }
 
   const first = candidates[0]!;
-  deps.logger.warn({ alert: "providerB_ipn_bad_hash", token: subject.token, tenantId: first.tenant_id, environment: first.environment }, "provider B IPN with a wrong hash refused");
+  deps.logger.warn(
+    { alert: "providerB_ipn_bad_hash", token: subject.token, tenantId: first.tenant_id, environment: first.environment },
+    "provider B IPN with a wrong hash refused",
+  );
   const decision = await deps.rateLimiter.consume(`ipn-bad-hash:${subject.token}`, BAD_HASH_RATE);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
   throw new UnauthorizedError("The IPN's hash does not match the merchant account");
@@ -194,7 +206,10 @@ interface IpnTarget {
   credential_version: number | null;
 }
 
-async function keepOrphan(deps: Deps, input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; hash: unknown }): Promise<IpnReceipt> {
+async function keepOrphan(
+  deps: Deps,
+  input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; hash: unknown },
+): Promise<IpnReceipt> {
   const digest = hashDigest(input.hash);
   if (!digest) return { outcome: "orphan_dropped" };
   const decision = await deps.rateLimiter.consume("ipn-orphans", ORPHAN_RATE);

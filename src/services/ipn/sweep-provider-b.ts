@@ -20,8 +20,18 @@ export interface ProviderBSweepReport {
 }
 
 /** One sweep of provider B's work. Never throws. */
-export async function sweepProviderB(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">, options: { ipnMinAgeMs?: number } = {}): Promise<ProviderBSweepReport> {
-  const report: ProviderBSweepReport = { ipnsEnqueued: 0, syncsEnqueued: 0, chargeSyncsEnqueued: 0, permitSyncsEnqueued: 0, orphansRematched: 0, orphansExpired: 0 };
+export async function sweepProviderB(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
+  options: { ipnMinAgeMs?: number } = {},
+): Promise<ProviderBSweepReport> {
+  const report: ProviderBSweepReport = {
+    ipnsEnqueued: 0,
+    syncsEnqueued: 0,
+    chargeSyncsEnqueued: 0,
+    permitSyncsEnqueued: 0,
+    orphansRematched: 0,
+    orphansExpired: 0,
+  };
   const step = async (name: string, run: () => Promise<void>) => {
     try {
       await run();

@@ -41,11 +41,7 @@ export interface RotationOptions {
  * });
  * ```
  */
-export async function rotateSealedSecrets(
-  deps: Pick<Deps, "db">,
-  keyring: Keyring,
-  options: RotationOptions = {},
-): Promise<RotationReport> {
+export async function rotateSealedSecrets(deps: Pick<Deps, "db">, keyring: Keyring, options: RotationOptions = {}): Promise<RotationReport> {
   const report: RotationReport = { resealed: 0, current: 0 };
   const isCurrent = (value: string) => keyring.versionOf(value) === keyring.currentVersion;
   /** Of a row's values, how many are under an older key; the others count as current now. */

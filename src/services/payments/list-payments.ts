@@ -39,11 +39,7 @@ export interface PaymentPage {
  */
 export async function listPayments(deps: Pick<Deps, "db">, input: ListPaymentsInput): Promise<PaymentPage> {
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
-  let query = deps.db
-    .selectFrom("payments")
-    .selectAll()
-    .where("tenant_id", "=", input.tenantId)
-    .where("environment", "=", input.environment);
+  let query = deps.db.selectFrom("payments").selectAll().where("tenant_id", "=", input.tenantId).where("environment", "=", input.environment);
   if (input.provider !== undefined) query = query.where("provider", "=", input.provider);
   if (input.kind !== undefined) query = query.where("kind", "=", input.kind);
   if (input.state !== undefined) query = query.where("state", "=", input.state);
@@ -51,7 +47,10 @@ export async function listPayments(deps: Pick<Deps, "db">, input: ListPaymentsIn
   if (input.reference !== undefined) query = query.where("reference", "=", input.reference);
   if (after !== undefined) query = query.where("id", "<", after);
   // One row more than asked tells whether another page follows.
-  const rows = await query.orderBy("id", "desc").limit(input.limit + 1).execute();
+  const rows = await query
+    .orderBy("id", "desc")
+    .limit(input.limit + 1)
+    .execute();
   const page = rows.slice(0, input.limit);
   return {
     data: page.map(toPaymentView),

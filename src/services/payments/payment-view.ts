@@ -53,9 +53,7 @@ export const paymentSchema = z
       .meta({ description: "The customData sent at creation, with its original types" }),
     paymentMethod: z.string().nullable().meta({ description: "Provider A's payment_method, or the channel provider B reports" }),
     callbackUrl: z.string().nullable().meta({ description: "A direct payment's callback_url" }),
-    outcomeUnknown: z
-      .boolean()
-      .meta({ description: "True while the provider may have acted on a request whose answer never came; the sync job settles it" }),
+    outcomeUnknown: z.boolean().meta({ description: "True while the provider may have acted on a request whose answer never came; the sync job settles it" }),
     failureCode: z.string().nullable(),
     receiptUrl: z.string().nullable().meta({ description: "Provider B: the receipt's URL, as confirmed; null otherwise" }),
     receiptIdentifier: z.string().nullable().meta({ description: "Provider B: the receipt's identifier, as confirmed; null otherwise" }),

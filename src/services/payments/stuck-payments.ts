@@ -43,7 +43,10 @@ export type StuckPaymentView = PaymentView & { tenantId: string; pendingSeconds:
  * const page = await listStuckPayments(deps, { limit: 50, provider: "providerA" });
  * ```
  */
-export async function listStuckPayments(deps: Pick<Deps, "db" | "now">, input: ListStuckInput): Promise<{ data: StuckPaymentView[]; nextCursor: string | null }> {
+export async function listStuckPayments(
+  deps: Pick<Deps, "db" | "now">,
+  input: ListStuckInput,
+): Promise<{ data: StuckPaymentView[]; nextCursor: string | null }> {
   const now = deps.now();
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
   let query = deps.db.selectFrom("payments").selectAll().where("state", "=", "pending").where("created_at", "<=", stuckBefore(now));
@@ -51,7 +54,10 @@ export async function listStuckPayments(deps: Pick<Deps, "db" | "now">, input: L
   if (input.environment !== undefined) query = query.where("environment", "=", input.environment);
   if (input.tenantId !== undefined) query = query.where("tenant_id", "=", input.tenantId);
   if (after !== undefined) query = query.where("id", ">", after);
-  const rows = await query.orderBy("id", "asc").limit(input.limit + 1).execute();
+  const rows = await query
+    .orderBy("id", "asc")
+    .limit(input.limit + 1)
+    .execute();
   const page = rows.slice(0, input.limit);
   return {
     data: page.map((row) => ({

@@ -58,6 +58,7 @@ export interface SyncStepInput {
   step: number;
 }
 
+// biome-ignore lint/correctness/noUnusedVariables: the subject field names the chain's job data type at the call sites
 export interface SyncChain<Field extends string> {
   readonly jobName: string;
   /** One id per subject and step: a duplicate enqueue of a step is a no-op. */

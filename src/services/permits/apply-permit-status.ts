@@ -69,7 +69,8 @@ export async function confirmPermitAndApply(deps: Deps, permitId: string, option
   try {
     confirmation = await account.permits.confirmPermit(permit.token);
   } catch (error) {
-    if (error instanceof AppError && error.status === 422) return rejectMismatch(deps, permit, `provider B refused the confirm: ${error.message}`, options.ipnId);
+    if (error instanceof AppError && error.status === 422)
+      return rejectMismatch(deps, permit, `provider B refused the confirm: ${error.message}`, options.ipnId);
     throw error;
   }
   const mismatch = permitMismatchOf(permit, confirmation);
@@ -125,7 +126,8 @@ export async function applyPermitStatus(
       deliveryIds = recorded.deliveryIds;
       outcome = { outcome: "moved", status: to, eventId: recorded.eventId };
     }
-    if (options.ipnId !== undefined) await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
+    if (options.ipnId !== undefined)
+      await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
     return { outcome, deliveryIds };
   });
   if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);

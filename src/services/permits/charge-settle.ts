@@ -58,7 +58,12 @@ export async function lockChargeToSettle(tx: Transaction<Database>, chargeId: st
  * records the event, and heals its schedule when it was `past_due` on the charge's period; returns the
  * charge as it now stands and the deliveries to enqueue after the commit. A move not allowed changes nothing.
  */
-export async function settleCharge(tx: Transaction<Database>, now: Date, charge: PermitChargeRow, details: SettleDetails): Promise<{ charge: PermitChargeRow; deliveryIds: string[] }> {
+export async function settleCharge(
+  tx: Transaction<Database>,
+  now: Date,
+  charge: PermitChargeRow,
+  details: SettleDetails,
+): Promise<{ charge: PermitChargeRow; deliveryIds: string[] }> {
   if (!mayMoveCharge(charge.status, details.to)) return { charge, deliveryIds: [] };
   const failReason = details.to === "failed" ? (details.failReason ?? "failed") : null;
   const updated = await tx
@@ -97,9 +102,7 @@ export async function settleCharge(tx: Transaction<Database>, now: Date, charge:
   return { charge: updated, deliveryIds: recorded.deliveryIds };
 }
 
-export type ChargeOutcome =
-  | { outcome: "moved" | "unchanged"; status: PermitChargeStatus }
-  | { outcome: "mismatch"; reason: string };
+export type ChargeOutcome = { outcome: "moved" | "unchanged"; status: PermitChargeStatus } | { outcome: "mismatch"; reason: string };
 
 /** Why an invoice confirmation does not match the charge, or null when it does. */
 export function chargeMismatchOf(charge: PermitChargeRow, confirmation: CheckoutConfirmation): string | null {
@@ -118,14 +121,19 @@ export function chargeMismatchOf(charge: PermitChargeRow, confirmation: Checkout
 export async function confirmChargeAndApply(deps: Deps, chargeId: string, options: { ipnId?: number } = {}): Promise<ChargeOutcome> {
   const charge = await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow();
   if (!charge.invoice_token) return { outcome: "unchanged", status: charge.status };
-  const permit = await deps.db.selectFrom("permits").select(["tenant_id", "environment", "credential_version"]).where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
+  const permit = await deps.db
+    .selectFrom("permits")
+    .select(["tenant_id", "environment", "credential_version"])
+    .where("id", "=", charge.permit_id)
+    .executeTakeFirstOrThrow();
   const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
   if (!account) return rejectMismatch(deps, charge, "the credential version the permit was made with is gone", options.ipnId);
   let confirmation: CheckoutConfirmation;
   try {
     confirmation = await account.invoices.confirmCheckoutInvoice(charge.invoice_token);
   } catch (error) {
-    if (error instanceof AppError && error.status === 422) return rejectMismatch(deps, charge, `provider B refused the confirm: ${error.message}`, options.ipnId);
+    if (error instanceof AppError && error.status === 422)
+      return rejectMismatch(deps, charge, `provider B refused the confirm: ${error.message}`, options.ipnId);
     throw error;
   }
   const mismatch = chargeMismatchOf(charge, confirmation);
@@ -137,8 +145,14 @@ export async function confirmChargeAndApply(deps: Deps, chargeId: string, option
     let settled: { charge: PermitChargeRow; deliveryIds: string[] } = { charge: locked, deliveryIds: [] };
     if (confirmation.status === "completed") settled = await settleCharge(tx, now, locked, { to: "succeeded", providerStatus: "completed", confirmation });
     else if (confirmation.status !== "pending")
-      settled = await settleCharge(tx, now, locked, { to: "failed", failReason: confirmation.fail_reason ?? confirmation.status, providerStatus: confirmation.status, confirmation });
-    if (options.ipnId !== undefined) await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
+      settled = await settleCharge(tx, now, locked, {
+        to: "failed",
+        failReason: confirmation.fail_reason ?? confirmation.status,
+        providerStatus: confirmation.status,
+        confirmation,
+      });
+    if (options.ipnId !== undefined)
+      await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();
     return { moved: settled.charge.status !== locked.status, status: settled.charge.status, deliveryIds: settled.deliveryIds };
   });
   if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);
@@ -147,7 +161,15 @@ export async function confirmChargeAndApply(deps: Deps, chargeId: string, option
 
 async function rejectMismatch(deps: Deps, charge: PermitChargeRow, reason: string, ipnId: number | undefined): Promise<ChargeOutcome> {
   deps.logger.error(
-    { alert: "providerB_charge_confirm_mismatch", chargeId: charge.id, paymentId: charge.payment_id, tenantId: charge.tenant_id, environment: charge.environment, ipnId, reason },
+    {
+      alert: "providerB_charge_confirm_mismatch",
+      chargeId: charge.id,
+      paymentId: charge.payment_id,
+      tenantId: charge.tenant_id,
+      environment: charge.environment,
+      ipnId,
+      reason,
+    },
     "provider B's confirmation does not match the permit charge: nothing changed",
   );
   if (ipnId !== undefined)

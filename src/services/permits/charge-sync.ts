@@ -25,8 +25,12 @@ export const CHARGE_SYNC = defineSyncChain({
 
 /** One run of the chain: send or confirm, then the next step while the charge is pending and younger than 24 h. */
 export async function syncPermitCharge(deps: Deps, job: ChargeSyncJobData): Promise<void> {
-  const charge = await deps.db.selectFrom("permit_charges").select(["id", "status", "provider_answered_at", "created_at"]).where("id", "=", job.chargeId).executeTakeFirst();
-  if (!charge || charge.status !== "pending") return;
+  const charge = await deps.db
+    .selectFrom("permit_charges")
+    .select(["id", "status", "provider_answered_at", "created_at"])
+    .where("id", "=", job.chargeId)
+    .executeTakeFirst();
+  if (charge?.status !== "pending") return;
   let status: PermitChargeStatus = charge.status;
   try {
     status = charge.provider_answered_at === null ? (await executePermitCharge(deps, charge.id)).status : await confirmedStatus(deps, charge.id);

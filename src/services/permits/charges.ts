@@ -207,7 +207,10 @@ export async function executePermitCharge(deps: Deps, chargeId: string): Promise
   const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
   if (!account) {
     // Never fail it here: an earlier attempt may have reached provider B before a crash.
-    deps.logger.error({ alert: "providerB_charge_no_credentials", chargeId, permitId: permit.id }, "the credentials of the charge's permit are gone; the charge stays pending");
+    deps.logger.error(
+      { alert: "providerB_charge_no_credentials", chargeId, permitId: permit.id },
+      "the credentials of the charge's permit are gone; the charge stays pending",
+    );
     return charge;
   }
   let answer: ProviderReply;
@@ -225,9 +228,17 @@ export async function executePermitCharge(deps: Deps, chargeId: string): Promise
     if (error.status === 422) answer = { kind: "refused", reason: refusalReason(error) };
     else {
       // Sent, but no answer: provider B may have charged. The same key later tells us, without charging again.
-      deps.logger.warn({ chargeId, status: error.status, reason: error.message }, "provider B did not answer a permit charge; the sync job sends it again under the same key");
-      await deps.db.updateTable("payments").set({ outcome_unknown: true, updated_at: deps.now() }).where("id", "=", charge.payment_id).where("state", "=", "pending").execute();
-      return (await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow());
+      deps.logger.warn(
+        { chargeId, status: error.status, reason: error.message },
+        "provider B did not answer a permit charge; the sync job sends it again under the same key",
+      );
+      await deps.db
+        .updateTable("payments")
+        .set({ outcome_unknown: true, updated_at: deps.now() })
+        .where("id", "=", charge.payment_id)
+        .where("state", "=", "pending")
+        .execute();
+      return await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow();
     }
   }
   return recordChargeAnswer(deps, chargeId, answer);

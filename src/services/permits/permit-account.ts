@@ -34,5 +34,11 @@ export async function openPermitAccount(
     logger: deps.logger,
     metrics: deps.metrics,
   };
-  return { credentialsId: opened.id, version: opened.version, masterKey: keys.masterKey, permits: providerBPermitClient(options), invoices: providerBClient(options) };
+  return {
+    credentialsId: opened.id,
+    version: opened.version,
+    masterKey: keys.masterKey,
+    permits: providerBPermitClient(options),
+    invoices: providerBClient(options),
+  };
 }

@@ -19,8 +19,7 @@ export const PERMIT_SYNC = defineSyncChain({
   jobName: "confirm-permit",
   idField: "permitId",
   label: "permit sync",
-  logExpired: (logger, permitId) =>
-    logger.info({ permitId }, "permit still pending after 24 h (not authorised at provider B); its sync chain stops"),
+  logExpired: (logger, permitId) => logger.info({ permitId }, "permit still pending after 24 h (not authorised at provider B); its sync chain stops"),
 });
 
 /**
@@ -30,7 +29,7 @@ export const PERMIT_SYNC = defineSyncChain({
  */
 export async function syncPermit(deps: Deps, job: PermitSyncJobData): Promise<void> {
   const permit = await deps.db.selectFrom("permits").select(["id", "status", "created_at"]).where("id", "=", job.permitId).executeTakeFirst();
-  if (!permit || permit.status !== "pending") return;
+  if (permit?.status !== "pending") return;
   let status: PermitStatus = permit.status;
   try {
     const result = await confirmPermitAndApply(deps, permit.id);
@@ -51,7 +50,11 @@ export async function sweepPermitSyncs(deps: Pick<Deps, "db" | "queue" | "logger
 }
 
 /** The pending permits (or permit charges) still on their sync schedule, oldest first, at most `limit` (default 1000). */
-export function pendingInSyncWindow(deps: Pick<Deps, "db" | "now">, table: "permits" | "permit_charges", limit = 1000): Promise<{ id: string; created_at: Date }[]> {
+export function pendingInSyncWindow(
+  deps: Pick<Deps, "db" | "now">,
+  table: "permits" | "permit_charges",
+  limit = 1000,
+): Promise<{ id: string; created_at: Date }[]> {
   return deps.db
     .selectFrom(table)
     .select(["id", "created_at"])

@@ -62,7 +62,11 @@ export function permitView(row: Permit): PermitView {
     status: row.status,
     token: row.token,
     authorizationUrl: row.authorization_url,
-    customer: { ...(row.customer.name ? { name: row.customer.name } : {}), ...(row.customer.email ? { email: row.customer.email } : {}), ...(row.customer.phone ? { phone: row.customer.phone } : {}) },
+    customer: {
+      ...(row.customer.name ? { name: row.customer.name } : {}),
+      ...(row.customer.email ? { email: row.customer.email } : {}),
+      ...(row.customer.phone ? { phone: row.customer.phone } : {}),
+    },
     description: row.description,
     maxAmount: Number(row.max_amount),
     currency: row.currency,

@@ -43,7 +43,13 @@ export async function listPermits(
   let query = deps.db.selectFrom("permits").selectAll().where("tenant_id", "=", scope.tenantId).where("environment", "=", scope.environment);
   if (input.status) query = query.where("status", "=", input.status);
   if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor("prm", input.cursor));
-  const page = toPage(await query.orderBy("id", "desc").limit(input.limit + 1).execute(), input.limit);
+  const page = toPage(
+    await query
+      .orderBy("id", "desc")
+      .limit(input.limit + 1)
+      .execute(),
+    input.limit,
+  );
   return { data: page.rows.map(permitView), nextCursor: page.nextCursor };
 }
 
@@ -56,6 +62,12 @@ export async function listCharges(
   const permit = await findPermit(deps, scope, input.permitId);
   let query = deps.db.selectFrom("permit_charges").selectAll().where("permit_id", "=", permit.id).where("tenant_id", "=", scope.tenantId);
   if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor("chg", input.cursor));
-  const page = toPage(await query.orderBy("id", "desc").limit(input.limit + 1).execute(), input.limit);
+  const page = toPage(
+    await query
+      .orderBy("id", "desc")
+      .limit(input.limit + 1)
+      .execute(),
+    input.limit,
+  );
   return { data: page.rows.map((row) => chargeView(row, permit.currency)), nextCursor: page.nextCursor };
 }

@@ -175,7 +175,7 @@ export async function runRenewalCharge(deps: Deps, job: RenewalJobData): Promise
       .select(["p.status as permit_status", "t.disabled as tenant_disabled"])
       .where("s.id", "=", job.scheduleId)
       .executeTakeFirst();
-    if (!found || found.status !== "active" || found.period !== job.period || found.attempt !== job.attempt) return;
+    if (found?.status !== "active" || found.period !== job.period || found.attempt !== job.attempt) return;
     if (found.permit_status !== "active" || found.tenant_disabled) return;
     const paid = await deps.db
       .selectFrom("permit_charges")
@@ -199,7 +199,10 @@ export async function runRenewalCharge(deps: Deps, job: RenewalJobData): Promise
       // Revoked (or otherwise ended), or the schedule cancelled, moved or paid, between the check above and
       // the charge's transaction (which locks the schedule row and checks again): nothing to charge.
       if (err instanceof RenewalNotDueError) {
-        deps.logger.info({ scheduleId: job.scheduleId, period: job.period, attempt: job.attempt, reason: err.message }, "renewal charge job: not due any more, nothing charged");
+        deps.logger.info(
+          { scheduleId: job.scheduleId, period: job.period, attempt: job.attempt, reason: err.message },
+          "renewal charge job: not due any more, nothing charged",
+        );
         return;
       }
       if (err instanceof AppError && (err.code === "permit_not_active" || err.code === "not_found")) return;
@@ -223,7 +226,7 @@ export async function applyRenewalOutcome(deps: Deps, chargeId: string): Promise
     let charge: PermitChargeRow | undefined = await trx.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirst();
     if (!charge?.schedule_id || charge.status === "pending") return undefined;
     const schedule = await trx.selectFrom("permit_schedules").selectAll().where("id", "=", charge.schedule_id).forUpdate().executeTakeFirst();
-    if (!schedule || schedule.status !== "active" || schedule.period !== charge.period) return undefined;
+    if (schedule?.status !== "active" || schedule.period !== charge.period) return undefined;
     if (charge.status === "failed") {
       // Paid wins: an earlier attempt of the period that succeeded late (provider B completed its invoice
       // after all) pays the period — no retry, no past_due. Share lock: a settle in flight is waited for.

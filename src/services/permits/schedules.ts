@@ -162,7 +162,13 @@ export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, 
     } else {
       const anchor = startAt ?? (keepsAnchor ? existing.start_at : now);
       const lastCharged = existing
-        ? ((await trx.selectFrom("permit_charges").select((eb) => eb.fn.max("period").as("period")).where("schedule_id", "=", existing.id).executeTakeFirst())?.period ?? null)
+        ? ((
+            await trx
+              .selectFrom("permit_charges")
+              .select((eb) => eb.fn.max("period").as("period"))
+              .where("schedule_id", "=", existing.id)
+              .executeTakeFirst()
+          )?.period ?? null)
         : null;
       const lastChargedDue = existing && lastCharged !== null ? dueAtOfPeriod(existing, lastCharged) : null;
       const first = startingPeriod({ anchor, interval: input.interval, count: intervalCount, timeZone }, now, lastCharged, lastChargedDue);
@@ -262,7 +268,16 @@ export async function healPastDueSchedule(trx: Transaction<Database>, now: Date,
   const next = nextPeriodAfterPaid(cadenceOf(schedule), schedule.period_index, now);
   await trx
     .updateTable("permit_schedules")
-    .set({ status: "active", past_due_at: null, period_index: next.index, period: next.key, due_at: next.dueAt, attempt: 0, next_attempt_at: next.dueAt, updated_at: now })
+    .set({
+      status: "active",
+      past_due_at: null,
+      period_index: next.index,
+      period: next.key,
+      due_at: next.dueAt,
+      attempt: 0,
+      next_attempt_at: next.dueAt,
+      updated_at: now,
+    })
     .where("id", "=", schedule.id)
     .execute();
   return true;

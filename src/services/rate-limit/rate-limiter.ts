@@ -119,10 +119,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     unreported += 1;
     const at = wallClock();
     if (at - lastWarnAt < FAIL_OPEN_WARN_INTERVAL_MS) return;
-    logger?.warn(
-      { err, key, failedOpen: unreported },
-      "rate limiter: Redis failed, allowing requests without a limit (failing open)",
-    );
+    logger?.warn({ err, key, failedOpen: unreported }, "rate limiter: Redis failed, allowing requests without a limit (failing open)");
     lastWarnAt = at;
     unreported = 0;
   }
@@ -133,7 +130,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     async consume(key, limit) {
       if (typeof key !== "string" || key.length === 0) throw new TypeError("key must be a non-empty string");
       assertRateLimit(limit);
-      let answer;
+      let answer: Awaited<ReturnType<typeof store.take>>;
       try {
         answer = await store.take(key, limit);
       } catch (err) {

@@ -107,7 +107,15 @@ export const LEASE_MS = 250;
 /** Buckets with a lease a process keeps at most (the oldest goes first; a dropped lease is only tokens not spent). */
 const MAX_LEASES = 10_000;
 
-type TakeTokensCommand = (key: string, rps: string, burst: string, now: string, wanted: string, leaseShare: string, leaseMin: string) => Promise<[number, number, number, number]>;
+type TakeTokensCommand = (
+  key: string,
+  rps: string,
+  burst: string,
+  now: string,
+  wanted: string,
+  leaseShare: string,
+  leaseMin: string,
+) => Promise<[number, number, number, number]>;
 
 /** Tokens this process took ahead from one bucket, under one limit. */
 interface Lease {
@@ -143,12 +151,7 @@ interface Lane {
  * const answer = await store.take("ten_…:live", { rps: 100, burst: 200 }); // rejects if Redis fails
  * ```
  */
-export function createRedisBuckets(options: {
-  redis: RedisClient;
-  prefix: string;
-  now?: () => number;
-  timeoutMs?: number;
-}): BucketStore {
+export function createRedisBuckets(options: { redis: RedisClient; prefix: string; now?: () => number; timeoutMs?: number }): BucketStore {
   const { redis, prefix, now } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`invalid timeoutMs ${timeoutMs}`);
@@ -195,7 +198,9 @@ export function createRedisBuckets(options: {
           leases.set(lane.key, { rps: lane.limit.rps, burst: lane.limit.burst, tokens: leased, left, expiresAt: performance.now() + LEASE_MS });
         }
         for (let i = 0; i < batch.length; i++) {
-          batch[i]!.resolve(i < granted ? { allowed: true, remaining: left + leased + (granted - 1 - i), retryAfterMs: 0 } : { allowed: false, remaining: 0, retryAfterMs });
+          batch[i]!.resolve(
+            i < granted ? { allowed: true, remaining: left + leased + (granted - 1 - i), retryAfterMs: 0 } : { allowed: false, remaining: 0, retryAfterMs },
+          );
         }
       } catch (error) {
         // Those that queued behind a failed call would wait for the same Redis: they fail with it.

@@ -34,11 +34,7 @@ export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
   const inFlight = new Map<string, Promise<TenantSummary | null>>();
 
   async function read(id: string): Promise<TenantSummary | null> {
-    const row = await deps.db
-      .selectFrom("tenants")
-      .select(["id", "name", "disabled", "live_enabled", "rate_limit"])
-      .where("id", "=", id)
-      .executeTakeFirst();
+    const row = await deps.db.selectFrom("tenants").select(["id", "name", "disabled", "live_enabled", "rate_limit"]).where("id", "=", id).executeTakeFirst();
     return row
       ? {
           id: row.id,

@@ -54,7 +54,11 @@ export async function listTenants(
   deps: Pick<Deps, "db">,
   input: { limit: number; cursor?: string },
 ): Promise<{ data: TenantView[]; nextCursor: string | null }> {
-  let query = deps.db.selectFrom("tenants").selectAll().orderBy("id", "desc").limit(input.limit + 1);
+  let query = deps.db
+    .selectFrom("tenants")
+    .selectAll()
+    .orderBy("id", "desc")
+    .limit(input.limit + 1);
   if (input.cursor) query = query.where("id", "<", decodeCursor("ten", input.cursor));
   const { rows, nextCursor } = toPage(await query.execute(), input.limit);
   return { data: rows.map(tenantView), nextCursor };

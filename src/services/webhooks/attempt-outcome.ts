@@ -20,10 +20,7 @@ export interface AttemptResult {
   permanent: boolean;
 }
 
-export type AttemptOutcome =
-  | { state: "succeeded" }
-  | { state: "pending"; retryInMs: number }
-  | { state: "failed"; disableEndpoint: string | null };
+export type AttemptOutcome = { state: "succeeded" } | { state: "pending"; retryInMs: number } | { state: "failed"; disableEndpoint: string | null };
 
 /**
  * Decides the delivery's next state after attempt `attempt` (1-based).

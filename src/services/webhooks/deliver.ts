@@ -192,7 +192,14 @@ async function attemptLeased(deps: Deps, delivery: LeasedDelivery, options: Deli
 
   const attempt = delivery.attempts + 1;
   const body = JSON.stringify(
-    eventEnvelope({ id: delivery.event_id, type: delivery.event_type, created_at: delivery.event_created_at, tenant_id: delivery.tenant_id, environment: delivery.environment, data: delivery.event_data }),
+    eventEnvelope({
+      id: delivery.event_id,
+      type: delivery.event_type,
+      created_at: delivery.event_created_at,
+      tenant_id: delivery.tenant_id,
+      environment: delivery.environment,
+      data: delivery.event_data,
+    }),
   );
   const attemptedAt = deps.now();
   const headers = {
@@ -226,7 +233,8 @@ async function attemptLeased(deps: Deps, delivery: LeasedDelivery, options: Deli
 /** The enabled endpoint or the direct URL to send to, or why there is none. */
 function targetOf(delivery: LeasedDelivery): Target | string {
   if (delivery.endpoint_id && delivery.endpoint_url !== null) {
-    if (!delivery.endpoint_enabled) return `the webhook endpoint is disabled${delivery.endpoint_disabled_reason ? `: ${delivery.endpoint_disabled_reason}` : ""}`;
+    if (!delivery.endpoint_enabled)
+      return `the webhook endpoint is disabled${delivery.endpoint_disabled_reason ? `: ${delivery.endpoint_disabled_reason}` : ""}`;
     return { kind: "endpoint", endpointId: delivery.endpoint_id, failingSince: delivery.endpoint_failing_since, url: delivery.endpoint_url };
   }
   if (!delivery.endpoint_id && delivery.target_url) return { kind: "direct", url: delivery.target_url };
@@ -358,7 +366,9 @@ const recordStatement = precompile<{ rows: string }>()((db, p) =>
       db
         .insertInto("delivery_attempts")
         .columns(["delivery_id", "attempt", "attempted_at", "url", "status", "duration_ms", "error", "response_body"])
-        .expression((eb) => eb.selectFrom("r").select(["r.id", "r.attempt", "r.attempted_at", "r.url", "r.status", "r.duration_ms", "r.error", "r.response_body"]))
+        .expression((eb) =>
+          eb.selectFrom("r").select(["r.id", "r.attempt", "r.attempted_at", "r.url", "r.status", "r.duration_ms", "r.error", "r.response_body"]),
+        )
         .returning("id"),
     )
     .with("health", (db) =>
@@ -390,12 +400,20 @@ const recordStatement = precompile<{ rows: string }>()((db, p) =>
         .whereRef("e.id", "=", "h.endpoint_id")
         .where(sql<boolean>`((h.disabled_at is not null and e.enabled) or ${mergedFailingSince} is distinct from e.failing_since)`)
         // Disabled by this statement: only then does `updated_at` become the batch's time with its reason.
-        .returning(["e.id", sql<boolean>`(h.disabled_at is not null and e.updated_at = h.disabled_at and e.disabled_reason is not distinct from h.disabled_reason)`.as("disabled")]),
+        .returning([
+          "e.id",
+          sql<boolean>`(h.disabled_at is not null and e.updated_at = h.disabled_at and e.disabled_reason is not distinct from h.disabled_reason)`.as(
+            "disabled",
+          ),
+        ]),
     )
     .selectNoFrom((eb) => [
       sql<string[]>`array(${eb.selectFrom("updated").select("updated.id")})`.as("updated"),
       sql<string[]>`array(${eb.selectFrom("endpoint").select("endpoint.id").where("endpoint.disabled", "=", true)})`.as("disabled"),
-      eb.selectFrom("logged").select((e) => e.fn.countAll<number>().as("n")).as("logged"),
+      eb
+        .selectFrom("logged")
+        .select((e) => e.fn.countAll<number>().as("n"))
+        .as("logged"),
     ]),
 );
 
@@ -431,7 +449,14 @@ const recordBatched = perTurnBatch<Deps, RecordRow, Recorded>(
       return await recordRows(deps, rows);
     } catch (error) {
       if (rows.length === 1) return [{ ok: false, error }];
-      return Promise.all(rows.map((row) => recordRows(deps, [row]).then(([recorded]) => recorded!, (err: unknown): Recorded => ({ ok: false, error: err }))));
+      return Promise.all(
+        rows.map((row) =>
+          recordRows(deps, [row]).then(
+            ([recorded]) => recorded!,
+            (err: unknown): Recorded => ({ ok: false, error: err }),
+          ),
+        ),
+      );
     }
   },
   (row) => row.id,

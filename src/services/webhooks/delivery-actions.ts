@@ -107,10 +107,7 @@ export async function replayEndpoint(
       .where("events.created_at", "<=", until)
       .where((eb) =>
         eb.or([
-          eb.and([
-            eb("events.type", "!=", "webhook.test"),
-            endpoint.event_types ? eb("events.type", "in", endpoint.event_types) : eb.lit(true),
-          ]),
+          eb.and([eb("events.type", "!=", "webhook.test"), endpoint.event_types ? eb("events.type", "in", endpoint.event_types) : eb.lit(true)]),
           eb.exists(
             eb
               .selectFrom("deliveries")

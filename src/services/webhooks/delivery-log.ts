@@ -97,7 +97,11 @@ async function withAttempts(deps: Pick<Deps, "db">, rows: (Delivery & { event_ty
   const attempts = await deps.db
     .selectFrom("delivery_attempts")
     .selectAll()
-    .where("delivery_id", "in", rows.map((row) => row.id))
+    .where(
+      "delivery_id",
+      "in",
+      rows.map((row) => row.id),
+    )
     .orderBy("delivery_id")
     .orderBy("attempt")
     .orderBy("id")

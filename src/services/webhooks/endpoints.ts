@@ -73,7 +73,11 @@ export async function createEndpoint(
   return deps.db.transaction().execute(async (tx) => {
     // Lock the tenant row so that two concurrent creations cannot both pass the limit.
     await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
-    const count = await tx.selectFrom("webhook_endpoints").select((eb) => eb.fn.countAll().as("n")).where("tenant_id", "=", input.tenantId).executeTakeFirstOrThrow();
+    const count = await tx
+      .selectFrom("webhook_endpoints")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("tenant_id", "=", input.tenantId)
+      .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_ENDPOINTS_PER_TENANT)
       throw new ConflictError(`A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one first`);
     const now = deps.now();

@@ -89,7 +89,7 @@ export function perTurnBatch<S extends object, T, R>(
         scope,
         taking.map((r) => r.item),
       );
-      taking.forEach((request, i) => request.resolve(results[i]!));
+      for (const [i, request] of taking.entries()) request.resolve(results[i]!);
     } catch (err) {
       for (const request of taking) request.reject(err);
     } finally {

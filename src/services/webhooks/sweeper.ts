@@ -76,7 +76,10 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
  * One run of the `sweeper` job: due deliveries, then expired idempotency keys. (Unprocessed IPNs, syncs
  * and orphan IPNs join here when their issues land.)
  */
-export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport & { idempotencyKeysPurged: number }> {
+export async function runSweeper(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now">,
+  options: SweepOptions = {},
+): Promise<SweepReport & { idempotencyKeysPurged: number }> {
   const report = await sweepDueDeliveries(deps, options);
   const { deleted } = await purgeExpiredIdempotencyKeys(deps);
   // Pending direct payments whose providerA-sync job is missing are re-enqueued (contract §8).

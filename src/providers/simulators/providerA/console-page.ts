@@ -12,9 +12,7 @@ import type { SimTransaction } from "./ledger.ts";
  * Wire mode → the spec's `payment_method`, read from the gateway's own mapping (a table of constants: the
  * import is one-way, the gateway never loads simulator code) so the two can never disagree.
  */
-const PAYMENT_METHOD_OF_MODE: ReadonlyMap<string, string> = new Map(
-  Object.entries(METHOD_WIRE).map(([method, { mode }]) => [mode, method]),
-);
+const PAYMENT_METHOD_OF_MODE: ReadonlyMap<string, string> = new Map(Object.entries(METHOD_WIRE).map(([method, { mode }]) => [mode, method]));
 
 function escapeHtml(value: unknown): string {
   return String(value ?? "")

@@ -69,18 +69,12 @@ export type WirePhoneNumber = z.infer<typeof phoneNumberSchema>;
 /** `POST /v1/transactions`. Unknown fields are ignored, as the provider does. */
 export const createTransactionSchema = z.object({
   description: z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(255, { error: "is too long (maximum is 255 characters)" }),
-  amount: z
-    .number({ error: "must be a positive integer" })
-    .int({ error: "must be a positive integer" })
-    .positive({ error: "must be a positive integer" }),
+  amount: z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).positive({ error: "must be a positive integer" }),
   currency: z
     .object({ iso: z.string() }, { error: "is required" })
     .refine((currency) => Object.hasOwn(CURRENCY_IDS, currency.iso.toUpperCase()), { error: "is not supported" }),
   callback_url: z.url({ error: "is not a valid URL" }).nullish(),
-  mode: z
-    .string()
-    .refine(isWireMode, { error: "is not a valid mode" })
-    .nullish(),
+  mode: z.string().refine(isWireMode, { error: "is not a valid mode" }).nullish(),
   custom_metadata: z.record(z.string(), z.unknown(), { error: "must be an object" }).nullish(),
   merchant_reference: z.string().min(1).max(255).nullish(),
   customer: z

@@ -82,7 +82,8 @@ export function controlRoutes(sim: SimulatorContext) {
         const input = await readButtonInput(request);
         if (!input) return jsonError(400, "The body must be a JSON object, a form, or empty.");
         const invoice = findInvoice(sim, params.token ?? "");
-        if (!invoice) return input.fromPage ? resultPage("Invoice not found", "No invoice has this token.", undefined, 404) : jsonError(404, "Invoice not found");
+        if (!invoice)
+          return input.fromPage ? resultPage("Invoice not found", "No invoice has this token.", undefined, 404) : jsonError(404, "Invoice not found");
         const settled = settleInvoice(sim, invoice, outcome, settleDetailsOf(input.fields));
         if (!input.fromPage) {
           if (!settled.ok) return jsonError(409, settled.reason);

@@ -143,4 +143,3 @@ export function hostedPageRoutes(sim: SimulatorContext) {
     return permit ? permitPage(permit) : resultPage("Permit not found", "No permit has this token.", undefined, 404);
   });
 }
-

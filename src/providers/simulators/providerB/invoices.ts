@@ -126,8 +126,7 @@ export function invoiceConfirmation(invoice: Invoice): Record<string, unknown> {
 
 /** Sends the invoice's IPN to its `callback_url`, if it has one. */
 export function sendInvoiceIpn(sim: SimulatorContext, invoice: Invoice): void {
-  if (invoice.actions.callback_url)
-    sim.ipn.send(invoice.actions.callback_url, invoiceConfirmation(invoice), { token: invoice.token, status: invoice.status });
+  if (invoice.actions.callback_url) sim.ipn.send(invoice.actions.callback_url, invoiceConfirmation(invoice), { token: invoice.token, status: invoice.status });
 }
 
 export type InvoiceOutcome = "completed" | "failed" | "cancelled";

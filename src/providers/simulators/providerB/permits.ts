@@ -12,10 +12,7 @@ import { RESPONSE_CODES, type PermitChargeBody, type PermitCreateBody } from "./
 export const SANDBOX_CHARGE_LIMIT = 50_000;
 
 /** Records a new `pending` permit from a validated create body. */
-export function createPermit(
-  sim: SimulatorContext,
-  input: { account: MerchantAccount; mode: Mode; baseUrl: string; body: PermitCreateBody },
-): Permit {
+export function createPermit(sim: SimulatorContext, input: { account: MerchantAccount; mode: Mode; baseUrl: string; body: PermitCreateBody }): Permit {
   const { body } = input;
   const permit: Permit = {
     token: newObjectToken(sim.store.permits, input.mode, "pmt_"),
@@ -98,8 +95,7 @@ export function transitionPermit(
     permit.authorizedAt = sim.now();
     permit.paymentMethod = details.paymentMethod || DEFAULT_PAYMENT_METHOD;
   }
-  if (permit.actions.callback_url)
-    sim.ipn.send(permit.actions.callback_url, permitConfirmation(permit), { token: permit.token, status: permit.status });
+  if (permit.actions.callback_url) sim.ipn.send(permit.actions.callback_url, permitConfirmation(permit), { token: permit.token, status: permit.status });
   return { ok: true, changed: true };
 }
 

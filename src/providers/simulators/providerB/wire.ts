@@ -48,9 +48,19 @@ const optionalText = (field: string) => z.string({ error: `${field} must be a st
 // The provider takes amounts as numbers or numeric strings ("5000").
 const amount = (field: string) =>
   z
-    .union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number)], {
-      error: (issue) => (isAbsent(issue.input) ? `${field} is required` : `${field} must be a number`),
-    })
+    .union(
+      [
+        z.number(),
+        z
+          .string()
+          .trim()
+          .regex(/^\d+(\.\d+)?$/)
+          .transform(Number),
+      ],
+      {
+        error: (issue) => (isAbsent(issue.input) ? `${field} is required` : `${field} must be a number`),
+      },
+    )
     .refine((value) => Number.isFinite(value) && value > 0, { error: `${field} must be greater than 0` });
 
 const httpUrl = (field: string) =>
