@@ -21,7 +21,8 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export type Environment = "sandbox" | "live";
+/** Declared once in `environment.ts`; re-exported for the importers of the configuration. */
+export type { Environment } from "./environment.ts";
 
 export interface EncryptionKey {
   version: number;

@@ -9,9 +9,10 @@
  * @module
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { Environment } from "../environment.ts";
 
-/** Which side of a provider a tenant acts in. */
-export type Environment = "sandbox" | "live";
+/** Declared once in `environment.ts`; re-exported for the importers of the table types. */
+export type { Environment };
 
 /** The payment providers the gateway speaks to. */
 export type Provider = "providerA" | "providerB";
