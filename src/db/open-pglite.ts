@@ -8,7 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect, sql } from "kysely";
-import type { DatabaseHandle, PgliteSnapshotSource } from "./connect.ts";
+import type { DatabaseHandle, PgliteSnapshotSource } from "./database-handle.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database } from "./schema.ts";
 

@@ -6,7 +6,7 @@
 import { Kysely, sql } from "kysely";
 import postgres from "postgres";
 import { AvailabilityGate } from "./availability.ts";
-import type { DatabaseHandle, PostgresBounds } from "./connect.ts";
+import type { DatabaseHandle, PostgresBounds } from "./database-handle.ts";
 import { PostgresJsDialect } from "./postgres-js-driver.ts";
 import type { Database } from "./schema.ts";
 
