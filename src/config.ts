@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { describeConfigIssue } from "./config-issue.ts";
+import type { RateLimit } from "./services/rate-limit/token-bucket.ts";
 
 /** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
 const DEFAULT_DATA_DIR = join(import.meta.dir, "..", "data");
@@ -71,7 +72,7 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** Dunning retries after a renewal's due date, in milliseconds. */
   renewalRetrySchedule: number[];
-  rateLimit: { rps: number; burst: number };
+  rateLimit: RateLimit;
   /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
   corsOrigins: string[];
   metrics: { port: number; host: string };

@@ -10,6 +10,7 @@
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { Environment } from "../environment.ts";
+import type { RateLimit } from "../services/rate-limit/token-bucket.ts";
 
 /** Declared once in `environment.ts`; re-exported for the importers of the table types. */
 export type { Environment };
@@ -38,11 +39,8 @@ export type CreatedAt = ColumnType<Date, Date | undefined, Date>;
 /** A nullable timestamptz column. */
 export type NullableTimestamp = Nullable<Date>;
 
-/** Per-tenant rate limit override (requests per second and burst). */
-export interface RateLimit {
-  rps: number;
-  burst: number;
-}
+/** Per-tenant rate limit override (requests per second and burst); declared once, beside the token bucket. */
+export type { RateLimit };
 
 /** A merchant using the gateway. */
 export interface TenantsTable {

@@ -5,6 +5,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../deps.ts";
+import type { RateLimit } from "../rate-limit/token-bucket.ts";
 
 export const TENANT_CACHE_MS = 2_000;
 
@@ -13,7 +14,7 @@ export interface TenantSummary {
   name: string;
   disabled: boolean;
   liveEnabled: boolean;
-  rateLimit: { rps: number; burst: number } | null;
+  rateLimit: RateLimit | null;
 }
 
 export interface TenantFinder {

@@ -7,6 +7,7 @@ import { mintSigningSecret } from "../../crypto/secrets.ts";
 import { NotFoundError } from "../../errors.ts";
 import { insertApiKey, type CreatedApiKey } from "../api-keys/api-keys.ts";
 import type { Deps } from "../deps.ts";
+import type { RateLimit } from "../rate-limit/token-bucket.ts";
 import { newId } from "../ids.ts";
 import { decodeCursor, toPage } from "../paging.ts";
 import { tenantView, type TenantView } from "./tenant-view.ts";
@@ -69,7 +70,7 @@ export interface TenantChanges {
   storeName?: string;
   disabled?: boolean;
   liveEnabled?: boolean;
-  rateLimit?: { rps: number; burst: number } | null;
+  rateLimit?: RateLimit | null;
 }
 
 /** Applies an operator's changes to a tenant; this process forgets its cached view at once. */

@@ -3,6 +3,7 @@
  */
 import type { Selectable } from "kysely";
 import type { TenantsTable } from "../../db/schema.ts";
+import type { RateLimit } from "../rate-limit/token-bucket.ts";
 
 export interface TenantView {
   id: string;
@@ -10,7 +11,7 @@ export interface TenantView {
   storeName: string;
   disabled: boolean;
   liveEnabled: boolean;
-  rateLimit: { rps: number; burst: number } | null;
+  rateLimit: RateLimit | null;
   createdAt: string;
   updatedAt: string;
 }
