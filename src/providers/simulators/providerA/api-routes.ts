@@ -8,7 +8,8 @@ import type { SimulatorContext } from "./context.ts";
 import type { SimAccount } from "./ledger.ts";
 import { parseWith, readJson } from "./request-body.ts";
 import { playSandboxOutcome } from "./sandbox-outcome.ts";
-import { createTransactionSchema, isWireMode, ProviderAError, renderTransaction, sendNowSchema, transactionIdFrom, WIRE_MODE_COUNTRIES } from "./wire.ts";
+import { renderTransaction } from "./render.ts";
+import { createTransactionSchema, isWireMode, ProviderAError, sendNowSchema, transactionIdFrom, WIRE_MODE_COUNTRIES } from "./wire.ts";
 
 const transactionAnswer = (trx: Parameters<typeof renderTransaction>[0]) => Response.json({ "v1/transaction": renderTransaction(trx) });
 

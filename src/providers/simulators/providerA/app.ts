@@ -11,7 +11,8 @@ import { controlRoutes } from "./control-routes.ts";
 import { createLedger } from "./ledger.ts";
 import { createTimers } from "./timers.ts";
 import { createWebhookSender } from "./webhook-sender.ts";
-import { ProviderAError, renderEvent } from "./wire.ts";
+import { renderEvent } from "./render.ts";
+import { ProviderAError } from "./wire.ts";
 
 export interface ProviderASimulatorOptions {
   /** How long after the USSD push a sandbox payment below 1000 is approved (`SIMULATOR_APPROVE_DELAY_MS`). Default 2000. */

@@ -8,7 +8,8 @@ import { renderConsolePage } from "./console-page.ts";
 import type { SimulatorContext } from "./context.ts";
 import type { SettledStatus, SimAccount, SimTransaction } from "./ledger.ts";
 import { isFormPost, parseWith, readJson } from "./request-body.ts";
-import { createAccountSchema, declineSchema, ProviderAError, renderTransaction, transactionIdFrom, webhookTargetSchema } from "./wire.ts";
+import { renderTransaction } from "./render.ts";
+import { createAccountSchema, declineSchema, ProviderAError, transactionIdFrom, webhookTargetSchema } from "./wire.ts";
 
 const RECENT_ON_CONSOLE = 20;
 

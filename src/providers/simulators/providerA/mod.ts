@@ -15,4 +15,5 @@
 export { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "./app.ts";
 export { sandboxOutcomeFor, SANDBOX_DECLINE_CODE, type SandboxOutcome } from "./sandbox-outcome.ts";
 export { signFedapayWebhook, type WebhookDelivery } from "./webhook-sender.ts";
-export { WIRE_MODE_COUNTRIES, type WireMode, type WireTransaction } from "./wire.ts";
+export type { WireTransaction } from "./render.ts";
+export { WIRE_MODE_COUNTRIES, type WireMode } from "./wire.ts";

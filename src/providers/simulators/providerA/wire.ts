@@ -1,10 +1,10 @@
 /**
  * Provider A's wire shapes as the simulator speaks them (providers.md, "Provider A"): the request bodies
- * it accepts (one zod schema each), the `v1/transaction` and `v1/event` objects it answers with, and its
- * error shape `{ message, errors?: { "<field>": ["…"] } }`.
+ * it accepts (one zod schema each), its modes, statuses and currencies, and its error shape
+ * `{ message, errors?: { "<field>": ["…"] } }`. The `v1/transaction` and `v1/event` objects it answers
+ * with are rendered from the ledger's records in `render.ts`.
  */
 import { z } from "zod";
-import type { SimTransaction } from "./ledger.ts";
 
 /** The wire modes of a direct (USSD push) payment, each with the country its operator serves. */
 export const WIRE_MODE_COUNTRIES = {
@@ -113,59 +113,4 @@ export function fieldErrors(error: z.ZodError): Record<string, string[]> {
     (errors[path] ??= []).push(issue.message);
   }
   return errors;
-}
-
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
-
-/** A transaction as the provider serialises it (the fields its SDKs read; `klass` builds SDK objects). */
-export function renderTransaction(trx: SimTransaction) {
-  return {
-    klass: "v1/transaction",
-    id: trx.id,
-    reference: trx.reference,
-    transaction_key: trx.transactionKey,
-    merchant_reference: trx.merchantReference,
-    amount: trx.amount,
-    description: trx.description,
-    callback_url: trx.callbackUrl,
-    status: trx.status,
-    mode: trx.mode,
-    operation: "payment",
-    customer_id: trx.customerId,
-    currency_id: CURRENCY_IDS[trx.currencyIso] ?? null,
-    account_id: trx.accountId,
-    commission: 0,
-    fees: 0,
-    fixed_commission: 0,
-    amount_debited: trx.approvedAt ? trx.amount : 0,
-    amount_transferred: 0,
-    metadata: {},
-    custom_metadata: trx.customMetadata,
-    last_error_code: trx.lastErrorCode,
-    receipt_url: null,
-    created_at: iso(trx.createdAt),
-    updated_at: iso(trx.updatedAt),
-    approved_at: iso(trx.approvedAt),
-    declined_at: iso(trx.declinedAt),
-    canceled_at: iso(trx.canceledAt),
-    refunded_at: iso(trx.refundedAt),
-    transferred_at: null,
-    deleted_at: null,
-  };
-}
-
-export type WireTransaction = ReturnType<typeof renderTransaction>;
-
-/** The webhook body for one status change: `{ name, entity, … }` (providers.md). */
-export function renderEvent(input: { id: number; name: string; trx: SimTransaction; createdAt: Date }) {
-  return {
-    klass: "v1/event",
-    id: input.id,
-    name: input.name,
-    object: "transaction",
-    object_id: input.trx.id,
-    account_id: input.trx.accountId,
-    entity: renderTransaction(input.trx),
-    created_at: input.createdAt.toISOString(),
-  };
 }
