@@ -3,9 +3,10 @@
  * key's tokens must stop working within 5 seconds (contract §2), so each answer is kept at most
  * {@link KEY_STATUS_CACHE_MS} per process — one small query per key per 2 seconds, not per request.
  */
+import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
-import type { Deps } from "../deps.ts";
+import type { Database } from "../../db/schema.ts";
 
 export const KEY_STATUS_CACHE_MS = 2_000;
 
@@ -35,7 +36,7 @@ export interface ApiKeyStatus {
  * query (when an entry expires under load, every request in flight would otherwise read the row); a
  * `forget` while that query runs drops its answer from the cache (it may predate the change).
  */
-export function createApiKeyStatus(deps: Pick<Deps, "db">): ApiKeyStatus {
+export function createApiKeyStatus(deps: { db: Kysely<Database> }): ApiKeyStatus {
   // ttlResolution 0: staleness is checked against the clock on each get, without lru-cache's debounce timer.
   const cache = new LRUCache<string, { active: boolean }>({ max: 50_000, ttl: KEY_STATUS_CACHE_MS, ttlResolution: 0 });
   const inFlight = new Map<string, Promise<boolean>>();

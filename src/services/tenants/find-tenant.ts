@@ -3,8 +3,9 @@
  * answers are kept for a few seconds per process — never longer: a disabled tenant is refused within
  * {@link TENANT_CACHE_MS} on every instance.
  */
+import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
-import type { Deps } from "../deps.ts";
+import type { Database } from "../../db/schema.ts";
 import type { RateLimit } from "../rate-limit/token-bucket.ts";
 
 export const TENANT_CACHE_MS = 2_000;
@@ -30,7 +31,7 @@ export interface TenantFinder {
  * A finder over the database with a short per-process cache. Concurrent misses of one tenant share one
  * query (when an entry expires under load, every request in flight would otherwise read the row).
  */
-export function createTenantFinder(deps: Pick<Deps, "db">): TenantFinder {
+export function createTenantFinder(deps: { db: Kysely<Database> }): TenantFinder {
   const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS, ttlResolution: 0 });
   const inFlight = new Map<string, Promise<TenantSummary | null>>();
 
