@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { RequestInfo } from "../routers/trpc.ts";
+import type { RequestInfo } from "./request-info.ts";
 
 /** What the bridge's handler receives (the part of Elysia's context it reads). */
 export interface RouteCall {

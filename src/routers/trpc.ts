@@ -10,6 +10,7 @@ import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, Unaut
 import { mapError, type ErrorBody } from "../http/error-body.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
+import type { RequestInfo } from "../http/request-info.ts";
 import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import { API_KEY_BEARER_PREFIX, apiKeyBearerPrincipal } from "../services/api-keys/bearer-keys.ts";
@@ -18,13 +19,7 @@ import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
 import { rateLimitKey } from "../services/rate-limit/mod.ts";
 
-/** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
-export interface RequestInfo {
-  requestId: string;
-  tenantId?: string;
-  /** Headers a procedure adds to its HTTP response (e.g. `idempotent-replayed`), on either surface. */
-  responseHeaders?: Record<string, string>;
-}
+export type { RequestInfo } from "../http/request-info.ts";
 
 /** The context of every procedure call, on `/trpc` and on the REST surface alike. */
 export interface Context {

@@ -1,0 +1,15 @@
+/**
+ * The record the gateway's `fetch` wrapper keeps for each request, which tRPC procedures (through their
+ * context) and the REST route table's handlers fill in. A module of its own so that the HTTP layer's
+ * plumbing (`route-table.ts`) need not import the tRPC instance (`routers/trpc.ts`) to name it.
+ *
+ * @module
+ */
+
+/** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
+export interface RequestInfo {
+  requestId: string;
+  tenantId?: string;
+  /** Headers a procedure adds to its HTTP response (e.g. `idempotent-replayed`), on either surface. */
+  responseHeaders?: Record<string, string>;
+}
