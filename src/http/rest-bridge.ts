@@ -4,21 +4,23 @@
  * output validation run exactly as on `/trpc`. trpc-to-openapi only writes the document; its request
  * handler is not used (it is slow, and it switches zod coercion on in the shared schemas).
  *
- * What the bridge owns: the content types a route takes (415), the body size limit (413), JSON and form
+ * What the bridge owns: the content types a route takes (415), the body size limit (413, read through
+ * `body-limit.ts`), JSON and form
  * parsing (400), path parameters and query-string coercion — computed from the schema once, without
  * mutating it — and the mapping of every thrown error to the contract's error body.
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "../errors.ts";
+import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
+import { readRawBody } from "./body-limit.ts";
 import { mapError } from "./error-body.ts";
 import { oauthErrorFor } from "./oauth-error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 
-/** Contract §1: bodies over 64 KiB are 413. */
-export const MAX_BODY_BYTES = 64 * 1024;
+/** @deprecated The limit lives in `body-limit.ts` (read bodies with its `readRawBody`); kept for importers not yet moved. */
+export { MAX_BODY_BYTES } from "./body-limit.ts";
 
 type Coerce = (values: string[]) => unknown;
 
@@ -95,10 +97,7 @@ function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
 }
 
 async function readBody(request: Request, contentTypes: string[]): Promise<Record<string, unknown>> {
-  const declared = Number(request.headers.get("content-length") ?? "NaN");
-  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  const bytes = await readRawBody(request);
   if (bytes.byteLength === 0) return {};
   const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!contentTypes.includes(mediaType)) throw new UnsupportedMediaTypeError(contentTypes);
