@@ -61,7 +61,14 @@ describe("passerelle/client in a merchant's project", () => {
     expect(files.filter((file) => file.startsWith(`${root}/src/`))).toEqual([]);
   });
 
-  it("type-checks with the tsconfig.json `tsc --init` writes (exactOptionalPropertyTypes, noUncheckedIndexedAccess…)", async () => {
+  it("type-checks with the tsconfig.json `tsc --init` writes (exactOptionalPropertyTypes, noUncheckedIndexedAccess…), the README's example too", async () => {
+    // The README's "Typed client" example, as a file of the project (Node's `process` declared: no @types/node here).
+    const readme = await Bun.file(join(root, "README.md")).text();
+    const section = readme.slice(readme.indexOf("\n## Typed client\n"));
+    const example = /^```ts\n([\s\S]*?)^```$/m.exec(section.slice(0, section.indexOf("\n## ", 1)))?.[1];
+    expect(example).toContain('from "passerelle/client"');
+    await writeFile(join(project, "readme.ts"), `declare const process: { env: Record<string, string | undefined> };\n${example}export {};\n`);
+
     const scratch = await mkdtemp(join(tmpdir(), "passerelle-tsc-init-"));
     try {
       expect((await run([tsc, "--init"], scratch)).exitCode).toBe(0);
@@ -69,9 +76,13 @@ describe("passerelle/client in a merchant's project", () => {
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
-    const checked = await run([tsc, "-p", "tsconfig.init.json", "--noEmit"], project);
-    expect(checked.output).toBe("");
-    expect(checked.exitCode).toBe(0);
+    try {
+      const checked = await run([tsc, "-p", "tsconfig.init.json", "--noEmit"], project);
+      expect(checked.output).toBe("");
+      expect(checked.exitCode).toBe(0);
+    } finally {
+      await rm(join(project, "readme.ts"), { force: true });
+    }
   });
 
   it("refuses wrong calls of each kind: the types are the gateway's, not any", async () => {

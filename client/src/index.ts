@@ -26,13 +26,13 @@ export interface PasserelleClientOptions {
   /**
    * The bearer token: an access token from `POST /auth/token` (the `auth.token` procedure), or a secret
    * API key (`psk_…`) as it is. A function is called before each request (a token that is renewed).
-   * Left out, only public procedures (`auth.token`) answer.
+   * Left out (or undefined), only public procedures (`auth.token`) answer.
    */
-  token?: string | (() => string | Promise<string>);
+  token?: string | (() => string | Promise<string>) | undefined;
   /** More headers for every request, e.g. `x-tenant-id` on an operator's calls. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The `fetch` to use (default the global one). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** A tRPC client on the gateway: `client.<router>.<procedure>.query(input)` or `.mutate(input)`. */
