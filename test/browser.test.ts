@@ -16,7 +16,9 @@ import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { chromiumInstalled, describeWithChromium, isPng, launchChromium, type Chromium } from "./support/browser.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
-import { freePort, startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

@@ -13,7 +13,8 @@ import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts
 import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { startSimulator, type SimulatorServer } from "./support/provider-b-rig.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 const DEPLOY = join(import.meta.dir, "..", "deploy");
 const dashboard = readFileSync(join(DEPLOY, "grafana", "passerelle.json"), "utf8");

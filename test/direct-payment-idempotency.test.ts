@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "./support/gateway.ts";
-import { freePort, waitUntil } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
 
 /** Per provider call; the late answers below fit in it. */
 const TIMEOUT_MS = 3_500;

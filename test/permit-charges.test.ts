@@ -21,7 +21,8 @@ import { TEST_ENV } from "./support/gateway.ts";
 import { activePermit as authorisedPermit, createPermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./support/redis.ts";
-import { waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import type { WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

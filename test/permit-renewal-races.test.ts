@@ -15,7 +15,7 @@ import type { TestDatabase } from "./support/db.ts";
 import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
 import { putSchedule, scheduleOf, schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
-import { waitUntil } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const DAY = 86_400_000;
 const clock = testClock(new Date("2025-03-10T09:00:00Z"));

@@ -11,7 +11,8 @@ import { activePermit, startPermitRig, type PermitRig } from "./support/permit-r
 import { startRigGateway, type RigGateway } from "./support/provider-b-rig.ts";
 import { testQueuePrefix, deleteKeysUnderPrefix } from "./support/redis.ts";
 import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
-import { waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import type { WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

@@ -14,7 +14,7 @@ import type { TestDatabase } from "./support/db.ts";
 import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
 import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
-import { waitUntil } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
 
 type Json = Record<string, any>;
 

@@ -12,7 +12,7 @@ import { expectIsolated } from "./support/isolation.ts";
 import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
 import { schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
-import { waitUntil } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
 
 type Json = Record<string, any>;
 

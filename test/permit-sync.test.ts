@@ -13,7 +13,9 @@ import type { TestDatabase } from "./support/db.ts";
 import { createPermit, permitControl } from "./support/permit-rig.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type SimulatorServer } from "./support/provider-b-rig.ts";
 import { testClock } from "./support/renewal-rig.ts";
-import { freePort, startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 let sim: SimulatorServer;
 let receiver: WebhookReceiver;

@@ -13,7 +13,8 @@ import { expectIsolated } from "./support/isolation.ts";
 import type { TestGateway } from "./support/gateway.ts";
 import { createPermit as createPermitOf, permitBody, permitControl, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
 import { startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
-import { waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import type { WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

@@ -10,7 +10,8 @@ import { runSweeper } from "../src/services/webhooks/sweeper.ts";
 import { runSyncJob } from "../src/services/direct-payments/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { deleteKeysUnderPrefix } from "./support/redis.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 const TIMEOUT_MS = 400;
 

@@ -10,7 +10,8 @@ import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts
 import { rematchOrphans } from "../src/services/ipn/orphans.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import type { TestDatabase } from "./support/db.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
 import { sweepProviderB } from "../src/services/ipn/sweep-provider-b.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import type { TestDatabase } from "./support/db.ts";
-import { freePort, waitUntil } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
 
 type Json = Record<string, any>;
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const HEADING = "## A first tenant, in four calls";

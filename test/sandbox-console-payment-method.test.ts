@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
-import { freePort, waitUntil } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
 
 let tg: TestGateway;
 let base: string;

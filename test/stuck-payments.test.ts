@@ -12,7 +12,7 @@ import { syncCheckout } from "../src/services/checkout/checkout-sync.ts";
 import { syncOffsetMs } from "../src/services/payments/sync-chain.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { startSimulator, type SimulatorServer } from "./support/provider-b-rig.ts";
-import { waitUntil } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const HOUR_MS = 3_600_000;
 let offsetMs = 0;

@@ -16,7 +16,8 @@ import { createEndpoint, deleteEndpoint, rotateEndpointSecret, updateEndpoint } 
 import { maxDeliveryAttempts, parseRetryAfter, retryDelayMs } from "../src/services/webhooks/retry-schedule.ts";
 import { scheduleDeliveries } from "../src/services/webhooks/schedule-deliveries.ts";
 import { startDeliveryGateway, type DeliveryGateway } from "./support/delivery-gateway.ts";
-import { startReceiver, waitUntil, type Responder, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type Responder, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 const DAY = 86_400_000;
 const clock = { offsetMs: 0 };

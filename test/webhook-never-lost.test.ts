@@ -17,7 +17,9 @@ import { scheduleDeliveries } from "../src/services/webhooks/schedule-deliveries
 import { runSweeper } from "../src/services/webhooks/sweeper.ts";
 import { createNamedServerDatabase, startDeliveryGateway, type DeliveryGateway } from "./support/delivery-gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./support/redis.ts";
-import { freePort, startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const DATABASE_URL = process.env.DATABASE_URL;

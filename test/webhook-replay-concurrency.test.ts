@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { recordEvent } from "../src/services/events/record-event.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 let tg: TestGateway;
 let receiver: WebhookReceiver;

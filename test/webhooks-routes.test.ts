@@ -4,7 +4,8 @@ import { recordEvent } from "../src/services/events/record-event.ts";
 import { scheduleDeliveries } from "../src/services/webhooks/schedule-deliveries.ts";
 import { expectIsolated } from "./support/isolation.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitUntil } from "./support/wait.ts";
+import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 let tg: TestGateway;
 let receiver: WebhookReceiver;

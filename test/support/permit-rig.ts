@@ -6,7 +6,8 @@
 import { expect } from "bun:test";
 import type { TestDatabase } from "./db.ts";
 import { createTestDatabase, startRigGateway, type RigGateway, type RigOptions, type SimulatorServer } from "./provider-b-rig.ts";
-import { startReceiver, waitUntil, type WebhookReceiver } from "./webhook-receiver.ts";
+import { waitUntil } from "./wait.ts";
+import { startReceiver, type WebhookReceiver } from "./webhook-receiver.ts";
 
 type Json = Record<string, any>;
 

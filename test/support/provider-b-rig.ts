@@ -13,7 +13,7 @@ import { createProviderBSimulator, type ProviderBSimulator } from "../../src/pro
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { TEST_ENV } from "./gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
-import { freePort } from "./webhook-receiver.ts";
+import { freePort } from "./ports.ts";
 
 export interface SimulatorServer {
   simulator: ProviderBSimulator;

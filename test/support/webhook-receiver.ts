@@ -1,7 +1,7 @@
 /**
  * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every request it gets and
- * answers what the test tells it to (a status, a slow answer, a request held until released), plus a
- * bounded wait for conditions.
+ * answers what the test tells it to (a status, a slow answer, a request held until released). Waiting
+ * for what it received: `waitUntil` in `wait.ts`.
  */
 
 /** One request the receiver got. */
@@ -93,29 +93,5 @@ export async function startReceiver(options: { port?: number; respond?: Responde
   };
 }
 
-/** A port that was free a moment ago and has nothing listening on it now (a receiver that is down). */
-export async function freePort(): Promise<number> {
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = server.port!;
-  await server.stop(true);
-  return port;
-}
-
-/**
- * Polls `check` every `intervalMs` until it returns a truthy value, which it returns; fails the test
- * with `what` after `timeoutMs`.
- *
- * @example
- * ```ts
- * await waitUntil(() => receiver.receipts.length === 2, { what: "two requests", timeoutMs: 3000 });
- * ```
- */
-export async function waitUntil<T>(check: () => T | Promise<T>, options: { what: string; timeoutMs?: number; intervalMs?: number }): Promise<NonNullable<T>> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 5000} ms waiting for ${options.what}`);
-    await Bun.sleep(options.intervalMs ?? 20);
-  }
-}
+/** @deprecated moved to `ports.ts`; kept only until every importer imports it from there. */
+export { freePort } from "./ports.ts";

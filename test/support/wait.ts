@@ -1,0 +1,34 @@
+/**
+ * Waiting in tests: poll a condition until it holds, or fail the test with what was awaited. The one
+ * polling loop of the suite; a test that waits for something uses it rather than a loop of its own.
+ */
+
+export interface WaitOptions {
+  /** What is awaited, for the failure message ("timed out after 5000 ms waiting for <what>"). */
+  what: string;
+  /** How long to poll before failing; default 5000. */
+  timeoutMs?: number;
+  /** Pause between two checks; default 20. */
+  intervalMs?: number;
+}
+
+/**
+ * Polls `check` every `intervalMs` until it returns a truthy value, which it returns; fails the test
+ * with `what` after `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * await waitUntil(() => receiver.receipts.length === 2, { what: "two requests", timeoutMs: 3000 });
+ * const row = await waitUntil(async () => ((await rowOf(id)).state === "succeeded" ? rowOf(id) : undefined), { what: "the payment to settle" });
+ * ```
+ */
+export async function waitUntil<T>(check: () => T | Promise<T>, options: WaitOptions): Promise<NonNullable<T>> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what}`);
+    await Bun.sleep(options.intervalMs ?? 20);
+  }
+}
