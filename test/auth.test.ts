@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { createHttpApp, type HttpApp } from "../src/http/app.ts";
 import { createMetrics } from "../src/http/metrics.ts";
 import { createTokenVerifier, mintToken } from "../src/services/auth/tokens.ts";
+import { expectError } from "./support/errors.ts";
 import { routerWithFixtures } from "./support/fixture-router.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "./support/gateway.ts";
 
@@ -15,15 +16,6 @@ const secret = new TextEncoder().encode(TEST_ENV.JWT_SECRET);
 const whoami = (headers: Record<string, string> = {}) => tg.request("/auth/whoami", { headers });
 const item = (headers: Record<string, string>) => http.fetch(new Request("http://localhost/fixture/items/1", { headers }));
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-async function expectError(response: Response, status: number, code: string, message?: string) {
-  expect(response.status).toBe(status);
-  const body = (await response.json()) as Record<string, unknown>;
-  expect(body.code).toBe(code);
-  expect(body.statusCode).toBe(status);
-  if (message) expect(body.message).toBe(message);
-  return body;
-}
 
 beforeAll(async () => {
   tg = await startTestGateway();

@@ -6,7 +6,9 @@
 import { afterAll, afterEach, describe, expect, it } from "bun:test";
 import { decodeBullmqId, encodeBullmqId } from "../src/jobs/bullmq-job-id.ts";
 import { createBullmqQueue, createJobQueue, createMemoryQueue, type JobContext, type JobLogger, type JobQueue } from "../src/jobs/mod.ts";
+import { rejectionOf } from "./support/errors.ts";
 import { countKeysUnderPrefix, deleteKeysUnderPrefix, startRedisProxy, testQueuePrefix } from "./support/redis.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
@@ -34,41 +36,6 @@ function recordingLogger(): { logger: JobLogger; warns: LogEntry[]; errors: LogE
     warns,
     errors,
   };
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
-
-/**
- * The error `promise` rejects with; throws if it resolves or is still pending after `ms`. Used instead
- * of `expect(promise).rejects`, which in Bun 1.4.5 hangs the whole run (no test timeout) when the
- * promise never settles — the very regression these tests look for.
- */
-async function rejectionOf(promise: Promise<unknown>, ms = 2000): Promise<unknown> {
-  const pending = Symbol("pending");
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<typeof pending>((resolve) => {
-    timer = setTimeout(() => resolve(pending), ms);
-  });
-  try {
-    const outcome = await Promise.race([
-      promise.then(
-        () => "resolved" as const,
-        (error: unknown) => ({ error }),
-      ),
-      timeout,
-    ]);
-    if (outcome === pending) throw new Error(`still pending after ${ms} ms; expected a rejection`);
-    if (outcome === "resolved") throw new Error("resolved; expected a rejection");
-    return outcome.error;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A promise a handler can block on until the test opens it. */
@@ -114,7 +81,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await jobs.start();
       await jobs.add("work", "hangs", {}, { jobId: "hangs", attempts: 2 });
       await jobs.add("work", "quick", {}, { jobId: "quick" });
-      await waitFor(() => errors.length === 1, "the hung job's last attempt to fail", 5000);
+      await waitUntil(() => errors.length === 1, { what: "the hung job's last attempt to fail", timeoutMs: 5000 });
       // The hung attempt gave its only slot back: the other job ran meanwhile.
       expect(ran).toContain("quick#1");
       expect(ran.filter((run) => run.startsWith("hangs"))).toEqual(["hangs#1", "hangs#2"]);
@@ -135,7 +102,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "greet", { hello: "world", n: 1 }, { jobId: "job-1" });
-      await waitFor(() => seen.length === 1, "the job to run");
+      await waitUntil(() => seen.length === 1, { what: "the job to run", timeoutMs: 3000 });
       await Bun.sleep(100);
       expect(seen).toEqual([{ id: "job-1", name: "greet", queue: "work", data: { hello: "world", n: 1 }, attempt: 1 }]);
     }, 5000);
@@ -148,7 +115,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       for (let i = 0; i < 3; i++) await jobs.add("work", "anon", { i });
-      await waitFor(() => ids.length === 3, "three jobs to run");
+      await waitUntil(() => ids.length === 3, { what: "three jobs to run", timeoutMs: 3000 });
       expect(new Set(ids).size).toBe(3);
     }, 5000);
 
@@ -163,7 +130,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       expect(runs).toBe(0);
       expect(await jobs.has("work", "early")).toBe(true);
       await jobs.start();
-      await waitFor(() => runs === 1, "the job to run after start()");
+      await waitUntil(() => runs === 1, { what: "the job to run after start()", timeoutMs: 3000 });
     }, 5000);
 
     it("runs a delayed job after its delay, not before", async () => {
@@ -178,7 +145,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await Bun.sleep(200);
       expect(ranAfterMs).toBeUndefined();
       expect(await jobs.has("work", "later")).toBe(true);
-      await waitFor(() => ranAfterMs !== undefined, "the delayed job to run");
+      await waitUntil(() => ranAfterMs !== undefined, { what: "the delayed job to run", timeoutMs: 3000 });
       expect(ranAfterMs!).toBeGreaterThanOrEqual(390);
       expect(ranAfterMs!).toBeLessThan(1500);
     }, 5000);
@@ -193,8 +160,8 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "flaky", { k: 1 }, { jobId: "flaky", attempts: 3, backoff: { type: "exponential", delayMs: 100 } });
-      await waitFor(() => attempts.length === 3, "the third attempt");
-      await waitFor(async () => !(await jobs.has("work", "flaky")), "the job to finish");
+      await waitUntil(() => attempts.length === 3, { what: "the third attempt", timeoutMs: 3000 });
+      await waitUntil(async () => !(await jobs.has("work", "flaky")), { what: "the job to finish", timeoutMs: 3000 });
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
       const [first, second, third] = attempts;
       expect(second!.at - first!.at).toBeGreaterThanOrEqual(95); // 100 · 2^0
@@ -215,11 +182,11 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "fixed", {}, { jobId: "fixed", attempts: 2, backoff: { type: "fixed", delayMs: 300 } });
-      await waitFor(() => at.length === 1, "the first attempt");
+      await waitUntil(() => at.length === 1, { what: "the first attempt", timeoutMs: 3000 });
       await Bun.sleep(100);
       expect(at.length).toBe(1);
       expect(await jobs.has("work", "fixed")).toBe(true);
-      await waitFor(() => at.length === 2, "the retry");
+      await waitUntil(() => at.length === 2, { what: "the retry", timeoutMs: 3000 });
       expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(295);
     }, 5000);
 
@@ -233,7 +200,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "doomed", "broken", { jobId: "doomed", attempts: 2, backoff: { type: "fixed", delayMs: 50 } });
-      await waitFor(() => errors.length === 1, "the failure to be reported");
+      await waitUntil(() => errors.length === 1, { what: "the failure to be reported", timeoutMs: 3000 });
       await Bun.sleep(200);
       expect(attempts).toEqual([1, 2]);
       expect(errors).toHaveLength(1);
@@ -242,7 +209,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       expect(await jobs.has("work", "doomed")).toBe(false);
       // A failed id does not block a later enqueue (the sweeper relies on it).
       await jobs.add("work", "doomed", "fixed", { jobId: "doomed" });
-      await waitFor(() => attempts.length === 3, "the re-enqueued job to run");
+      await waitUntil(() => attempts.length === 3, { what: "the re-enqueued job to run", timeoutMs: 3000 });
       expect(attempts).toEqual([1, 2, 1]);
     }, 5000);
 
@@ -256,12 +223,12 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await jobs.add("work", "dlv", { copy: 2 }, { jobId: "dlv_1" });
       await jobs.add("work", "dlv", { copy: 3 }, { jobId: "dlv_1", delayMs: 10 });
       await jobs.start();
-      await waitFor(() => seen.length === 1, "the job to run");
+      await waitUntil(() => seen.length === 1, { what: "the job to run", timeoutMs: 3000 });
       await Bun.sleep(200);
       expect(seen).toEqual([{ copy: 1 }]);
-      await waitFor(async () => !(await jobs.has("work", "dlv_1")), "the job to finish");
+      await waitUntil(async () => !(await jobs.has("work", "dlv_1")), { what: "the job to finish", timeoutMs: 3000 });
       await jobs.add("work", "dlv", { copy: 4 }, { jobId: "dlv_1" });
-      await waitFor(() => seen.length === 2, "the re-added job to run");
+      await waitUntil(() => seen.length === 2, { what: "the re-added job to run", timeoutMs: 3000 });
       expect(seen).toEqual([{ copy: 1 }, { copy: 4 }]);
     }, 5000);
 
@@ -275,10 +242,10 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "busy", {}, { jobId: "busy" });
-      await waitFor(() => runs === 1, "the job to start");
+      await waitUntil(() => runs === 1, { what: "the job to start", timeoutMs: 3000 });
       await jobs.add("work", "busy", {}, { jobId: "busy" });
       running.open();
-      await waitFor(async () => !(await jobs.has("work", "busy")), "the job to finish");
+      await waitUntil(async () => !(await jobs.has("work", "busy")), { what: "the job to finish", timeoutMs: 3000 });
       await Bun.sleep(200);
       expect(runs).toBe(1);
     }, 5000);
@@ -294,7 +261,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       for (const id of ids) expect(await jobs.has("work", id)).toBe(true);
       expect(await jobs.has("work", "sch_1%3A2026-05")).toBe(false);
       await jobs.start();
-      await waitFor(() => seen.length === ids.length, "all jobs to run");
+      await waitUntil(() => seen.length === ids.length, { what: "all jobs to run", timeoutMs: 3000 });
       expect(seen.toSorted()).toEqual(ids.toSorted());
     }, 5000);
 
@@ -312,10 +279,10 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await jobs.add("work", "d", {}, { jobId: "d", delayMs: 5000 });
       expect(await jobs.has("work", "d")).toBe(true); // delayed
       await jobs.start();
-      await waitFor(() => started, "the job to start");
+      await waitUntil(() => started, { what: "the job to start", timeoutMs: 3000 });
       expect(await jobs.has("work", "h")).toBe(true); // active
       running.open();
-      await waitFor(async () => !(await jobs.has("work", "h")), "has() to turn false after completion");
+      await waitUntil(async () => !(await jobs.has("work", "h")), { what: "has() to turn false after completion", timeoutMs: 3000 });
       expect(await jobs.has("other", "h")).toBe(false);
     }, 5000);
 
@@ -327,7 +294,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.repeat("work", "sweep:minute", 150, "sweep", { v: 1 });
-      await waitFor(() => runs.length >= 3, "three runs", 3000);
+      await waitUntil(() => runs.length >= 3, { what: "three runs", timeoutMs: 3000 });
       expect(runs.slice(0, 3).map((r) => [r.name, r.data, r.queue])).toEqual([
         ["sweep", { v: 1 }, "work"],
         ["sweep", { v: 1 }, "work"],
@@ -337,7 +304,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       expect(runs[0]!.id.startsWith("repeat:sweep:minute:")).toBe(true);
 
       await jobs.repeat("work", "sweep:minute", 150, "sweep", { v: 2 });
-      await waitFor(() => runs.some((r) => (r.data as { v: number }).v === 2), "a run with the updated data", 3000);
+      await waitUntil(() => runs.some((r) => (r.data as { v: number }).v === 2), { what: "a run with the updated data", timeoutMs: 3000 });
 
       await jobs.removeRepeat("work", "sweep:minute");
       await Bun.sleep(100); // a run that was already active may still land
@@ -365,7 +332,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       );
       for (let i = 0; i < 6; i++) await jobs.add("work", "slow", { i }, { jobId: `slow-${i}` });
       await jobs.start();
-      await waitFor(() => done === 6, "all six jobs", 4000);
+      await waitUntil(() => done === 6, { what: "all six jobs", timeoutMs: 4000 });
       expect(maxActive).toBe(2);
     }, 6000);
 
@@ -380,7 +347,7 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       });
       await jobs.start();
       await jobs.add("work", "long", {}, { jobId: "long" });
-      await waitFor(() => started, "the job to start");
+      await waitUntil(() => started, { what: "the job to start", timeoutMs: 3000 });
       expect(finished).toBe(false);
       await jobs.close();
       expect(finished).toBe(true);
@@ -388,10 +355,13 @@ function describeJobQueue(title: string, make: MakeQueue, skip = false): void {
       await jobs.close(); // idempotent
     }, 5000);
 
-    it("answers ping() while the backend is reachable", async () => {
+    it("answers ping() while the backend is reachable, and refuses it once closed", async () => {
       const jobs = create();
-      await jobs.ping();
-      await jobs.ping();
+      // The first call connects (BullMQ: its own connection), the second reuses it.
+      expect(await jobs.ping()).toBeUndefined();
+      expect(await jobs.ping()).toBeUndefined();
+      await jobs.close();
+      expect(String(await rejectionOf(jobs.ping()))).toContain("closed");
     }, 5000);
 
     it("refuses bad queue names, options and a second handler for a queue", async () => {
@@ -462,7 +432,7 @@ describe.skipIf(!REDIS_URL)("BullMQ driver when Redis goes away while a job runs
     await jobs.start();
     await jobs.ping();
     await jobs.add("work", "long", {}, { jobId: "long" });
-    await waitFor(() => started, "the job to start");
+    await waitUntil(() => started, { what: "the job to start", timeoutMs: 3000 });
     await proxy.cut();
     const cutAt = performance.now();
     expect(await rejectionOf(jobs.ping())).toBeInstanceOf(Error);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHttpApp, type HttpApp } from "../src/http/app.ts";
 import { createMetrics } from "../src/http/metrics.ts";
+import { expectError } from "./support/errors.ts";
 import { fixtureRouter, PAYMENT_METHODS, routerWithFixtures } from "./support/fixture-router.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 
@@ -31,17 +32,6 @@ beforeAll(async () => {
   tenant = await tg.tenantToken(tenantId);
 }, 60_000);
 afterAll(() => tg.close(), 30_000);
-
-async function expectError(response: Response, status: number, code: string) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get("content-type")).toContain("application/json");
-  const body = (await response.json()) as Record<string, unknown>;
-  expect(body.statusCode).toBe(status);
-  expect(body.code).toBe(code);
-  expect(body.requestId).toBe(response.headers.get("x-request-id")!);
-  expect(typeof body.error).toBe("string");
-  return body;
-}
 
 describe("REST routes generated from the router", () => {
   it("mounts one route per procedure with meta.openapi", () => {
