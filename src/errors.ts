@@ -1,7 +1,8 @@
 /**
- * Errors are values of a small set of classes, thrown by services and routers and mapped to the HTTP
- * error shape of contract §1 in exactly one place (`http/error-body.ts`). Nothing here knows about HTTP
- * beyond the status number each class stands for.
+ * Errors are values of a small set of classes, thrown by services and routers and mapped in exactly one
+ * place (`http/error-body.ts`) to what every surface answers: the HTTP error shape of contract §1, its
+ * headers (`Retry-After`, `WWW-Authenticate`), the token endpoint's RFC 6749 variant and tRPC's code.
+ * Nothing here knows about HTTP beyond the status number each class stands for.
  */
 
 /** Every `code` of contract §1: the one list, also the `code` enum of the OpenAPI document's `Error` schema. */

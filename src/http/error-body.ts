@@ -1,9 +1,20 @@
 /**
- * The single mapping from anything thrown to the error shape of contract §1:
- * `{ statusCode, message, error, code, requestId, providerErrors?, providerResponseCode?, paymentId?, transactionId? }`.
- * Both surfaces use it: the REST bridge answers with the body, `/trpc` carries it as `error.data.httpBody`.
+ * The single mapping from anything thrown to what the gateway answers: the HTTP status, the error shape of
+ * contract §1 (`{ statusCode, message, error, code, requestId, providerErrors?, providerResponseCode?,
+ * paymentId?, transactionId? }`), the headers (`Retry-After`, `WWW-Authenticate`) and tRPC's code. Every
+ * surface answers through it: the REST bridge and the HTTP layer send the body ({@link mapError}), the
+ * token endpoint its RFC 6749 §5.2 variant (`mapError(…, "oauth")`), and `/trpc` carries the same body as
+ * `error.data.httpBody` in tRPC's envelope ({@link trpcErrorShape}). Errors themselves are `errors.ts`'s
+ * classes; nothing else knows an HTTP status, a reason phrase or a tRPC code.
+ *
+ * @example
+ * ```ts
+ * const mapped = mapError(new RateLimitedError(3), requestId);
+ * // { status: 429, body: { statusCode: 429, code: "rate_limited", … }, headers: { "retry-after": "3" }, trpcCode: "TOO_MANY_REQUESTS", unexpected: false }
+ * ```
  */
-import { TRPCError } from "@trpc/server";
+import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { z } from "zod";
 import { AppError, ValidationError, type ErrorCode } from "../errors.ts";
 import { isDatabaseUnavailable } from "../db/availability.ts";
@@ -35,35 +46,86 @@ export const errorBodySchema = z
 
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 
+/** The challenge of a refused OAuth2 client (RFC 7617), whichever way it sent its credentials. */
+export const BASIC_CHALLENGE = 'Basic realm="passerelle"';
+
+const OAUTH_ERROR_CODES = ["invalid_request", "invalid_client", "unsupported_grant_type", "server_error", "temporarily_unavailable"] as const;
+
+/**
+ * The errors of the OAuth2 token endpoint (`POST /auth/token`), as RFC 6749 §5.2 has them: `error` is the
+ * standard's code and `error_description` says what went wrong, so OAuth2 libraries read our refusals as
+ * OAuth errors. The contract's other members (`statusCode`, `message`, `code`, `requestId`) stay beside
+ * them — the standard lets a response carry more — so a client reading `code` keeps working. The OpenAPI
+ * document's `OAuthError`.
+ */
+export const oauthErrorBodySchema = errorBodySchema
+  .pick({ statusCode: true, message: true, code: true, requestId: true })
+  .extend({
+    error: z.enum(OAUTH_ERROR_CODES).meta({ description: "The RFC 6749 §5.2 error code", example: "invalid_client" }),
+    error_description: z.string().meta({ description: "What went wrong, for a developer", example: "Invalid client credentials" }),
+  })
+  .meta({ id: "OAuthError" });
+
+export type OAuthErrorBody = ErrorBody & { error: (typeof OAUTH_ERROR_CODES)[number]; error_description: string };
+
+/** What an error is answered with, on any surface. */
 export interface MappedError {
   status: number;
+  /** The contract's body; on the token endpoint, its {@link OAuthErrorBody} variant. */
   body: ErrorBody;
   headers: Record<string, string>;
+  /** tRPC's code for `status` (`UNAUTHORIZED`, `NOT_FOUND`, …), for `/trpc`'s envelope. */
+  trpcCode: TRPC_ERROR_CODE_KEY;
   /** True when the error is ours to fix (5xx that is not a provider's or a dependency's). */
   unexpected: boolean;
 }
 
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  409: "Conflict",
-  413: "Payload Too Large",
-  415: "Unsupported Media Type",
-  422: "Unprocessable Entity",
-  424: "Failed Dependency",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
+/** How the body is written: the contract's (every route), or RFC 6749 §5.2's (the OAuth2 token endpoint). */
+export type ErrorDialect = "contract" | "oauth";
+
+interface StatusRow {
+  /** The HTTP reason phrase: the body's `error`. */
+  reason: string;
+  /** tRPC's code for the status, on `/trpc`. */
+  trpc: TRPC_ERROR_CODE_KEY;
+  /** When tRPC itself throws this code (protocol misuse: batching, wrong method, …): the contract's code for it. */
+  fromTrpc?: ErrorCode;
+}
+
+// Every status the gateway answers with an error. 424 has no tRPC code: PRECONDITION_FAILED says the same to a
+// client — the call cannot succeed until something about the tenant changes (its provider credentials), and
+// retrying as is will not help.
+const STATUSES: Record<number, StatusRow> = {
+  400: { reason: "Bad Request", trpc: "BAD_REQUEST", fromTrpc: "validation_failed" },
+  401: { reason: "Unauthorized", trpc: "UNAUTHORIZED", fromTrpc: "unauthorized" },
+  403: { reason: "Forbidden", trpc: "FORBIDDEN", fromTrpc: "forbidden" },
+  404: { reason: "Not Found", trpc: "NOT_FOUND", fromTrpc: "not_found" },
+  405: { reason: "Method Not Allowed", trpc: "METHOD_NOT_SUPPORTED", fromTrpc: "not_found" },
+  409: { reason: "Conflict", trpc: "CONFLICT", fromTrpc: "conflict" },
+  413: { reason: "Payload Too Large", trpc: "PAYLOAD_TOO_LARGE", fromTrpc: "payload_too_large" },
+  415: { reason: "Unsupported Media Type", trpc: "UNSUPPORTED_MEDIA_TYPE", fromTrpc: "unsupported_media_type" },
+  422: { reason: "Unprocessable Entity", trpc: "UNPROCESSABLE_CONTENT" },
+  424: { reason: "Failed Dependency", trpc: "PRECONDITION_FAILED" },
+  429: { reason: "Too Many Requests", trpc: "TOO_MANY_REQUESTS", fromTrpc: "rate_limited" },
+  500: { reason: "Internal Server Error", trpc: "INTERNAL_SERVER_ERROR" },
+  502: { reason: "Bad Gateway", trpc: "BAD_GATEWAY" },
+  503: { reason: "Service Unavailable", trpc: "SERVICE_UNAVAILABLE" },
+  504: { reason: "Gateway Timeout", trpc: "GATEWAY_TIMEOUT" },
 };
+
+/** tRPC's own errors, by code: the status and contract code they are answered with. */
+const FROM_TRPC = new Map<TRPC_ERROR_CODE_KEY, [number, ErrorCode]>(
+  Object.entries(STATUSES).flatMap(([status, row]) => (row.fromTrpc ? [[row.trpc, [Number(status), row.fromTrpc]] as const] : [])),
+);
 
 /** The HTTP reason phrase of a status. */
 export function reasonPhrase(status: number): string {
-  return REASONS[status] ?? "Error";
+  return STATUSES[status]?.reason ?? "Error";
+}
+
+/** tRPC's code for an HTTP status (`INTERNAL_SERVER_ERROR` for one it has none for). */
+export function trpcCodeOf(status: number): TRPC_ERROR_CODE_KEY {
+  return STATUSES[status]?.trpc ?? "INTERNAL_SERVER_ERROR";
 }
 
 interface IssueLike {
@@ -151,19 +213,6 @@ function body(status: number, code: ErrorCode, message: string | string[], reque
   return { statusCode: status, message, error: reasonPhrase(status), code, requestId };
 }
 
-/** tRPC's own errors (protocol misuse: batching, wrong method, …), by code. */
-const TRPC_CODES: Partial<Record<TRPCError["code"], [number, ErrorCode]>> = {
-  BAD_REQUEST: [400, "validation_failed"],
-  UNAUTHORIZED: [401, "unauthorized"],
-  FORBIDDEN: [403, "forbidden"],
-  NOT_FOUND: [404, "not_found"],
-  METHOD_NOT_SUPPORTED: [405, "not_found"],
-  CONFLICT: [409, "conflict"],
-  PAYLOAD_TOO_LARGE: [413, "payload_too_large"],
-  UNSUPPORTED_MEDIA_TYPE: [415, "unsupported_media_type"],
-  TOO_MANY_REQUESTS: [429, "rate_limited"],
-};
-
 /**
  * The challenge of every 401 (RFC 6750 §3): `Bearer realm="passerelle"`, naming `invalid_token` when a token
  * was sent and refused; the description keeps only the characters RFC 6750 allows in it.
@@ -174,23 +223,26 @@ function bearerChallenge(error: AppError): string {
   return `Bearer realm="passerelle", error="invalid_token", error_description="${description}"`;
 }
 
+function mapped(status: number, body: ErrorBody, headers: Record<string, string>, unexpected = false): MappedError {
+  return { status, body, headers, trpcCode: trpcCodeOf(status), unexpected };
+}
+
 /** Maps anything thrown to the contract's error shape. Unknown errors become a 500 that says nothing more. */
-export function mapError(thrown: unknown, requestId: string): MappedError {
+function mapContractError(thrown: unknown, requestId: string): MappedError {
   let error = thrown;
   // tRPC wraps what a procedure or its input parser threw; the cause is what we mean.
   if (error instanceof TRPCError) {
     const cause = error.cause;
+    const own = FROM_TRPC.get(error.code);
     if (cause instanceof AppError) error = cause;
     else if (error.code === "BAD_REQUEST" && issuesOf(cause)) error = new ValidationError(issuesOf(cause)!.map(formatIssue));
     else if (error.code === "PARSE_ERROR") error = new AppError(400, "validation_failed", "Malformed JSON in request body");
-    else if (TRPC_CODES[error.code]) {
-      const [status, code] = TRPC_CODES[error.code]!;
+    else if (own) {
+      const [status, code] = own;
       error = new AppError(status, code, status === 404 && error.message.startsWith("No ") ? "Not found" : error.message);
     }
   }
-  if (error instanceof ValidationError) {
-    return { status: 400, body: body(400, "validation_failed", error.messages, requestId), headers: {}, unexpected: false };
-  }
+  if (error instanceof ValidationError) return mapped(400, body(400, "validation_failed", error.messages, requestId), {});
   if (error instanceof AppError) {
     const out = body(error.status, error.code, error.message, requestId);
     if (error.extras.providerErrors) out.providerErrors = error.extras.providerErrors;
@@ -200,17 +252,91 @@ export function mapError(thrown: unknown, requestId: string): MappedError {
     const headers: Record<string, string> = {};
     if (error.extras.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(error.extras.retryAfter)));
     if (error.status === 401) headers["www-authenticate"] = bearerChallenge(error);
-    return { status: error.status, body: out, headers, unexpected: false };
+    return mapped(error.status, out, headers);
   }
   // The database, not the request, failed (unreachable, a connection lost under the request, a statement past
   // `statement_timeout`): 503, which a client may retry — with its Idempotency-Key when it was creating something.
   if (isDatabaseUnavailable(thrown)) {
-    return {
-      status: 503,
-      body: body(503, "unavailable", "The database is unavailable; try again shortly", requestId),
-      headers: { "retry-after": "1" },
-      unexpected: false,
-    };
+    return mapped(503, body(503, "unavailable", "The database is unavailable; try again shortly", requestId), { "retry-after": "1" });
   }
-  return { status: 500, body: body(500, "internal", "Internal server error", requestId), headers: {}, unexpected: true };
+  return mapped(500, body(500, "internal", "Internal server error", requestId), {}, true);
 }
+
+/** True when the input parser refused `grant_type`'s value (a `grant_type` that is missing is `invalid_request`). */
+function refusesGrantType(thrown: unknown): boolean {
+  const cause = thrown instanceof TRPCError ? thrown.cause : undefined;
+  const issues = (cause as { issues?: unknown } | undefined)?.issues;
+  return (
+    Array.isArray(issues) && issues.some((issue: { path?: unknown[]; code?: string }) => issue.path?.[0] === "grant_type" && issue.code === "invalid_value")
+  );
+}
+
+function oauthCode(thrown: unknown, status: number): OAuthErrorBody["error"] {
+  if (status === 400 && refusesGrantType(thrown)) return "unsupported_grant_type";
+  if (status === 401) return "invalid_client";
+  if (status === 503) return "temporarily_unavailable";
+  if (status >= 500) return "server_error";
+  return "invalid_request";
+}
+
+/**
+ * The token endpoint's answer for a mapped error: the same status, the RFC 6749 §5.2 body and, on a 401, the
+ * Basic challenge (RFC 6749 §5.2: the authentication scheme the client may use).
+ */
+function asOAuthError(thrown: unknown, contract: MappedError): MappedError {
+  const { error: _reasonPhrase, ...members } = contract.body;
+  const description = Array.isArray(members.message) ? members.message.join("; ") : members.message;
+  const body: OAuthErrorBody = { error: oauthCode(thrown, contract.status), error_description: description, ...members };
+  const headers = contract.status === 401 ? { ...contract.headers, "www-authenticate": BASIC_CHALLENGE } : contract.headers;
+  return { ...contract, body, headers };
+}
+
+/**
+ * Maps anything thrown to what the gateway answers with: status, body, headers and tRPC code. Unknown errors
+ * become a 500 that says nothing more (`unexpected`: the caller logs them). `"oauth"` writes the body as the
+ * OAuth2 token endpoint answers (RFC 6749 §5.2); every other route keeps the contract's body.
+ *
+ * @example
+ * ```ts
+ * mapError(new UnauthorizedError(), requestId, "oauth").body; // { error: "invalid_client", error_description: "Missing or invalid bearer token", … }
+ * ```
+ */
+export function mapError(thrown: unknown, requestId: string, dialect: ErrorDialect = "contract"): MappedError {
+  const contract = mapContractError(thrown, requestId);
+  return dialect === "oauth" ? asOAuthError(thrown, contract) : contract;
+}
+
+/** What `error.data` holds on `/trpc`: tRPC's code and the HTTP status of the error, and the REST error body. */
+export interface ErrorData {
+  httpStatus: number;
+  httpBody: ErrorBody;
+  /** tRPC's code for `httpStatus` (`UNAUTHORIZED`, `NOT_FOUND`, …); the contract's code is `httpBody.code`. */
+  code: TRPC_ERROR_CODE_KEY;
+  path?: string;
+}
+
+/** tRPC's error shape: its JSON-RPC number, a message, and {@link ErrorData}. */
+export interface TrpcErrorShape {
+  code: number;
+  message: string;
+  data: ErrorData;
+}
+
+/**
+ * tRPC's error shape for a mapped error: the tRPC code matching its HTTP status, with its JSON-RPC number,
+ * and the contract's body in `data.httpBody` (contract §1).
+ *
+ * @example
+ * ```ts
+ * trpcErrorShape(mapError(new UnauthorizedError(), requestId)); // { code: -32001, data: { code: "UNAUTHORIZED", httpStatus: 401, … } }
+ * ```
+ */
+export function trpcErrorShape(error: MappedError, path?: string): TrpcErrorShape {
+  const message = Array.isArray(error.body.message) ? error.body.message.join("; ") : error.body.message;
+  const data: ErrorData = { httpStatus: error.status, httpBody: error.body, code: error.trpcCode };
+  if (path !== undefined) data.path = path;
+  return { code: TRPC_ERROR_CODES_BY_KEY[error.trpcCode], message, data };
+}
+
+/** Stands for the request id when tRPC fails before it built a context; the HTTP layer fills it in. */
+export const UNKNOWN_REQUEST_ID = "__request_id__";

@@ -5,9 +5,8 @@
  * handler is not used (it is slow, and it switches zod coercion on in the shared schemas).
  *
  * What the bridge owns: the content types a route takes (415), the body size limit (413, read through
- * `body-limit.ts`), JSON and form
- * parsing (400), path parameters and query-string coercion — computed from the schema once, without
- * mutating it — and the mapping of every thrown error to the contract's error body.
+ * `body-limit.ts`), JSON and form parsing (400), path parameters and query-string coercion — computed from
+ * the schema once, without mutating it — and answering every thrown error as `error-body.ts` maps it.
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
@@ -15,7 +14,6 @@ import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { readRawBody } from "./body-limit.ts";
 import { mapError } from "./error-body.ts";
-import { oauthErrorFor } from "./oauth-error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 
@@ -168,8 +166,7 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
         });
         return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
       } catch (error) {
-        const contractError = mapError(error, ctx.request.requestId);
-        const mapped = spec.oauthErrors ? oauthErrorFor(error, contractError) : contractError;
+        const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");
         if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
         return stampedJsonResponse(mapped.status, mapped.body, ctx.request.requestId, ctx.request.responseHeaders, mapped.headers);
       }

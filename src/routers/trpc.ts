@@ -1,13 +1,13 @@
 /**
  * The tRPC instance every router builds on: the request context, the error formatter that puts the
- * contract's error body into tRPC's envelope, and the three procedure bases of contract §2.
+ * contract's error body into tRPC's envelope (the mapping itself is `http/error-body.ts`'s), and the three
+ * procedure bases of contract §2.
  */
-import { initTRPC, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
-import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
+import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
 import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
-import { mapError, type ErrorBody } from "../http/error-body.ts";
+import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../http/error-body.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import type { RequestInfo } from "../http/request-info.ts";
@@ -41,64 +41,12 @@ export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 502 
 export type Meta = OpenApiMeta<{
   tenantHeader?: "required" | "accepted";
   errors?: readonly DeclaredErrorStatus[];
-  /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`http/oauth-error-body.ts`). */
+  /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`http/error-body.ts`, `mapError(…, "oauth")`). */
   oauthErrors?: true;
 }>;
 
-/** What `error.data` holds on `/trpc`: tRPC's code and the HTTP status of the error, and the REST error body. */
-export interface ErrorData {
-  httpStatus: number;
-  httpBody: ErrorBody;
-  /** tRPC's code for `httpStatus` (`UNAUTHORIZED`, `NOT_FOUND`, …); the contract's code is `httpBody.code`. */
-  code: TRPC_ERROR_CODE_KEY;
-  path?: string;
-}
-
-/** tRPC's error shape: its JSON-RPC number, a message, and {@link ErrorData}. */
-export interface TrpcErrorShape {
-  code: number;
-  message: string;
-  data: ErrorData;
-}
-
-// 424 has no tRPC code: PRECONDITION_FAILED says the same to a client — the call cannot succeed until
-// something about the tenant changes (its provider credentials), and retrying as is will not help.
-const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: "BAD_REQUEST",
-  401: "UNAUTHORIZED",
-  403: "FORBIDDEN",
-  404: "NOT_FOUND",
-  405: "METHOD_NOT_SUPPORTED",
-  409: "CONFLICT",
-  413: "PAYLOAD_TOO_LARGE",
-  415: "UNSUPPORTED_MEDIA_TYPE",
-  422: "UNPROCESSABLE_CONTENT",
-  424: "PRECONDITION_FAILED",
-  429: "TOO_MANY_REQUESTS",
-  502: "BAD_GATEWAY",
-  503: "SERVICE_UNAVAILABLE",
-  504: "GATEWAY_TIMEOUT",
-};
-
-/**
- * tRPC's error shape for a mapped error: the tRPC code matching its HTTP status, with its JSON-RPC number,
- * and the contract's body in `data.httpBody` (contract §1).
- *
- * @example
- * ```ts
- * trpcErrorShape(mapError(new UnauthorizedError(), requestId)); // { code: -32001, data: { code: "UNAUTHORIZED", httpStatus: 401, … } }
- * ```
- */
-export function trpcErrorShape(mapped: { status: number; body: ErrorBody }, path?: string): TrpcErrorShape {
-  const code = TRPC_CODE_BY_STATUS[mapped.status] ?? "INTERNAL_SERVER_ERROR";
-  const message = Array.isArray(mapped.body.message) ? mapped.body.message.join("; ") : mapped.body.message;
-  const data: ErrorData = { httpStatus: mapped.status, httpBody: mapped.body, code };
-  if (path !== undefined) data.path = path;
-  return { code: TRPC_ERROR_CODES_BY_KEY[code], message, data };
-}
-
-/** Stands for the request id when tRPC fails before it built a context; the HTTP layer fills it in. */
-export const UNKNOWN_REQUEST_ID = "__request_id__";
+/** Re-exported from the one error mapping (`http/error-body.ts`), for the importers of this module. */
+export { trpcErrorShape, UNKNOWN_REQUEST_ID, type ErrorData, type TrpcErrorShape } from "../http/error-body.ts";
 
 const t = initTRPC
   .context<Context>()
