@@ -48,12 +48,14 @@ export function createLogger(config: Pick<Config, "logLevel">, destination?: pin
   );
 }
 
+/** What provider keys, our API keys and signing secrets start with (a regular expression's alternatives). */
+const SECRET_PREFIX = "(?:sk|pk|wh)_(?:sandbox|live|test)_|psk_(?:sandbox|live)_|whsec_|test_private_|test_public_|live_private_|live_public_";
+
 /**
  * Secret-shaped values that can appear inside a URL path (a simulator's `/_sim/accounts/{secretKey}/…`,
  * a key pasted into a path by mistake): provider keys, our API keys and signing secrets, and JWTs.
  */
-const SECRET_IN_PATH =
-  /\b(?:(?:sk|pk|wh)_(?:sandbox|live|test)_|psk_(?:sandbox|live)_|whsec_|test_private_|test_public_|live_private_|live_public_)[A-Za-z0-9_+=-]+|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+/g;
+const SECRET_IN_PATH = new RegExp(String.raw`\b(?:${SECRET_PREFIX})[A-Za-z0-9_+=-]+|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+`, "g");
 
 /** A URL path fit for a log line: secret-shaped segments are replaced by `[redacted]`. */
 export function redactPath(pathname: string): string {

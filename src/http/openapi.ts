@@ -129,7 +129,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
   const document = generateOpenApiDocument(router, {
     title: "Passerelle",
     description:
-      "A multi-tenant payment gateway proxy for West-African mobile money and cards. Every error has the shape of the `Error` schema; every response carries `x-request-id`.",
+      "A multi-tenant payment gateway proxy for West-African mobile money and cards. " +
+      "Every error has the shape of the `Error` schema; every response carries `x-request-id`.",
     version,
     baseUrl: "/",
     securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },

@@ -31,7 +31,8 @@ export const adminRouter = router({
         tags: ["admin"],
         summary: "Payments still pending after the 24 h sync window",
         description:
-          "Every tenant's payments (both providers, both environments unless filtered) still pending more than 24 h after creation: the sync jobs have stopped and the payment was never assumed failed; an operator settles it. Oldest first. Admin token only.",
+          "Every tenant's payments (both providers, both environments unless filtered) still pending more than 24 h after creation: " +
+          "the sync jobs have stopped and the payment was never assumed failed; an operator settles it. Oldest first. Admin token only.",
       },
     })
     .input(

@@ -48,10 +48,16 @@ export const REPLAYED_HEADER = "idempotent-replayed";
  * header in the OpenAPI document (the middleware reads and checks it, not this schema).
  */
 export const idempotencyKeyHeader = z.object({
-  "idempotency-key": z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional().meta({
-    description:
-      "Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409.",
-  }),
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .optional()
+    .meta({
+      description:
+        "Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; " +
+        "another body is 422, a call while the first runs is 409.",
+    }),
 });
 
 /** What the procedure bases may have added to the context by the time this middleware runs. */

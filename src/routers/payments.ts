@@ -33,7 +33,8 @@ export const paymentsRouter = router({
         tags: ["payments"],
         summary: "List payments",
         description:
-          "The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.",
+          "The tenant's payments of every kind in the token's environment, newest first. " +
+          "Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.",
       },
       tenantHeader: "accepted",
     })

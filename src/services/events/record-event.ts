@@ -95,7 +95,8 @@ const deliveriesStatement = precompile<{
     .insertInto("deliveries")
     .columns(["id", "event_id", "tenant_id", "environment", "endpoint_id", "target_url", "next_attempt_at", "created_at", "updated_at"])
     .expression(
-      sql`select t.id, ${p.eventId}::text, ${p.tenantId}::text, ${p.environment}::text, t.endpoint_id, t.target_url, ${p.now}::timestamptz, ${p.now}::timestamptz, ${p.now}::timestamptz
+      sql`select t.id, ${p.eventId}::text, ${p.tenantId}::text, ${p.environment}::text, t.endpoint_id, t.target_url,
+                 ${p.now}::timestamptz, ${p.now}::timestamptz, ${p.now}::timestamptz
           from unnest(${p.ids}::text[], ${p.endpointIds}::text[], ${p.targetUrls}::text[]) as t(id, endpoint_id, target_url)`,
     ),
 );

@@ -320,7 +320,9 @@ interface RecordRow {
 }
 
 /** An endpoint's new `failing_since` from its attempts of one batch (`h`, see `health` below) and its row (`e`). */
-const mergedFailingSince = sql<Date | null>`case when h.first_failure is null then null when h.any_ok then h.first_failure else coalesce(e.failing_since, h.first_failure) end`;
+const mergedFailingSince = sql<Date | null>`case when h.first_failure is null then null
+  when h.any_ok then h.first_failure
+  else coalesce(e.failing_since, h.first_failure) end`;
 
 /**
  * The attempts of one batch, with their deliveries' new states and their endpoints' health, in one
@@ -342,7 +344,10 @@ const recordStatement = precompile<{ rows: string }>()((db, p) =>
     .with(
       "r",
       () =>
-        sql<RecordRow>`(select * from json_to_recordset(${p.rows}::text::json) as r(id text, locked_until timestamptz, state text, attempt int, status int, last_error text, recorded_at timestamptz, next_attempt_at timestamptz, delivered_at timestamptz, attempted_at timestamptz, url text, duration_ms int, error text, response_body text, endpoint_id text, health text, disabled_reason text))`,
+        sql<RecordRow>`(select * from json_to_recordset(${p.rows}::text::json) as r(
+          id text, locked_until timestamptz, state text, attempt int, status int, last_error text, recorded_at timestamptz,
+          next_attempt_at timestamptz, delivered_at timestamptz, attempted_at timestamptz, url text, duration_ms int, error text,
+          response_body text, endpoint_id text, health text, disabled_reason text))`,
     )
     .with("updated", (db) =>
       db
@@ -478,7 +483,12 @@ function storable(text: string | null): string | null {
  *
  * @example
  * ```ts
- * await recordAttempt(deps, leased, { kind: "endpoint", endpointId, failingSince: null, url }, { attempt: 1, attemptedAt, recordedAt, durationMs: 12, responseBody: "ok", result, outcome: { state: "succeeded" } });
+ * await recordAttempt(
+ *   deps,
+ *   leased,
+ *   { kind: "endpoint", endpointId, failingSince: null, url },
+ *   { attempt: 1, attemptedAt, recordedAt, durationMs: 12, responseBody: "ok", result, outcome: { state: "succeeded" } },
+ * );
  * ```
  */
 export async function recordAttempt(deps: Deps, delivery: LeasedDelivery, target: Target, input: RecordInput): Promise<void> {

@@ -76,9 +76,13 @@ export interface ConsolePageInput {
 
 /** The console's HTML. */
 export function renderConsolePage(input: ConsolePageInput): string {
+  const rules =
+    `Sandbox rules by amount: below 1000 approved automatically after ${input.approveDelayMs} ms; ` +
+    "1000 to 5000 wait here for Approve or Decline; above 5000 declined.";
   const notice = input.notice ? `<p class="notice ${input.notice.kind}" role="status">${escapeHtml(input.notice.text)}</p>` : "";
   const pending = input.pending.length
-    ? `<table id="pending"><thead><tr><th>ID</th><th>Reference</th><th>Amount</th><th>Payment method</th><th>Phone</th><th>Description</th><th>USSD push</th><th></th></tr></thead>
+    ? `<table id="pending"><thead><tr><th>ID</th><th>Reference</th><th>Amount</th><th>Payment method</th>` +
+      `<th>Phone</th><th>Description</th><th>USSD push</th><th></th></tr></thead>
 <tbody>${input.pending.map(pendingRow).join("\n")}</tbody></table>`
     : `<p id="pending" class="empty">No pending payment.</p>`;
   const recent = input.recent.length
@@ -107,7 +111,7 @@ export function renderConsolePage(input: ConsolePageInput): string {
 </head>
 <body>
 <h1>Provider A sandbox console</h1>
-<p class="hint">Sandbox rules by amount: below 1000 approved automatically after ${input.approveDelayMs} ms; 1000 to 5000 wait here for Approve or Decline; above 5000 declined. <a href="console">Refresh</a></p>
+<p class="hint">${rules} <a href="console">Refresh</a></p>
 ${notice}
 <h2>Pending payments</h2>
 ${pending}

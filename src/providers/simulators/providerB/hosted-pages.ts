@@ -57,7 +57,8 @@ function itemRows(invoice: Invoice): string {
     .map((item) => {
       const line = item as { name?: unknown; quantity?: unknown; total_price?: unknown };
       const total = Number(line.total_price);
-      return `<tr><td>${escapeHtml(line.name)} × ${escapeHtml(line.quantity ?? 1)}</td><td class="num">${Number.isFinite(total) ? formatAmount(total) : ""}</td></tr>`;
+      const amount = Number.isFinite(total) ? formatAmount(total) : "";
+      return `<tr><td>${escapeHtml(line.name)} × ${escapeHtml(line.quantity ?? 1)}</td><td class="num">${amount}</td></tr>`;
     })
     .join("");
 }
@@ -103,8 +104,10 @@ function receiptPage(invoice: Invoice): Response {
 
 function permitPage(permit: Permit): Response {
   const limit = permit.maxAmount === null ? "no limit set" : `up to ${formatAmount(permit.maxAmount)} FCFA per charge`;
-  const header = `${modeBadge(permit.mode)}<h1>Authorise recurring payments</h1>
-<p class="description">${escapeHtml(permit.description)}</p><p>${escapeHtml(permit.customer.name)} · ${escapeHtml(permit.customer.phone)} · ${escapeHtml(limit)}</p>
+  const header =
+    `${modeBadge(permit.mode)}<h1>Authorise recurring payments</h1>
+<p class="description">${escapeHtml(permit.description)}</p>` +
+    `<p>${escapeHtml(permit.customer.name)} · ${escapeHtml(permit.customer.phone)} · ${escapeHtml(limit)}</p>
 <p class="status">Created ${providerDate(permit.createdAt)} UTC · ${escapeHtml(permit.status)}</p>`;
   if (permit.status !== "pending") return htmlPage("Permit", `${header}<p>This permit is ${escapeHtml(permit.status)}.</p>`);
   const action = (verb: string) => `../../_sim/permits/${encodeURIComponent(permit.token)}/${verb}`;
