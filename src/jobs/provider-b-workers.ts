@@ -6,7 +6,8 @@
  */
 import { syncCheckout, type SyncJobData } from "../services/checkout/checkout-sync.ts";
 import { PROVIDER_B_SYNC_QUEUE } from "../services/payments/sync-chain.ts";
-import { CHARGE_SYNC, syncPermitCharge, type ChargeSyncJobData } from "../services/permits/charge-sync.ts";
+import { syncPermitCharge } from "../services/permits/charge-sync.ts";
+import { CHARGE_SYNC, type ChargeSyncJobData } from "../services/permits/charge-sync-chain.ts";
 import { PERMIT_SYNC, syncPermit, type PermitSyncJobData } from "../services/permits/permit-sync.ts";
 import type { Deps } from "../services/deps.ts";
 import { IPN_QUEUE, processIpn, type IpnJobData } from "../services/ipn/ipn-jobs.ts";

@@ -14,55 +14,15 @@
 import { z } from "zod";
 import { createPermitCharge, executePermitCharge } from "../services/permits/charges.ts";
 import { createPermit } from "../services/permits/create-permit.ts";
+import { customData, permitRequest } from "../services/permits/permit-request.ts";
 import { chargeSchema, chargeView, PERMIT_STATUS_VALUES, permitSchema } from "../services/permits/permit-view.ts";
 import { findPermit, getPermit, listCharges, listPermits } from "../services/permits/read-permits.ts";
 import { revokePermit } from "../services/permits/revoke-permit.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
-import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const tenantHeader = z.object({ "x-tenant-id": z.string().meta({ description: "The calling tenant (required)" }) });
-
-const httpUrl = (field: string) =>
-  z
-    .string()
-    .max(2048)
-    .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { message: `must be an absolute http(s) URL` })
-    .meta({ description: field, example: "https://merchant.example/subscriptions/77" });
-
-const customData = z
-  .record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
-  .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })
-  .optional()
-  .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types", example: { subscriptionId: "77" } });
-
-const permitInput = z
-  .object({
-    customer: z.object({
-      name: z.string().trim().min(1).max(255).meta({ example: "Awa Diallo" }),
-      email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-      phone: z
-        .string()
-        .regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" })
-        .meta({ example: "+221770000000" }),
-    }),
-    description: z
-      .string()
-      .trim()
-      .min(1)
-      .max(255)
-      .meta({ description: "What the customer authorises, shown on the authorisation page", example: "Monthly box" }),
-    maxAmount: z.number().int().min(1).meta({
-      description: "The largest amount one charge may take, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)",
-      example: 20000,
-      maximum: DOCUMENTED_MAX_AMOUNT,
-    }),
-    returnUrl: httpUrl("The customer is sent here after authorising"),
-    cancelUrl: httpUrl("The customer is sent here after declining"),
-    customData,
-  })
-  .meta({ id: "PermitRequest" });
 
 const permitCreated = z
   .object({
@@ -99,7 +59,7 @@ export const permitsRouter = router({
       tenantHeader: "required",
       errors: [424, 502, 504],
     })
-    .input(permitInput)
+    .input(permitRequest)
     .output(permitCreated)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);

@@ -1,55 +1,13 @@
 /**
  * Provider B's procedures (spec endpoint 4, contract §5): `POST /providerB/checkout`. The IPN (spec
- * endpoint 5) is a raw-body route, `http/providerB-webhook.ts`.
+ * endpoint 5) is provider B's inbound route, `providers/providerB/inbound.ts`. The request's schema lives
+ * with the service (`services/checkout/checkout-request.ts`), which infers its input type from it.
  */
 import { z } from "zod";
+import { checkoutRequest } from "../services/checkout/checkout-request.ts";
 import { createCheckout } from "../services/checkout/create-checkout.ts";
-import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
-
-const httpUrl = (field: string) =>
-  z
-    .string()
-    .max(2048)
-    .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { message: `must be an absolute http(s) URL` })
-    .meta({ description: field, example: "https://merchant.example/orders/1042" });
-
-const checkoutInput = z
-  .object({
-    amount: z
-      .number()
-      .int()
-      .min(1)
-      .meta({
-        description: "Amount to collect, in whole FCFA; at most MAX_AMOUNT (the maximum shown is its default)",
-        example: 5000,
-        maximum: DOCUMENTED_MAX_AMOUNT,
-      }),
-    description: z.string().trim().min(1).max(255).meta({ description: "Label of the invoice", example: "Order 1042" }),
-    returnUrl: httpUrl("The customer is sent here after payment"),
-    cancelUrl: httpUrl("The customer is sent here on cancel"),
-    customer: z.object({
-      name: z.string().trim().min(1).max(255).meta({ example: "Awa Diallo" }),
-      email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-      phone: z
-        .string()
-        .regex(/^\+\d{8,15}$/, { message: "must be in international format, like +221770000000" })
-        .optional()
-        .meta({ example: "+221770000000" }),
-    }),
-    customData: z
-      .record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
-      .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })
-      .optional()
-      .meta({ description: "Flat key/value pairs of your choice (at most 50), sent back in every event with their types", example: { orderId: "1042" } }),
-    channels: z
-      .array(z.string().min(1).max(100))
-      .max(30)
-      .optional()
-      .meta({ description: "Provider B channel slugs to offer", example: ["orange-money-senegal"] }),
-  })
-  .meta({ id: "CheckoutRequest" });
 
 const checkoutAnswer = z
   .object({
@@ -76,7 +34,7 @@ export const providerBRouter = router({
       tenantHeader: "required",
       errors: [424, 502, 504],
     })
-    .input(checkoutInput)
+    .input(checkoutRequest)
     .output(checkoutAnswer)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);

@@ -1,11 +1,12 @@
 /**
  * Provider B's HTTP client: create a hosted checkout invoice and confirm one, with the merchant's keys in
  * the four `PAYDUNYA-*` headers. It knows nothing of tenants: the caller opens the credentials and picks
- * the base URL. Every failure is a {@link ProviderError}: a refusal (any status whose body carries a
- * `response_code` other than "00") → 422 with `providerResponseCode`; garbage or 5xx → 502; no answer
- * within the timeout → 504. A call that fails on our side, before provider B answered (a key that cannot
- * travel in a header, DNS, a refused connection, the timeout), is also logged with its reason: the 502
- * alone does not say why.
+ * the base URL. Every failure is a {@link ProviderCallError} (`../provider.ts`), the same as every
+ * provider's: a refusal (any status whose body carries a `response_code` other than "00") is `refused`
+ * with that code as `providerCode`; garbage or a 5xx is `server_error`; no connection is `unreachable`; no
+ * answer within the timeout is `timeout`. The domain answers them 422, 502 and 504. A call that fails on
+ * our side, before provider B answered (a key that cannot travel in a header, DNS, a refused connection,
+ * the timeout), is also logged with its reason: the failure alone does not say why.
  *
  * @example
  * ```ts
@@ -16,10 +17,10 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { ProviderError } from "../../errors.ts";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
+import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
 import {
   checkoutConfirmation,
   checkoutInvoiceCreated,
@@ -52,7 +53,7 @@ export interface ProviderBClientOptions {
 
 export interface ProviderBClient {
   createCheckoutInvoice(request: CheckoutInvoiceCreateRequest): Promise<CheckoutInvoiceCreated>;
-  /** The invoice as provider B sees it now; an unknown token is a 422 refusal (`1003`). */
+  /** The invoice as provider B sees it now; an unknown token is a refusal (`1003`). */
   confirmCheckoutInvoice(token: string): Promise<CheckoutConfirmation>;
 }
 
@@ -67,7 +68,7 @@ export function keyHeaders(keys: ProviderBKeys): Record<string, string> {
   return headers;
 }
 
-/** One call to provider B, its answer checked against `schema`; failures are {@link ProviderError}s. */
+/** One call to provider B, its answer checked against `schema`; failures are {@link ProviderCallError}s. */
 export type ProviderBCall = <T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T) => Promise<z.output<T>>;
 
 /**
@@ -95,35 +96,40 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
         { provider: "providerB", operation, reason: failureReason(error, Object.values(options.keys)) },
         "provider call failed before an answer",
       );
-      if (name === "TimeoutError" || name === "AbortError") throw new ProviderError(504, `Provider B did not answer within ${options.timeoutMs} ms`);
-      throw new ProviderError(502, "Provider B could not be reached");
+      if (name === "TimeoutError" || name === "AbortError") throw failed("timeout", `Provider B did not answer within ${options.timeoutMs} ms`);
+      throw failed("unreachable", "Provider B could not be reached");
     }
     let json: unknown;
     try {
       json = await response.json();
     } catch {
-      throw new ProviderError(502, `Provider B answered ${response.status} without a JSON body`);
+      throw failed("server_error", `Provider B answered ${response.status} without a JSON body`, { status: response.status });
     }
     const answer = providerAnswer.safeParse(json);
-    if (!answer.success) throw new ProviderError(502, `Provider B answered ${response.status} without a response_code`);
+    if (!answer.success) throw failed("server_error", `Provider B answered ${response.status} without a response_code`, { status: response.status });
     // The provider's SDKs only read the body: a 4xx with a response_code is a refusal, not garbage.
     if (answer.data.response_code !== SUCCESS_CODE) {
-      if (response.status >= 500) throw new ProviderError(502, `Provider B failed with ${response.status}`);
+      if (response.status >= 500) throw failed("server_error", `Provider B failed with ${response.status}`, { status: response.status });
       const text = typeof answer.data.response_text === "string" && answer.data.response_text ? answer.data.response_text : "Provider B refused the request";
-      throw new ProviderError(422, text, { providerResponseCode: answer.data.response_code });
+      throw failed("refused", text, { status: response.status, providerCode: answer.data.response_code });
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new ProviderError(502, "Provider B answered with an unexpected body");
+    if (!parsed.success) throw failed("server_error", "Provider B answered with an unexpected body", { status: response.status });
     return parsed.data;
   };
   const metrics = options.metrics;
   if (!metrics) return send;
-  const outcomeOf = (error: unknown): ProviderCallOutcome =>
-    error instanceof ProviderError ? (error.status === 422 ? "refused" : error.status === 504 ? "timeout" : "error") : "error";
+  const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderCallError ? OUTCOMES[error.kind] : "error");
   return function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
     return observeProviderCall(metrics, "providerB", operationOf(method, path), outcomeOf, () => send(method, path, body, schema));
   };
 }
+
+const failed = (kind: ProviderFailureKind, message: string, details: ProviderCallError["details"] = {}) =>
+  new ProviderCallError("providerB", kind, message, details);
+
+/** The metrics outcome of each failure. */
+const OUTCOMES: Record<ProviderFailureKind, ProviderCallOutcome> = { refused: "refused", timeout: "timeout", unreachable: "error", server_error: "error" };
 
 /** The invoice or permit token in a confirm path is not a key, but the operation is named by its route (a bounded set of values). */
 function operationOf(method: string, path: string): string {

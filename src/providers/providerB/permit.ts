@@ -105,9 +105,9 @@ const permitRevoked = z.looseObject({ response_code: z.literal(SUCCESS_CODE) });
 
 export interface ProviderBPermitClient {
   createPermit(request: PermitCreateRequest): Promise<PermitCreated>;
-  /** The permit as provider B sees it now; an unknown token is a 422 refusal (`1003`). */
+  /** The permit as provider B sees it now; an unknown token is a refusal (`1003`). */
   confirmPermit(token: string): Promise<PermitConfirmation>;
-  /** A refusal (not active `1004`, over max `1005`, unknown `1003`) is a 422 ProviderError: nothing was charged. */
+  /** A refusal (not active `1004`, over max `1005`, unknown `1003`) is a `refused` ProviderCallError: nothing was charged. */
   chargePermit(request: PermitChargeRequest): Promise<PermitChargeAnswer>;
   /** A refusal `1004` means the permit can no longer move to revoked (already revoked, declined or expired). */
   revokePermit(permitToken: string): Promise<void>;

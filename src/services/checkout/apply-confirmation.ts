@@ -1,17 +1,32 @@
 /**
- * Applying what provider B confirmed to a checkout: checked against our record first (token, amount,
- * mode), then — in one database transaction — the new state, its event and the event's deliveries
+ * Applying what provider B confirmed to a checkout (its {@link PaymentReport}, read through the port):
+ * checked against our record first (token, amount, environment), then — in one database transaction — the new state, its event and the event's deliveries
  * (contract §5, §6). Used by the `ipn` job and the `providerB-sync` job alike.
  */
-import type { Environment } from "../../config.ts";
-import type { JsonValue, Payment } from "../../db/schema.ts";
-import { AppError } from "../../errors.ts";
-import { confirmedAmount, customerOf, EVENT_OF, mayMove, STATE_OF } from "../../providers/providerB/map.ts";
-import { MODE_OF, type CheckoutConfirmation } from "../../providers/providerB/wire.ts";
+import type { EventType, JsonValue, Payment, PaymentState } from "../../db/schema.ts";
+import { type PaymentReport, ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { openProviderBAccount } from "./provider-b-account.ts";
+import { providerBOf } from "./provider-b.ts";
+
+export const EVENT_OF: Partial<Record<PaymentState, EventType>> = {
+  succeeded: "payment.completed",
+  cancelled: "payment.cancelled",
+  failed: "payment.failed",
+};
+
+/**
+ * May a checkout in state `from` move to `to`? Pending moves to any outcome; a cancelled or failed one
+ * may still complete (or change between the two); a succeeded one is final (contract §5: `completed` wins
+ * over `cancelled` and `failed`, since a customer may pay after cancelling once).
+ */
+export function mayMove(from: PaymentState, to: PaymentState): boolean {
+  if (from === to || to === "pending") return false;
+  if (from === "pending") return true;
+  if (from === "cancelled" || from === "failed") return to !== "refunded";
+  return false;
+}
 
 /** What a confirmation did. */
 export type ConfirmOutcome =
@@ -20,29 +35,30 @@ export type ConfirmOutcome =
   | { outcome: "mismatch"; reason: string };
 
 /** Why a confirmation does not match our record, or null when it does. */
-export function mismatchOf(payment: Payment, confirmation: CheckoutConfirmation): string | null {
-  if (confirmation.invoice.token !== payment.provider_transaction_id) return "the confirmed token is not the checkout's";
-  if (confirmedAmount(confirmation) !== Number(payment.amount)) return `the confirmed amount ${confirmation.invoice.total_amount} is not ${payment.amount}`;
-  if (confirmation.mode !== MODE_OF[payment.environment as Environment]) return `the confirmed mode ${confirmation.mode} is not the checkout's environment`;
+export function mismatchOf(payment: Payment, report: PaymentReport): string | null {
+  if (report.providerPaymentId !== payment.provider_transaction_id) return "the confirmed token is not the checkout's";
+  if (!report.details) return "the confirmation carries no amount";
+  if (report.details.amount !== Number(payment.amount)) return `the confirmed amount ${report.details.amount} is not ${payment.amount}`;
+  if (report.details.environment !== payment.environment) return `the confirmed environment ${report.details.environment} is not the checkout's`;
   return null;
 }
 
-function eventData(payment: Payment, confirmation: CheckoutConfirmation): Record<string, JsonValue> {
+function eventData(payment: Payment, report: PaymentReport): Record<string, JsonValue> {
   return {
     paymentId: payment.id,
     provider: "providerB",
     kind: "checkout",
     providerTransactionId: payment.provider_transaction_id,
     reference: null,
-    status: confirmation.status,
+    status: report.providerStatus,
     amount: Number(payment.amount),
     currency: payment.currency,
     description: payment.description,
     customer: (payment.customer ?? {}) as Record<string, JsonValue>,
     customData: (payment.custom_data ?? {}) as Record<string, JsonValue>,
     paymentMethod: payment.payment_method,
-    receiptUrl: confirmation.receipt_url,
-    ...(confirmation.status === "failed" ? { failReason: confirmation.fail_reason } : {}),
+    receiptUrl: report.details?.receiptUrl ?? null,
+    ...(report.state === "failed" ? { failReason: report.errorCode } : {}),
   };
 }
 
@@ -58,23 +74,26 @@ function eventData(payment: Payment, confirmation: CheckoutConfirmation): Record
  */
 export async function confirmAndApply(deps: Deps, paymentId: string, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
   const payment = await deps.db.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirstOrThrow();
-  const account = await openProviderBAccount(deps, {
-    tenantId: payment.tenant_id,
-    environment: payment.environment,
-    version: payment.credential_version ?? undefined,
-  });
-  if (!account) return rejectMismatch(deps, payment, "the credential version the checkout was made with is gone", options.ipnId);
-  let confirmation: CheckoutConfirmation;
+  const read = await readConfirmation(deps, payment);
+  if (typeof read === "string") return rejectMismatch(deps, payment, read, options.ipnId);
+  const mismatch = mismatchOf(payment, read);
+  if (mismatch) return rejectMismatch(deps, payment, mismatch, options.ipnId);
+  return applyConfirmation(deps, paymentId, read, options);
+}
+
+/**
+ * Provider B's confirmation of a payment's invoice (a checkout's or a permit charge's), or why there is
+ * none to apply: a refusal (provider B does not know the token, or the credential version is gone) is a
+ * reason, not an error. Other provider failures throw, so the calling job retries.
+ */
+export async function readConfirmation(deps: Deps, payment: Payment): Promise<PaymentReport | string> {
   try {
-    confirmation = await account.client.confirmCheckoutInvoice(payment.provider_transaction_id!);
+    const report = await providerBOf(deps).readPayment(deps, payment);
+    return report ?? "the credential version it was made with is gone";
   } catch (error) {
-    if (error instanceof AppError && error.status === 422)
-      return rejectMismatch(deps, payment, `provider B refused the confirm: ${error.message}`, options.ipnId);
+    if (error instanceof ProviderCallError && error.kind === "refused") return `provider B refused the confirm: ${error.message}`;
     throw error;
   }
-  const mismatch = mismatchOf(payment, confirmation);
-  if (mismatch) return rejectMismatch(deps, payment, mismatch, options.ipnId);
-  return applyConfirmation(deps, paymentId, confirmation, options);
 }
 
 async function rejectMismatch(deps: Deps, payment: Payment, reason: string, ipnId: number | undefined): Promise<ConfirmOutcome> {
@@ -88,16 +107,11 @@ async function rejectMismatch(deps: Deps, payment: Payment, reason: string, ipnI
 }
 
 /** The transaction part: state, event, deliveries; then the deliveries are enqueued. */
-export async function applyConfirmation(
-  deps: Deps,
-  paymentId: string,
-  confirmation: CheckoutConfirmation,
-  options: { ipnId?: number } = {},
-): Promise<ConfirmOutcome> {
+export async function applyConfirmation(deps: Deps, paymentId: string, report: PaymentReport, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
   const result = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
     const payment = await tx.selectFrom("payments").selectAll().where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
-    const to = STATE_OF[confirmation.status];
+    const to = report.state;
     let outcome: ConfirmOutcome = { outcome: "unchanged", state: payment.state };
     let deliveryIds: string[] = [];
     if (mayMove(payment.state, to)) {
@@ -105,14 +119,15 @@ export async function applyConfirmation(
         .updateTable("payments")
         .set({
           state: to,
-          provider_status: confirmation.status,
-          customer: customerOf(confirmation, payment.customer),
-          payment_method: confirmation.customer?.payment_method ?? payment.payment_method,
-          failure_code: to === "failed" ? (confirmation.fail_reason ?? "failed") : null,
+          provider_status: report.providerStatus,
+          // The customer fields provider B gives, over what we had.
+          customer: { ...payment.customer, ...report.details?.customer },
+          payment_method: report.details?.paymentMethod ?? payment.payment_method,
+          failure_code: to === "failed" ? (report.errorCode ?? "failed") : null,
           // The receipt as provider B confirmed it (issue 6): kept on the record, shown in the payment view.
-          receipt_url: confirmation.receipt_url ?? payment.receipt_url,
-          receipt_identifier: confirmation.receipt_identifier ?? payment.receipt_identifier,
-          provider_reference: confirmation.provider_reference ?? payment.provider_reference,
+          receipt_url: report.details?.receiptUrl ?? payment.receipt_url,
+          receipt_identifier: report.details?.receiptIdentifier ?? payment.receipt_identifier,
+          provider_reference: report.reference ?? payment.provider_reference,
           updated_at: now,
           completed_at: now,
         })
@@ -123,13 +138,13 @@ export async function applyConfirmation(
         tenantId: updated.tenant_id,
         environment: updated.environment,
         type: EVENT_OF[to]!,
-        data: eventData(updated, confirmation),
+        data: eventData(updated, report),
         paymentId,
       });
       deliveryIds = recorded.deliveryIds;
       outcome = { outcome: "moved", state: to, eventId: recorded.eventId };
-    } else if (payment.state === "pending" && payment.provider_status !== confirmation.status) {
-      await tx.updateTable("payments").set({ provider_status: confirmation.status, updated_at: now }).where("id", "=", paymentId).execute();
+    } else if (payment.state === "pending" && payment.provider_status !== report.providerStatus) {
+      await tx.updateTable("payments").set({ provider_status: report.providerStatus, updated_at: now }).where("id", "=", paymentId).execute();
     }
     if (options.ipnId !== undefined)
       await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();

@@ -7,25 +7,17 @@
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
 import type { CustomData, PaymentCustomer } from "../../db/schema.ts";
-import { NotConfiguredError, NotFoundError, ValidationError } from "../../errors.ts";
+import { NotFoundError, ValidationError } from "../../errors.ts";
+import { CollectionError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
+import type { CheckoutInput } from "./checkout-request.ts";
 import { CHECKOUT_SYNC } from "./checkout-sync.ts";
-import { openProviderBAccount } from "./provider-b-account.ts";
+import { providerBOf, providerFailure } from "./provider-b.ts";
 
-/** The key under which our payment id travels in the invoice's custom data. */
-export const PAYMENT_ID_KEY = "passerelle_payment_id";
-
-export interface CheckoutInput {
-  amount: number;
-  description: string;
-  returnUrl: string;
-  cancelUrl: string;
-  customer: { name: string; email?: string; phone?: string };
-  customData?: CustomData;
-  channels?: string[];
-}
+/** The `response_code` of the answer (the contract's answer keeps provider B's success code). */
+const CREATED_CODE = "00";
 
 export interface CheckoutAnswer {
   response_code: string;
@@ -106,48 +98,53 @@ export async function createCheckout(
   input: CheckoutInput,
 ): Promise<CheckoutAnswer> {
   if (input.amount > deps.config.maxAmount) throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
-  const account = await openProviderBAccount(deps, scope);
-  if (!account) throw new NotConfiguredError(`The tenant has no provider B credentials for the ${scope.environment} environment`);
+  const provider = providerBOf(deps);
+  const account = await provider.accountFor(deps, scope.tenantId, scope.environment);
   const storeName = scope.storeName ?? (await storeNameOf(deps.db, { id: scope.tenantId })).rows[0]?.store_name ?? raise(new NotFoundError("Tenant not found"));
   const paymentId = newId("pay");
   const customer: PaymentCustomer = { name: input.customer.name };
   if (input.customer.email) customer.email = input.customer.email;
   if (input.customer.phone) customer.phone = input.customer.phone;
 
-  const created = await account.client.createCheckoutInvoice({
-    invoice: {
-      total_amount: input.amount,
+  let created: Awaited<ReturnType<typeof provider.startCollection>>;
+  try {
+    created = await provider.startCollection(deps, {
+      kind: "hosted_checkout",
+      paymentId,
+      tenantId: scope.tenantId,
+      environment: scope.environment,
+      account,
+      amount: input.amount,
+      currency: "XOF",
       description: input.description,
-      customer: {
-        name: input.customer.name,
-        ...(input.customer.email ? { email: input.customer.email } : {}),
-        ...(input.customer.phone ? { phone: input.customer.phone } : {}),
-      },
-      items: { item_0: { name: input.description, quantity: 1, unit_price: input.amount, total_price: input.amount } },
-      ...(input.channels?.length ? { channels: input.channels } : {}),
-    },
-    store: { name: storeName },
-    custom_data: { ...input.customData, [PAYMENT_ID_KEY]: paymentId },
-    actions: { cancel_url: input.cancelUrl, return_url: input.returnUrl, callback_url: `${deps.config.publicBaseUrl}/providerB/webhook` },
-  });
+      storeName,
+      customer: input.customer,
+      customData: input.customData,
+      channels: input.channels,
+      returnUrl: input.returnUrl,
+      cancelUrl: input.cancelUrl,
+    });
+  } catch (error) {
+    throw error instanceof CollectionError ? providerFailure(error.failure) : error;
+  }
+  const token = created.providerPaymentId;
 
   const now = deps.now();
   const { rows: orphans } = await insertCheckout(deps.db, {
     id: paymentId,
     tenant_id: scope.tenantId,
     environment: scope.environment,
-    provider_account: account.credentialsId,
-    token: created.token,
+    provider_account: account.accountId,
+    token,
     amount: input.amount,
     description: input.description,
     customer,
     custom_data: input.customData ?? null,
-    credential_version: account.version,
+    credential_version: account.credentialVersion!,
     created_at: now,
   });
   await CHECKOUT_SYNC.enqueue(deps, { subjectId: paymentId, createdAt: now, step: 0 });
   // An IPN may have outrun our insert: pick it up now rather than at the next sweep.
-  if (orphans.length > 0)
-    await rematchOrphans(deps, { token: created.token }).catch((err) => deps.logger.warn({ err, paymentId }, "could not re-match orphan IPNs"));
-  return { response_code: created.response_code, response_text: created.response_text, token: created.token, paymentId };
+  if (orphans.length > 0) await rematchOrphans(deps, { token }).catch((err) => deps.logger.warn({ err, paymentId }, "could not re-match orphan IPNs"));
+  return { response_code: CREATED_CODE, response_text: created.redirectUrl!, token, paymentId };
 }

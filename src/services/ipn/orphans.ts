@@ -4,8 +4,6 @@
  * a digest of its hash. When a checkout with that token appears (an IPN can outrun our insert), the orphan
  * is checked against that checkout's master key and processed like any IPN; a wrong one is dropped.
  */
-import { verifyHashDigest } from "../../providers/providerB/ipn.ts";
-import { openProviderBAccount } from "../checkout/provider-b-account.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "./ipn-jobs.ts";
 
@@ -18,10 +16,7 @@ export const ORPHAN_RATE = { rps: 5, burst: 50 };
  * Re-matches the live orphans (of one token, or all) whose checkout now exists: a matching hash makes the
  * orphan a stored IPN of that checkout and enqueues it; a wrong one is deleted. Returns how many matched.
  */
-export async function rematchOrphans(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
-  options: { token?: string; limit?: number } = {},
-): Promise<number> {
+export async function rematchOrphans(deps: Deps, options: { token?: string; limit?: number } = {}): Promise<number> {
   // Invoice tokens: a checkout's, or a permit charge's once provider B answered the charge.
   let invoiceOrphans = deps.db
     .selectFrom("ipn_messages as i")
@@ -49,12 +44,16 @@ export async function rematchOrphans(
     ...(await invoiceOrphans.execute()).map((row) => ({ ...row, column: "payment_id" as const })),
     ...(await permitOrphans.execute()).map((row) => ({ ...row, column: "permit_id" as const })),
   ];
+  const signatures = deps.providers.get("providerB").signatures!;
   let matched = 0;
   for (const row of rows) {
-    const account = await openProviderBAccount(deps, { tenantId: row.tenant_id, environment: row.environment, version: row.credential_version ?? undefined });
     const id = Number(row.id);
-    if (!account) continue;
-    if (!verifyHashDigest(row.hash_digest, account.masterKey)) {
+    // Provider B's objects always carry the credential version they were made with.
+    if (row.credential_version === null) continue;
+    const account = { tenantId: row.tenant_id, environment: row.environment, credentialVersion: row.credential_version };
+    const signed = await signatures.verifyDigest(deps, row.hash_digest, account);
+    if (signed === null) continue;
+    if (!signed) {
       deps.logger.warn({ ipnId: id, [row.column]: row.targetId }, "orphan IPN's hash does not match its object's master key: dropped");
       await deps.db.deleteFrom("ipn_messages").where("id", "=", id).execute();
       continue;
@@ -80,9 +79,7 @@ export async function rematchOrphans(
 }
 
 /** Sweeper clause: re-match orphans, then delete the expired ones. */
-export async function sweepOrphans(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
-): Promise<{ rematched: number; expired: number }> {
+export async function sweepOrphans(deps: Deps): Promise<{ rematched: number; expired: number }> {
   const rematched = await rematchOrphans(deps);
   const deleted = await deps.db.deleteFrom("ipn_messages").where("state", "=", "orphan").where("expires_at", "<=", deps.now()).executeTakeFirst();
   return { rematched, expired: Number(deleted.numDeletedRows) };

@@ -10,6 +10,13 @@
  * | wrong hash | 401, nothing stored or changed; counted and rate-limited (429 past the budget) |
  * | unknown token | 200, kept as an orphan (capped, 7 days, rate-limited) |
  * | no token | 200 (a probe) |
+ *
+ * Why here and not in `providers/providerB/`: reading the body, finding its token and checking its hash
+ * are provider B's (its inbound route parses, the port's `signatures` verify); storing, deduplicating,
+ * keeping orphans, rate-limiting forgeries and queueing the confirm are the gateway's own bookkeeping over
+ * its tables (`ipn_messages`, `payments`, `permits`), the same for any provider whose notifications name an
+ * object by token and are signed with an account's secret. What a confirmed answer changes is applied by
+ * the domain (`checkout/apply-confirmation.ts`, `permits/`).
  */
 import { createHash } from "node:crypto";
 import { CompiledQuery } from "kysely";
@@ -17,8 +24,7 @@ import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Environment, JsonValue } from "../../db/schema.ts";
 import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
-import { hashDigest, ipnSubject, verifyIpnHashWith, withoutHash, type IpnData } from "../../providers/providerB/ipn.ts";
-import { openProviderBIpnHash } from "../checkout/provider-b-account.ts";
+import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "./ipn-jobs.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS } from "./orphans.ts";
@@ -28,24 +34,37 @@ const BAD_HASH_RATE = { rps: 1, burst: 20 };
 
 export type IpnReceipt = { outcome: "stored" | "duplicate" | "orphan" | "orphan_dropped" | "probe" | "ignored"; ipnId?: number };
 
-function digestOf(data: IpnData): string {
+/** A notification its provider's inbound route has read: what it is about, what is stored, and its signature. */
+export interface SignedNotice {
+  /** The provider that sent it (its port checks the signature). */
+  provider: ProviderName;
+  /** The object it names by the provider's token: an invoice (a checkout or a permit charge) or a permit; null for a probe. */
+  subject: { kind: "checkout" | "permit"; token: string } | null;
+  /** Its data without the signature: what is stored. */
+  body: Record<string, JsonValue>;
+  /** The signature as it came, opaque here; only a digest of it is ever kept. */
+  signature: unknown;
+}
+
+function digestOf(data: Record<string, JsonValue>): string {
   return createHash("sha256").update(JSON.stringify(data)).digest("hex");
 }
 
 /**
- * Handles one parsed IPN. Throws {@link UnauthorizedError} for a wrong hash.
+ * Handles one read IPN. Throws {@link UnauthorizedError} for a wrong hash.
  *
  * @example
  * ```ts
- * const receipt = await receiveIpn(deps, parseIpnBody(type, text)); // then answer 200 { received: true }
+ * const receipt = await receiveIpn(deps, { provider: "providerB", subject, body, signature }); // then answer 200 { received: true }
  * ```
  */
-export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt> {
-  const subject = ipnSubject(data);
+export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnReceipt> {
+  const subject = notice.subject;
   if (!subject) return { outcome: "probe" };
-  const stored = withoutHash(data) as Record<string, JsonValue>;
+  const signatures = deps.providers.get(notice.provider).signatures!;
+  const stored = notice.body;
   const bodyDigest = digestOf(stored);
-  const signedBy = hashDigest(data.hash);
+  const signedBy = signatures.digest(notice.signature);
 
   // Fast path: a checkout's IPN signed by an account this process has already verified — look-up and
   // insert in one statement. Anything else (a first IPN of the account, a duplicate, an orphan, a wrong
@@ -66,13 +85,13 @@ export async function receiveIpn(deps: Deps, data: IpnData): Promise<IpnReceipt>
       ? (await permitsByToken(deps.db, { token: subject.token })).rows.map((permit) => ({ column: "permit_id", ...permit }))
       : (await paymentsByToken(deps.db, { token: subject.token })).rows.map((payment) => ({ column: "payment_id", ...payment }));
 
-  if (candidates.length === 0) return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, hash: data.hash });
+  if (candidates.length === 0) return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
 
   // A token is unique per account and environment, not globally: the hash says which account sent it.
   for (const target of candidates) {
     if (target.credential_version === null) continue;
-    const expected = await openProviderBIpnHash(deps, { tenantId: target.tenant_id, environment: target.environment, version: target.credential_version });
-    if (!expected || !verifyIpnHashWith(data.hash, expected)) continue;
+    const account = { tenantId: target.tenant_id, environment: target.environment, credentialVersion: target.credential_version };
+    if (!(await signatures.verify(deps, notice.signature, account))) continue;
     if (target.column === "payment_id" && signedBy) rememberSigner(deps.db, signedBy, target);
     const values = {
       subject: subject.kind,
@@ -208,9 +227,9 @@ interface IpnTarget {
 
 async function keepOrphan(
   deps: Deps,
-  input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; hash: unknown },
+  input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; signedBy: string | null },
 ): Promise<IpnReceipt> {
-  const digest = hashDigest(input.hash);
+  const digest = input.signedBy;
   if (!digest) return { outcome: "orphan_dropped" };
   const decision = await deps.rateLimiter.consume("ipn-orphans", ORPHAN_RATE);
   const now = deps.now();

@@ -20,10 +20,7 @@ export interface ProviderBSweepReport {
 }
 
 /** One sweep of provider B's work. Never throws. */
-export async function sweepProviderB(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "keyring" | "config">,
-  options: { ipnMinAgeMs?: number } = {},
-): Promise<ProviderBSweepReport> {
+export async function sweepProviderB(deps: Deps, options: { ipnMinAgeMs?: number } = {}): Promise<ProviderBSweepReport> {
   const report: ProviderBSweepReport = {
     ipnsEnqueued: 0,
     syncsEnqueued: 0,

@@ -14,15 +14,13 @@
  * Declined, revoked and expired are final; anything else (a late `active` after a revocation, the same
  * status again) changes nothing.
  */
-import type { Environment } from "../../config.ts";
 import type { EventType, Permit, PermitStatus } from "../../db/schema.ts";
-import { AppError } from "../../errors.ts";
-import type { PermitConfirmation } from "../../providers/providerB/permit.ts";
-import { MODE_OF } from "../../providers/providerB/wire.ts";
+import { NotConfiguredError } from "../../errors.ts";
+import { type AuthorisationRef, type AuthorisationReport, ProviderCallError } from "../../providers/provider.ts";
+import { providerBOf } from "../checkout/provider-b.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { openPermitAccount } from "./permit-account.ts";
 import { permitEventData } from "./permit-view.ts";
 import { cancelScheduleOfPermit } from "./schedules.ts";
 
@@ -47,12 +45,17 @@ export type PermitOutcome =
   | { outcome: "unchanged"; status: PermitStatus }
   | { outcome: "mismatch"; reason: string };
 
+/** The permit as the port names it: the account version it was made with and provider B's token. */
+export function authorisationOf(permit: Permit): AuthorisationRef {
+  return { tenantId: permit.tenant_id, environment: permit.environment, credentialVersion: permit.credential_version, providerAuthorisationId: permit.token };
+}
+
 /** Why a confirmation does not match our permit, or null when it does. */
-export function permitMismatchOf(permit: Permit, confirmation: PermitConfirmation): string | null {
-  if (confirmation.permit.token !== permit.token) return "the confirmed token is not the permit's";
-  if (confirmation.mode !== MODE_OF[permit.environment as Environment]) return `the confirmed mode ${confirmation.mode} is not the permit's environment`;
-  if (confirmation.max_amount !== null && confirmation.max_amount !== Number(permit.max_amount))
-    return `the confirmed max_amount ${confirmation.max_amount} is not ${permit.max_amount}`;
+export function permitMismatchOf(permit: Permit, report: AuthorisationReport): string | null {
+  if (report.providerAuthorisationId !== permit.token) return "the confirmed token is not the permit's";
+  if (report.environment !== permit.environment) return `the confirmed environment ${report.environment} is not the permit's`;
+  if (report.maxAmount !== null && report.maxAmount !== Number(permit.max_amount))
+    return `the confirmed max_amount ${report.maxAmount} is not ${permit.max_amount}`;
   return null;
 }
 
@@ -63,19 +66,19 @@ export function permitMismatchOf(permit: Permit, confirmation: PermitConfirmatio
  */
 export async function confirmPermitAndApply(deps: Deps, permitId: string, options: { ipnId?: number } = {}): Promise<PermitOutcome> {
   const permit = await deps.db.selectFrom("permits").selectAll().where("id", "=", permitId).executeTakeFirstOrThrow();
-  const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
-  if (!account) return rejectMismatch(deps, permit, "the credential version the permit was made with is gone", options.ipnId);
-  let confirmation: PermitConfirmation;
+  let report: AuthorisationReport;
   try {
-    confirmation = await account.permits.confirmPermit(permit.token);
+    report = await providerBOf(deps).recurring.read(deps, authorisationOf(permit));
   } catch (error) {
-    if (error instanceof AppError && error.status === 422)
+    if (error instanceof NotConfiguredError) return rejectMismatch(deps, permit, "the credential version the permit was made with is gone", options.ipnId);
+    // A refusal: provider B does not know the token.
+    if (error instanceof ProviderCallError && error.kind === "refused")
       return rejectMismatch(deps, permit, `provider B refused the confirm: ${error.message}`, options.ipnId);
     throw error;
   }
-  const mismatch = permitMismatchOf(permit, confirmation);
+  const mismatch = permitMismatchOf(permit, report);
   if (mismatch) return rejectMismatch(deps, permit, mismatch, options.ipnId);
-  return applyPermitStatus(deps, permitId, confirmation.status, { paymentMethod: confirmation.customer?.payment_method ?? null, ipnId: options.ipnId });
+  return applyPermitStatus(deps, permitId, report.status, { paymentMethod: report.paymentMethod, ipnId: options.ipnId });
 }
 
 async function rejectMismatch(deps: Deps, permit: Permit, reason: string, ipnId: number | undefined): Promise<PermitOutcome> {

@@ -10,15 +10,12 @@
  * transaction ({@link healPastDueSchedule}).
  */
 import type { Transaction } from "kysely";
-import type { Environment } from "../../config.ts";
 import type { Database, PermitChargeRow, PermitChargeStatus } from "../../db/schema.ts";
-import { AppError } from "../../errors.ts";
-import { MODE_OF, type CheckoutConfirmation } from "../../providers/providerB/wire.ts";
-import { confirmedAmount } from "../../providers/providerB/map.ts";
+import type { PaymentReport } from "../../providers/provider.ts";
+import { readConfirmation } from "../checkout/apply-confirmation.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { openPermitAccount } from "./permit-account.ts";
 import { permitEventData } from "./permit-view.ts";
 import { healPastDueSchedule } from "./schedules.ts";
 
@@ -34,7 +31,7 @@ export interface SettleDetails {
   /** Provider B's own word (`completed`, `failed`, `cancelled`). */
   providerStatus?: string;
   /** What the invoice confirm adds: the receipt and the channel. */
-  confirmation?: CheckoutConfirmation;
+  confirmation?: PaymentReport;
 }
 
 /**
@@ -82,10 +79,10 @@ export async function settleCharge(
       outcome_unknown: false,
       updated_at: now,
       completed_at: now,
-      ...(confirmation?.customer?.payment_method ? { payment_method: confirmation.customer.payment_method } : {}),
-      ...(confirmation?.receipt_url ? { receipt_url: confirmation.receipt_url } : {}),
-      ...(confirmation?.receipt_identifier ? { receipt_identifier: confirmation.receipt_identifier } : {}),
-      ...(confirmation?.provider_reference ? { provider_reference: confirmation.provider_reference } : {}),
+      ...(confirmation?.details?.paymentMethod ? { payment_method: confirmation.details.paymentMethod } : {}),
+      ...(confirmation?.details?.receiptUrl ? { receipt_url: confirmation.details.receiptUrl } : {}),
+      ...(confirmation?.details?.receiptIdentifier ? { receipt_identifier: confirmation.details.receiptIdentifier } : {}),
+      ...(confirmation?.reference ? { provider_reference: confirmation.reference } : {}),
     })
     .where("id", "=", charge.payment_id)
     .execute();
@@ -105,10 +102,11 @@ export async function settleCharge(
 export type ChargeOutcome = { outcome: "moved" | "unchanged"; status: PermitChargeStatus } | { outcome: "mismatch"; reason: string };
 
 /** Why an invoice confirmation does not match the charge, or null when it does. */
-export function chargeMismatchOf(charge: PermitChargeRow, confirmation: CheckoutConfirmation): string | null {
-  if (confirmation.invoice.token !== charge.invoice_token) return "the confirmed token is not the charge's invoice";
-  if (confirmedAmount(confirmation) !== Number(charge.amount)) return `the confirmed amount ${confirmation.invoice.total_amount} is not ${charge.amount}`;
-  if (confirmation.mode !== MODE_OF[charge.environment as Environment]) return `the confirmed mode ${confirmation.mode} is not the charge's environment`;
+export function chargeMismatchOf(charge: PermitChargeRow, report: PaymentReport): string | null {
+  if (report.providerPaymentId !== charge.invoice_token) return "the confirmed token is not the charge's invoice";
+  if (!report.details) return "the confirmation carries no amount";
+  if (report.details.amount !== Number(charge.amount)) return `the confirmed amount ${report.details.amount} is not ${charge.amount}`;
+  if (report.details.environment !== charge.environment) return `the confirmed environment ${report.details.environment} is not the charge's`;
   return null;
 }
 
@@ -121,21 +119,10 @@ export function chargeMismatchOf(charge: PermitChargeRow, confirmation: Checkout
 export async function confirmChargeAndApply(deps: Deps, chargeId: string, options: { ipnId?: number } = {}): Promise<ChargeOutcome> {
   const charge = await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow();
   if (!charge.invoice_token) return { outcome: "unchanged", status: charge.status };
-  const permit = await deps.db
-    .selectFrom("permits")
-    .select(["tenant_id", "environment", "credential_version"])
-    .where("id", "=", charge.permit_id)
-    .executeTakeFirstOrThrow();
-  const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
-  if (!account) return rejectMismatch(deps, charge, "the credential version the permit was made with is gone", options.ipnId);
-  let confirmation: CheckoutConfirmation;
-  try {
-    confirmation = await account.invoices.confirmCheckoutInvoice(charge.invoice_token);
-  } catch (error) {
-    if (error instanceof AppError && error.status === 422)
-      return rejectMismatch(deps, charge, `provider B refused the confirm: ${error.message}`, options.ipnId);
-    throw error;
-  }
+  // The charge's payment carries its invoice token and the permit's credential version: read it as any payment.
+  const payment = await deps.db.selectFrom("payments").selectAll().where("id", "=", charge.payment_id).executeTakeFirstOrThrow();
+  const confirmation = await readConfirmation(deps, payment);
+  if (typeof confirmation === "string") return rejectMismatch(deps, charge, confirmation, options.ipnId);
   const mismatch = chargeMismatchOf(charge, confirmation);
   if (mismatch) return rejectMismatch(deps, charge, mismatch, options.ipnId);
 
@@ -143,12 +130,13 @@ export async function confirmChargeAndApply(deps: Deps, chargeId: string, option
     const now = deps.now();
     const locked = await lockChargeToSettle(tx, chargeId);
     let settled: { charge: PermitChargeRow; deliveryIds: string[] } = { charge: locked, deliveryIds: [] };
-    if (confirmation.status === "completed") settled = await settleCharge(tx, now, locked, { to: "succeeded", providerStatus: "completed", confirmation });
-    else if (confirmation.status !== "pending")
+    if (confirmation.state === "succeeded")
+      settled = await settleCharge(tx, now, locked, { to: "succeeded", providerStatus: confirmation.providerStatus, confirmation });
+    else if (confirmation.state !== "pending")
       settled = await settleCharge(tx, now, locked, {
         to: "failed",
-        failReason: confirmation.fail_reason ?? confirmation.status,
-        providerStatus: confirmation.status,
+        failReason: confirmation.errorCode ?? confirmation.providerStatus,
+        providerStatus: confirmation.providerStatus,
         confirmation,
       });
     if (options.ipnId !== undefined)

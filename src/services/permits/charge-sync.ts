@@ -7,21 +7,10 @@
  */
 import type { PermitChargeStatus } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
-import { defineSyncChain, type SyncStepData } from "../payments/sync-chain.ts";
 import { confirmChargeAndApply } from "./charge-settle.ts";
+import { CHARGE_SYNC, type ChargeSyncJobData } from "./charge-sync-chain.ts";
 import { executePermitCharge } from "./charges.ts";
 import { pendingInSyncWindow } from "./permit-sync.ts";
-
-export type ChargeSyncJobData = SyncStepData<"chargeId">;
-
-/** Job name `confirm-permit-charge` on `providerB-sync` (beside the checkout's `confirm-checkout`). */
-export const CHARGE_SYNC = defineSyncChain({
-  jobName: "confirm-permit-charge",
-  idField: "chargeId",
-  label: "permit charge sync",
-  logExpired: (logger, chargeId) =>
-    logger.error({ alert: "providerB_charge_stuck", chargeId }, "permit charge still pending after 24 h; left pending for the operator"),
-});
 
 /** One run of the chain: send or confirm, then the next step while the charge is pending and younger than 24 h. */
 export async function syncPermitCharge(deps: Deps, job: ChargeSyncJobData): Promise<void> {

@@ -12,19 +12,16 @@
 import type { Environment } from "../../config.ts";
 import type { Transaction } from "kysely";
 import type { CustomData, Database, PermitChargeRow } from "../../db/schema.ts";
-import { AppError, ConflictError, NotFoundError } from "../../errors.ts";
-import { AMOUNT_EXCEEDS_PERMIT_CODE, PERMIT_NOT_ACTIVE_CODE, type PermitChargeAnswer } from "../../providers/providerB/permit.ts";
+import { AppError, ConflictError, NotConfiguredError, NotFoundError } from "../../errors.ts";
+import { type AuthorisationChargeResult, ProviderCallError } from "../../providers/provider.ts";
+import { providerBOf } from "../checkout/provider-b.ts";
 import type { Deps } from "../deps.ts";
 import { isId, newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { lockChargeToSettle, settleCharge } from "./charge-settle.ts";
-import { CHARGE_SYNC } from "./charge-sync.ts";
-import { openPermitAccount } from "./permit-account.ts";
-
-/** The keys under which our ids travel in the charge's custom data at provider B. */
-export const CHARGE_ID_KEY = "passerelle_charge_id";
-export const CHARGE_PAYMENT_ID_KEY = "passerelle_payment_id";
+import { CHARGE_SYNC } from "./charge-sync-chain.ts";
+import { authorisationOf } from "./apply-permit-status.ts";
 
 export interface CreatePermitChargeInput {
   tenantId: string;
@@ -184,10 +181,9 @@ export async function createPermitCharge(deps: Deps, input: CreatePermitChargeIn
 }
 
 /** Why provider B refused a charge, in the charge's `failReason`. */
-function refusalReason(error: AppError): string {
-  if (error.extras.providerResponseCode === PERMIT_NOT_ACTIVE_CODE) return "permit_not_active";
-  if (error.extras.providerResponseCode === AMOUNT_EXCEEDS_PERMIT_CODE) return "amount_exceeds_permit";
-  return `provider_refused: ${error.message}`.slice(0, 255);
+function refusalReason(refusal: Extract<AuthorisationChargeResult, { outcome: "refused" }>): string {
+  if (refusal.reason !== "provider_refused") return refusal.reason;
+  return `provider_refused: ${refusal.failure.message}`.slice(0, 255);
 }
 
 /**
@@ -204,48 +200,45 @@ export async function executePermitCharge(deps: Deps, chargeId: string): Promise
   if (!charge) throw new NotFoundError("Charge not found");
   if (charge.status !== "pending" || charge.provider_answered_at !== null) return charge;
   const permit = await deps.db.selectFrom("permits").selectAll().where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
-  const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
-  if (!account) {
-    // Never fail it here: an earlier attempt may have reached provider B before a crash.
-    deps.logger.error(
-      { alert: "providerB_charge_no_credentials", chargeId, permitId: permit.id },
-      "the credentials of the charge's permit are gone; the charge stays pending",
-    );
-    return charge;
-  }
   let answer: ProviderReply;
   try {
-    const answered = await account.permits.chargePermit({
-      permit_token: permit.token,
+    const result = await providerBOf(deps).recurring.charge(deps, {
+      authorisation: authorisationOf(permit),
+      chargeId: charge.id,
+      paymentId: charge.payment_id,
       amount: Number(charge.amount),
       description: charge.description,
-      custom_data: { ...charge.custom_data, [CHARGE_ID_KEY]: charge.id, [CHARGE_PAYMENT_ID_KEY]: charge.payment_id },
-      idempotency_key: charge.id,
+      customData: charge.custom_data,
     });
-    answer = { kind: "answer", answer: answered };
+    answer = result.outcome === "answered" ? { kind: "answer", answer: result } : { kind: "refused", reason: refusalReason(result) };
   } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    if (error.status === 422) answer = { kind: "refused", reason: refusalReason(error) };
-    else {
-      // Sent, but no answer: provider B may have charged. The same key later tells us, without charging again.
-      deps.logger.warn(
-        { chargeId, status: error.status, reason: error.message },
-        "provider B did not answer a permit charge; the sync job sends it again under the same key",
+    if (error instanceof NotConfiguredError) {
+      // Never fail it here: an earlier attempt may have reached provider B before a crash.
+      deps.logger.error(
+        { alert: "providerB_charge_no_credentials", chargeId, permitId: permit.id },
+        "the credentials of the charge's permit are gone; the charge stays pending",
       );
-      await deps.db
-        .updateTable("payments")
-        .set({ outcome_unknown: true, updated_at: deps.now() })
-        .where("id", "=", charge.payment_id)
-        .where("state", "=", "pending")
-        .execute();
-      return await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow();
+      return charge;
     }
+    if (!(error instanceof ProviderCallError)) throw error;
+    // Sent, but no answer: provider B may have charged. The same key later tells us, without charging again.
+    deps.logger.warn(
+      { chargeId, kind: error.kind, status: error.status, reason: error.message },
+      "provider B did not answer a permit charge; the sync job sends it again under the same key",
+    );
+    await deps.db
+      .updateTable("payments")
+      .set({ outcome_unknown: true, updated_at: deps.now() })
+      .where("id", "=", charge.payment_id)
+      .where("state", "=", "pending")
+      .execute();
+    return await deps.db.selectFrom("permit_charges").selectAll().where("id", "=", chargeId).executeTakeFirstOrThrow();
   }
   return recordChargeAnswer(deps, chargeId, answer);
 }
 
 /** Provider B's answer to a charge call, or its refusal (nothing charged). */
-type ProviderReply = { kind: "answer"; answer: PermitChargeAnswer } | { kind: "refused"; reason: string };
+type ProviderReply = { kind: "answer"; answer: Extract<AuthorisationChargeResult, { outcome: "answered" }> } | { kind: "refused"; reason: string };
 
 /** Records provider B's first answer once (the row lock decides between concurrent executors). */
 async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderReply): Promise<PermitChargeRow> {
@@ -253,7 +246,7 @@ async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderR
     const now = deps.now();
     const charge = await lockChargeToSettle(tx, chargeId);
     if (charge.status !== "pending" || charge.provider_answered_at !== null) return { charge, deliveryIds: [] as string[] };
-    const invoiceToken = reply.kind === "answer" ? reply.answer.invoice_token : null;
+    const invoiceToken = reply.kind === "answer" ? reply.answer.providerPaymentId : null;
     const answered = await tx
       .updateTable("permit_charges")
       .set({ provider_answered_at: now, invoice_token: invoiceToken, updated_at: now })
@@ -264,7 +257,7 @@ async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderR
       .updateTable("payments")
       .set({
         ...(invoiceToken ? { provider_transaction_id: invoiceToken } : {}),
-        provider_status: reply.kind === "answer" ? reply.answer.status : "refused",
+        provider_status: reply.kind === "answer" ? reply.answer.providerStatus : "refused",
         outcome_unknown: false,
         updated_at: now,
       })
@@ -272,9 +265,9 @@ async function recordChargeAnswer(deps: Deps, chargeId: string, reply: ProviderR
       .execute();
     if (reply.kind === "refused") return settleCharge(tx, now, answered, { to: "failed", failReason: reply.reason });
     const answer = reply.answer;
-    if (answer.status === "completed") return settleCharge(tx, now, answered, { to: "succeeded", providerStatus: "completed" });
-    if (answer.status === "failed")
-      return settleCharge(tx, now, answered, { to: "failed", failReason: answer.fail_reason ?? "failed", providerStatus: "failed" });
+    if (answer.state === "succeeded") return settleCharge(tx, now, answered, { to: "succeeded", providerStatus: answer.providerStatus });
+    if (answer.state === "failed")
+      return settleCharge(tx, now, answered, { to: "failed", failReason: answer.failReason ?? "failed", providerStatus: answer.providerStatus });
     return { charge: answered, deliveryIds: [] as string[] };
   });
   if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);

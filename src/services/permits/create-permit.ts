@@ -6,25 +6,15 @@
  * pending permit on the checkout's schedule, so a lost IPN never leaves an authorised permit pending.
  */
 import type { Environment } from "../../config.ts";
-import type { CustomData, PaymentCustomer } from "../../db/schema.ts";
-import { NotConfiguredError, ValidationError } from "../../errors.ts";
+import type { PaymentCustomer } from "../../db/schema.ts";
+import { ValidationError } from "../../errors.ts";
+import { CollectionError } from "../../providers/provider.ts";
+import { providerBOf, providerFailure } from "../checkout/provider-b.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
-import { openPermitAccount } from "./permit-account.ts";
+import type { CreatePermitInput } from "./permit-request.ts";
 import { PERMIT_SYNC } from "./permit-sync.ts";
-
-/** The key under which our permit id travels in the permit's custom data at provider B. */
-export const PERMIT_ID_KEY = "passerelle_permit_id";
-
-export interface CreatePermitInput {
-  customer: { name: string; email?: string; phone: string };
-  description: string;
-  maxAmount: number;
-  returnUrl: string;
-  cancelUrl: string;
-  customData?: CustomData;
-}
 
 export interface CreatedPermit {
   permitId: string;
@@ -43,19 +33,32 @@ export interface CreatedPermit {
  */
 export async function createPermit(deps: Deps, scope: { tenantId: string; environment: Environment }, input: CreatePermitInput): Promise<CreatedPermit> {
   if (input.maxAmount > deps.config.maxAmount) throw new ValidationError([`maxAmount must not be greater than ${deps.config.maxAmount}`]);
-  const account = await openPermitAccount(deps, scope);
-  if (!account) throw new NotConfiguredError(`The tenant has no provider B credentials for the ${scope.environment} environment`);
+  const provider = providerBOf(deps);
+  const account = await provider.accountFor(deps, scope.tenantId, scope.environment);
   const permitId = newId("prm");
   const customer: PaymentCustomer = { name: input.customer.name, phone: input.customer.phone };
   if (input.customer.email) customer.email = input.customer.email;
 
-  const created = await account.permits.createPermit({
-    customer: { name: input.customer.name, phone: input.customer.phone, ...(input.customer.email ? { email: input.customer.email } : {}) },
-    description: input.description,
-    max_amount: input.maxAmount,
-    custom_data: { ...input.customData, [PERMIT_ID_KEY]: permitId },
-    actions: { return_url: input.returnUrl, cancel_url: input.cancelUrl, callback_url: `${deps.config.publicBaseUrl}/providerB/webhook` },
-  });
+  let created: Awaited<ReturnType<typeof provider.startCollection>>;
+  try {
+    created = await provider.startCollection(deps, {
+      kind: "recurring_authorisation",
+      authorisationId: permitId,
+      tenantId: scope.tenantId,
+      environment: scope.environment,
+      account,
+      maxAmount: input.maxAmount,
+      description: input.description,
+      customer: input.customer,
+      customData: input.customData,
+      returnUrl: input.returnUrl,
+      cancelUrl: input.cancelUrl,
+    });
+  } catch (error) {
+    throw error instanceof CollectionError ? providerFailure(error.failure) : error;
+  }
+  const token = created.providerPaymentId;
+  const authorizationUrl = created.redirectUrl!;
 
   const now = deps.now();
   await deps.db
@@ -64,9 +67,9 @@ export async function createPermit(deps: Deps, scope: { tenantId: string; enviro
       id: permitId,
       tenant_id: scope.tenantId,
       environment: scope.environment,
-      token: created.token,
-      provider_account: account.credentialsId,
-      credential_version: account.version,
+      token,
+      provider_account: account.accountId,
+      credential_version: account.credentialVersion!,
       status: "pending",
       customer,
       description: input.description,
@@ -75,7 +78,7 @@ export async function createPermit(deps: Deps, scope: { tenantId: string; enviro
       return_url: input.returnUrl,
       cancel_url: input.cancelUrl,
       custom_data: input.customData ?? null,
-      authorization_url: created.response_text,
+      authorization_url: authorizationUrl,
       created_at: now,
       updated_at: now,
     })
@@ -83,6 +86,6 @@ export async function createPermit(deps: Deps, scope: { tenantId: string; enviro
   // The safety net for a lost IPN (never throws: the sweeper re-creates a chain whose enqueue failed).
   await PERMIT_SYNC.enqueue(deps, { subjectId: permitId, createdAt: now, step: 0 });
   // A permit IPN cannot precede the customer's authorisation, but an orphan kept for this token is re-matched.
-  await rematchOrphans(deps, { token: created.token }).catch((err) => deps.logger.warn({ err, permitId }, "could not re-match orphan IPNs"));
-  return { permitId, status: "pending", authorizationUrl: created.response_text, token: created.token };
+  await rematchOrphans(deps, { token }).catch((err) => deps.logger.warn({ err, permitId }, "could not re-match orphan IPNs"));
+  return { permitId, status: "pending", authorizationUrl, token };
 }

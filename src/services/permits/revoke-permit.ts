@@ -4,11 +4,11 @@
  * (502/504) changes nothing here: the customer's authorisation still stands there, so we do not pretend it
  * ended. An already ended permit answers as it is.
  */
-import { AppError, NotConfiguredError } from "../../errors.ts";
-import { PERMIT_NOT_ACTIVE_CODE } from "../../providers/providerB/permit.ts";
+import { NotConfiguredError } from "../../errors.ts";
+import { ProviderCallError } from "../../providers/provider.ts";
+import { providerBOf, providerFailure } from "../checkout/provider-b.ts";
 import type { Deps } from "../deps.ts";
-import { applyPermitStatus, ENDED_STATUSES, permitMismatchOf } from "./apply-permit-status.ts";
-import { openPermitAccount } from "./permit-account.ts";
+import { applyPermitStatus, authorisationOf, ENDED_STATUSES, permitMismatchOf } from "./apply-permit-status.ts";
 import { findPermit, type PermitScope } from "./read-permits.ts";
 import { permitView, type PermitView } from "./permit-view.ts";
 
@@ -23,17 +23,20 @@ import { permitView, type PermitView } from "./permit-view.ts";
 export async function revokePermit(deps: Deps, scope: PermitScope, permitId: string): Promise<PermitView> {
   const permit = await findPermit(deps, scope, permitId);
   if (ENDED_STATUSES.includes(permit.status)) return permitView(permit);
-  const account = await openPermitAccount(deps, { tenantId: permit.tenant_id, environment: permit.environment, version: permit.credential_version });
-  if (!account) throw new NotConfiguredError(`The provider B credentials this permit was made with are gone (${permit.environment})`);
+  const recurring = providerBOf(deps).recurring;
   try {
-    await account.permits.revokePermit(permit.token);
-    await applyPermitStatus(deps, permit.id, "revoked");
+    const revoked = await recurring.revoke(deps, authorisationOf(permit));
+    if (revoked.outcome === "revoked") await applyPermitStatus(deps, permit.id, "revoked");
+    else {
+      // Provider B will not move it to revoked: it ended there already (expired, declined, revoked). Learn how.
+      const report = await recurring.read(deps, authorisationOf(permit));
+      if (permitMismatchOf(permit, report) !== null || !ENDED_STATUSES.includes(report.status)) throw revoked.failure;
+      await applyPermitStatus(deps, permit.id, report.status);
+    }
   } catch (error) {
-    // Provider B will not move it to revoked: it ended there already (expired, declined, revoked). Learn how.
-    if (!(error instanceof AppError && error.status === 422 && error.extras.providerResponseCode === PERMIT_NOT_ACTIVE_CODE)) throw error;
-    const confirmation = await account.permits.confirmPermit(permit.token);
-    if (permitMismatchOf(permit, confirmation) !== null || !ENDED_STATUSES.includes(confirmation.status)) throw error;
-    await applyPermitStatus(deps, permit.id, confirmation.status);
+    if (error instanceof NotConfiguredError)
+      throw new NotConfiguredError(`The provider B credentials this permit was made with are gone (${permit.environment})`);
+    throw error instanceof ProviderCallError ? providerFailure(error) : error;
   }
   return permitView(await findPermit(deps, scope, permitId));
 }

@@ -1,37 +1,34 @@
 /**
- * `POST /providerB/webhook` — provider B's IPN (spec endpoint 5, contract §5), a raw-body route: provider
- * B posts PHP bracket form fields, which no JSON procedure can take. Reads the body once (64 KiB at
- * most), accepts the bracket form, a `data=<json>` field, or JSON (415 otherwise), and hands the parsed
- * data to `receiveIpn` — unless it holds text no string may hold (`hostile-text.ts`), refused as malformed
- * like a body that cannot be read. No bearer token: the hash, checked there, says who sent it.
+ * `POST /providerB/webhook` — provider B's IPN (spec endpoint 5, contract §5), its inbound route: provider
+ * B posts PHP bracket form fields, which no JSON procedure can take. Reads the body once (the body limit,
+ * `http/body-limit.ts`), accepts the bracket form, a `data=<json>` field, or JSON (415 otherwise), finds
+ * the token it names and hands the notice — its data without the hash, the hash kept opaque — to the
+ * gateway's IPN intake (`services/ipn/receive-ipn.ts`), unless it holds text no string may hold
+ * (`hostile-text.ts`), refused as malformed like a body that cannot be read. No bearer token: the hash,
+ * checked through the port's `signatures`, says who sent it.
  */
 import { z } from "zod";
-import { AppError, PayloadTooLargeError, UnsupportedMediaTypeError, BadRequestError } from "../errors.ts";
-import { IPN_CONTENT_TYPES, IpnBodyError, parseIpnBody } from "../providers/providerB/ipn.ts";
-import type { Deps } from "../services/deps.ts";
-import { receiveIpn, type IpnReceipt } from "../services/ipn/receive-ipn.ts";
-import { errorBodySchema } from "./error-body.ts";
-import { hostileTextMessages } from "./hostile-text.ts";
-import type { RawBodyRoute } from "./raw-body-routes.ts";
+import type { JsonValue } from "../../db/schema.ts";
+import { AppError, BadRequestError, UnsupportedMediaTypeError } from "../../errors.ts";
+import { readTextBody } from "../../http/body-limit.ts";
+import { errorBodySchema } from "../../http/error-body.ts";
+import { hostileTextMessages } from "../../http/hostile-text.ts";
+import type { Deps } from "../../services/deps.ts";
+import { type IpnReceipt, receiveIpn } from "../../services/ipn/receive-ipn.ts";
+import type { InboundRoute } from "../provider.ts";
+import { IPN_CONTENT_TYPES, IpnBodyError, ipnSubject, parseIpnBody, withoutHash } from "./ipn.ts";
 
-const MAX_IPN_BYTES = 64 * 1024;
+/** The path provider B posts IPNs to (the `callback_url` of every invoice and permit). */
+export const IPN_ROUTE_PATH = "/providerB/webhook";
 
 const received = z.object({ received: z.literal(true) }).meta({ id: "IpnReceived" });
-
-async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_IPN_BYTES) throw new PayloadTooLargeError(MAX_IPN_BYTES);
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_IPN_BYTES) throw new PayloadTooLargeError(MAX_IPN_BYTES);
-  return new TextDecoder().decode(bytes);
-}
 
 /** Reads, checks and receives one IPN: what `receiveIpn` made of it, or the error that refuses it. */
 async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const contentType = IPN_CONTENT_TYPES.find((accepted) => accepted === type);
   if (!contentType) throw new UnsupportedMediaTypeError([...IPN_CONTENT_TYPES]);
-  const text = await readBody(request);
+  const text = await readTextBody(request);
   let data: ReturnType<typeof parseIpnBody>;
   try {
     data = parseIpnBody(contentType, text);
@@ -42,7 +39,7 @@ async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
   // A NUL or an unpaired surrogate could not be stored (PostgreSQL refuses both): malformed, like bad JSON.
   const hostile = hostileTextMessages({ data });
   if (hostile.length > 0) throw new BadRequestError(`The IPN is malformed: ${hostile.join("; ")}`);
-  return receiveIpn(deps, data);
+  return receiveIpn(deps, { provider: "providerB", subject: ipnSubject(data), body: withoutHash(data) as Record<string, JsonValue>, signature: data.hash });
 }
 
 /** The `reason` label of a refused IPN: its error's code (a bounded set), `internal_error` for anything unexpected. */
@@ -50,9 +47,9 @@ function refusalReason(error: unknown): string {
   return error instanceof AppError ? error.code : "internal_error";
 }
 
-export const providerBWebhookRoute: RawBodyRoute = {
+export const providerBInboundRoute: InboundRoute = {
   method: "POST",
-  path: "/providerB/webhook",
+  path: IPN_ROUTE_PATH,
   async handle(deps, request) {
     let receipt: IpnReceipt;
     try {

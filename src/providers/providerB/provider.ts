@@ -1,0 +1,186 @@
+/**
+ * Provider B behind the port (`../provider.ts`): hosted checkout invoices and recurring authorisations
+ * (PERMIT: create, read, charge, revoke), every call with the tenant's own keys of the version the object
+ * was made with; a payment is read back by confirming its invoice (a checkout's, or a permit charge's);
+ * its IPN (`inbound.ts`) is signed with the SHA-512 of the account's master key.
+ *
+ * @module
+ */
+import type { Environment, Payment } from "../../db/schema.ts";
+import { NotConfiguredError } from "../../errors.ts";
+import type { Deps } from "../../services/deps.ts";
+import {
+  type AccountVersion,
+  type AuthorisationRef,
+  CollectionError,
+  type CollectionStarted,
+  type HostedCheckoutRequest,
+  type NotificationSignatures,
+  type PaymentProvider,
+  type PaymentReport,
+  ProviderCallError,
+  type RecurringAuthorisationRequest,
+  type RecurringAuthorisations,
+} from "../provider.ts";
+import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, type ProviderBAccount } from "./accounts.ts";
+import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
+import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
+import { refusalOf, toAuthorisationReport, toChargeResult, toPaymentReport } from "./map.ts";
+
+/** The keys under which our ids travel in an invoice's or a permit's custom data at provider B. */
+export const PAYMENT_ID_KEY = "passerelle_payment_id";
+export const PERMIT_ID_KEY = "passerelle_permit_id";
+export const CHARGE_ID_KEY = "passerelle_charge_id";
+
+/** Where provider B posts its IPNs for this gateway. */
+const callbackUrl = (deps: Deps) => `${deps.config.publicBaseUrl}${IPN_ROUTE_PATH}`;
+
+/** The account of a known version. @throws {NotConfiguredError} when that version's credentials are gone (nothing can be sent). */
+async function accountOf(deps: Deps, account: AccountVersion): Promise<ProviderBAccount> {
+  const opened = await openProviderBAccount(deps, { tenantId: account.tenantId, environment: account.environment, version: account.credentialVersion });
+  if (!opened) throw new NotConfiguredError(`The provider B credentials of this account version are gone (${account.environment})`);
+  return opened;
+}
+
+/** Creates the invoice; nothing is recorded at provider B before it answers, so a failure never leaves a payment to follow. */
+async function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<CollectionStarted> {
+  try {
+    const account = await accountOf(deps, {
+      tenantId: request.tenantId,
+      environment: request.environment,
+      credentialVersion: request.account.credentialVersion!,
+    });
+    const customer = request.customer;
+    const created = await account.invoices.createCheckoutInvoice({
+      invoice: {
+        total_amount: request.amount,
+        description: request.description,
+        customer: { name: customer.name, ...(customer.email ? { email: customer.email } : {}), ...(customer.phone ? { phone: customer.phone } : {}) },
+        items: { item_0: { name: request.description, quantity: 1, unit_price: request.amount, total_price: request.amount } },
+        ...(request.channels?.length ? { channels: request.channels } : {}),
+      },
+      store: { name: request.storeName },
+      custom_data: { ...request.customData, [PAYMENT_ID_KEY]: request.paymentId },
+      actions: { cancel_url: request.cancelUrl, return_url: request.returnUrl, callback_url: callbackUrl(deps) },
+    });
+    return { providerPaymentId: created.token, reference: null, providerStatus: "pending", redirectUrl: created.response_text };
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    throw new CollectionError(error, "create", undefined, false);
+  }
+}
+
+/** Creates the permit; the customer authorises it on `redirectUrl`. */
+async function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
+  try {
+    const account = await accountOf(deps, {
+      tenantId: request.tenantId,
+      environment: request.environment,
+      credentialVersion: request.account.credentialVersion!,
+    });
+    const customer = request.customer;
+    const created = await account.permits.createPermit({
+      customer: { name: customer.name, phone: customer.phone, ...(customer.email ? { email: customer.email } : {}) },
+      description: request.description,
+      max_amount: request.maxAmount,
+      custom_data: { ...request.customData, [PERMIT_ID_KEY]: request.authorisationId },
+      actions: { return_url: request.returnUrl, cancel_url: request.cancelUrl, callback_url: callbackUrl(deps) },
+    });
+    return { providerPaymentId: created.token, reference: null, providerStatus: "pending", redirectUrl: created.response_text };
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    throw new CollectionError(error, "create", undefined, false);
+  }
+}
+
+/**
+ * Confirms the payment's invoice with the credential version it was made with: null when there is nothing
+ * to confirm with (no invoice yet, or that version's credentials are gone). A refusal (provider B does not
+ * know the token) is thrown as such: the domain treats it as a confirmation that does not match.
+ */
+async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null> {
+  if (payment.provider_transaction_id === null || payment.credential_version === null) return null;
+  const account = await openProviderBAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version });
+  if (!account) return null;
+  return toPaymentReport(await account.invoices.confirmCheckoutInvoice(payment.provider_transaction_id));
+}
+
+const recurring: RecurringAuthorisations = {
+  async read(deps, authorisation) {
+    const account = await accountOf(deps, authorisation);
+    return toAuthorisationReport(await account.permits.confirmPermit(authorisation.providerAuthorisationId));
+  },
+  async charge(deps, request) {
+    const account = await accountOf(deps, request.authorisation);
+    try {
+      const answer = await account.permits.chargePermit({
+        permit_token: request.authorisation.providerAuthorisationId,
+        amount: request.amount,
+        description: request.description,
+        custom_data: { ...request.customData, [CHARGE_ID_KEY]: request.chargeId, [PAYMENT_ID_KEY]: request.paymentId },
+        idempotency_key: request.chargeId,
+      });
+      return toChargeResult(answer);
+    } catch (error) {
+      if (error instanceof ProviderCallError && error.kind === "refused") return refusalOf(error);
+      throw error;
+    }
+  },
+  async revoke(deps, authorisation: AuthorisationRef) {
+    const account = await accountOf(deps, authorisation);
+    try {
+      await account.permits.revokePermit(authorisation.providerAuthorisationId);
+      return { outcome: "revoked" };
+    } catch (error) {
+      // `1004`: provider B will not move it to revoked: it ended there already (expired, declined, revoked).
+      if (error instanceof ProviderCallError && error.kind === "refused" && refusalOf(error).reason === "permit_not_active")
+        return { outcome: "ended", failure: error };
+      throw error;
+    }
+  },
+};
+
+const signatures: NotificationSignatures = {
+  async verify(deps, signature, account) {
+    const expected = await openProviderBIpnHash(deps, versionOf(account));
+    return expected !== null && verifyIpnHashWith(signature, expected);
+  },
+  digest: hashDigest,
+  async verifyDigest(deps, digest, account) {
+    const masterKey = await openProviderBMasterKey(deps, versionOf(account));
+    return masterKey === null ? null : verifyHashDigest(digest, masterKey);
+  },
+};
+
+const versionOf = (account: AccountVersion): { tenantId: string; environment: Environment; version: number } => ({
+  tenantId: account.tenantId,
+  environment: account.environment,
+  version: account.credentialVersion,
+});
+
+export const providerB: PaymentProvider = {
+  name: "providerB",
+  capabilities: {
+    collect: ["hosted_checkout", "recurring_authorisation"],
+    recurring: true,
+    payout: false,
+    refund: false,
+    // The customer chooses the channel on provider B's page.
+    methods: [],
+    limits: { minAmount: 1, maxAmount: null },
+  },
+  async accountFor(deps, tenantId, environment) {
+    const opened = await openProviderBAccount(deps, { tenantId, environment });
+    if (!opened) throw new NotConfiguredError(`The tenant has no provider B credentials for the ${environment} environment`);
+    return { accountId: opened.credentialsId, credentialVersion: opened.version };
+  },
+  startCollection(deps, request) {
+    if (request.kind === "hosted_checkout") return startCheckout(deps, request);
+    if (request.kind === "recurring_authorisation") return startAuthorisation(deps, request);
+    throw new Error(`provider B does not start a ${request.kind}`);
+  },
+  readPayment,
+  inbound: [providerBInboundRoute],
+  recurring,
+  signatures,
+};
