@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createApiKey } from "../src/services/api-keys/api-keys.ts";
 import { KEY_STATUS_CACHE_MS } from "../src/services/api-keys/key-status.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
+import { waitUntil } from "./support/wait.ts";
 
 let tg: TestGateway;
 
@@ -49,11 +50,13 @@ describe("a secret API key as the bearer token", () => {
     // Revoked behind this process's back, as another server instance would.
     await tg.gateway.deps.db.updateTable("api_keys").set({ revoked_at: new Date() }).where("id", "=", key.id).execute();
     const started = Date.now();
-    let status = 200;
-    while (status === 200 && Date.now() - started < KEY_STATUS_CACHE_MS + 3_000) {
-      await Bun.sleep(50);
-      status = (await tg.request(`/tenants/${tenantId}`, { headers: bearer(key.secret) })).status;
-    }
+    const status = await waitUntil(
+      async () => {
+        const { status } = await tg.request(`/tenants/${tenantId}`, { headers: bearer(key.secret) });
+        return status !== 200 && status;
+      },
+      { what: "the revoked key to be refused", timeoutMs: KEY_STATUS_CACHE_MS + 3_000, intervalMs: 50 },
+    );
     expect(status).toBe(401);
     expect(Date.now() - started).toBeLessThan(KEY_STATUS_CACHE_MS + 500);
 

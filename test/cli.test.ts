@@ -13,6 +13,8 @@ import { credentialField } from "../src/crypto/sealed-fields.ts";
 import { createTokenVerifier } from "../src/services/auth/tokens.ts";
 import { createScratchDatabase } from "./support/db.ts";
 import { TEST_ENV } from "./support/gateway.ts";
+import { freePort } from "./support/ports.ts";
+import { cleanEnv, waitReady } from "./support/spawned-gateway.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const dirs: string[] = [];
@@ -24,33 +26,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "passerelle-cli-"));
   dirs.push(dir);
   return dir;
-}
-
-function freePort(): number {
-  const server = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = server.port!;
-  server.stop(true);
-  return port;
-}
-
-/** The environment of a fresh machine: no PASSERELLE variables, nothing from the test runner's own. */
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
-}
-
-/** Polls a server's `/health/ready` for up to 30 s; true once it answers 200. */
-async function becomesReady(port: number): Promise<boolean> {
-  for (let i = 0; i < 300; i++) {
-    await Bun.sleep(100);
-    if (
-      await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-        (r) => r.status === 200,
-        () => false,
-      )
-    )
-      return true;
-  }
-  return false;
 }
 
 async function run(args: string[], env: Record<string, string>, cwd?: string) {
@@ -220,14 +195,14 @@ describe("passerelle (the command line)", () => {
 
   it("serve with nothing set starts on the development defaults, says so once, and stops on SIGTERM", async () => {
     const dataDir = tempDir();
-    const port = freePort();
+    const port = await freePort();
     const child = Bun.spawn(["bun", MAIN, "serve"], {
-      env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(freePort()), SIMULATORS: "off" }),
+      env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(await freePort()), SIMULATORS: "off" }),
       stdout: "pipe",
       stderr: "pipe",
     });
     try {
-      expect(await becomesReady(port)).toBe(true);
+      await waitReady(port);
       child.kill("SIGTERM");
       expect(await child.exited).toBe(0);
       const lines = (await new Response(child.stdout).text())
@@ -251,11 +226,11 @@ describe("passerelle (the command line)", () => {
   describe("token uses the server's secrets, from any folder", () => {
     it("mints, from another working directory, a token that a server on the same DATA_DIR accepts", async () => {
       const dataDir = tempDir();
-      const port = freePort();
-      const env = { DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(freePort()), SIMULATORS: "off" };
+      const port = await freePort();
+      const env = { DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(await freePort()), SIMULATORS: "off" };
       const server = Bun.spawn(["bun", MAIN, "serve"], { env: cleanEnv(env), cwd: tempDir(), stdout: "ignore", stderr: "ignore" });
       try {
-        expect(await becomesReady(port)).toBe(true);
+        await waitReady(port);
         const minted = await run(["token", "--admin"], { DATA_DIR: dataDir }, tempDir());
         expect(minted.stderr).toBe("");
         const whoami = await fetch(`http://127.0.0.1:${port}/auth/whoami`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });

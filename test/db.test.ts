@@ -11,16 +11,10 @@ import { migrations } from "../src/db/migrations/index.ts";
 import { loadOrBuildPgliteSnapshot } from "../src/db/pglite-snapshot.ts";
 import type { Database, NewIdempotencyKey, NewProviderCredentials } from "../src/db/schema.ts";
 import { SNAPSHOT_CACHE_DIR, createTestDatabase, type TestDatabase } from "./support/db.ts";
+import { rejectionOf } from "./support/errors.ts";
 
 const DRIVER = process.env.DATABASE_URL ? "postgres" : "pglite";
 const HOOK_TIMEOUT = 60_000;
-
-async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  const result = await fn();
-  console.log(`[db.test] ${label}: ${(performance.now() - started).toFixed(0)} ms`);
-  return result;
-}
 
 async function insertTenant(db: Kysely<Database>, rateLimit: { rps: number; burst: number } | null = null): Promise<string> {
   const id = `ten_${ulid()}`;
@@ -43,12 +37,7 @@ function credentialSet(tenantId: string, version: number, active = true): NewPro
 
 /** Postgres error code of a rejected query (postgres.js: `code`; PGlite: `code` too). */
 async function errorCode(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  throw new Error("expected the query to fail");
+  return ((await rejectionOf(promise, 10_000)) as { code?: string }).code;
 }
 
 describe(`database on ${DRIVER}`, () => {
@@ -56,7 +45,7 @@ describe(`database on ${DRIVER}`, () => {
   let db: Kysely<Database>;
 
   beforeAll(async () => {
-    database = await timed(`createTestDatabase (${DRIVER}, first in this process)`, () => createTestDatabase());
+    database = await createTestDatabase();
     db = database.db;
   }, HOOK_TIMEOUT);
 
@@ -75,9 +64,16 @@ describe(`database on ${DRIVER}`, () => {
     }
   });
 
-  it("answers ping", async () => {
-    await database.ping();
-  });
+  it(
+    "answers ping while open, and refuses it once closed",
+    async () => {
+      expect(await database.ping()).toBeUndefined();
+      const closed = await createTestDatabase();
+      await closed.dispose();
+      expect(await rejectionOf(closed.ping(), 10_000)).toBeInstanceOf(Error);
+    },
+    HOOK_TIMEOUT,
+  );
 
   it("reads int8 and count(*) as numbers", async () => {
     await insertTenant(db);
@@ -261,12 +257,12 @@ describe(`database on ${DRIVER}`, () => {
   });
 
   it(
-    "gives each test database its own data (timing printed)",
+    "gives each test database its own data",
     async () => {
       const others: TestDatabase[] = [];
       try {
         for (let i = 0; i < 3; i++) {
-          others.push(await timed(`createTestDatabase (${DRIVER}, again #${i + 1})`, () => createTestDatabase()));
+          others.push(await createTestDatabase());
         }
         const [a, b] = others as [TestDatabase, TestDatabase];
         const id = await insertTenant(a.db);
@@ -299,14 +295,14 @@ describe("PGlite on disk", () => {
         built = true;
         return loadOrBuildPgliteSnapshot(SNAPSHOT_CACHE_DIR);
       };
-      const first = await timed("PGlite on disk, first start from snapshot", () => openDatabase({ driver: "pglite", dataDir, snapshot }));
+      const first = await openDatabase({ driver: "pglite", dataDir, snapshot });
       expect(built).toBe(true);
       expect(await migrateToLatest(first.db)).toEqual({ applied: [] });
       const id = await insertTenant(first.db, { rps: 1, burst: 2 });
       await first.close();
 
       built = false;
-      const again = await timed("PGlite on disk, reopen", () => openDatabase({ driver: "pglite", dataDir, snapshot }));
+      const again = await openDatabase({ driver: "pglite", dataDir, snapshot });
       try {
         expect(built).toBe(false);
         const row = await again.db.selectFrom("tenants").select("rate_limit").where("id", "=", id).executeTakeFirst();
@@ -331,7 +327,7 @@ describe("PGlite on disk", () => {
       }
       await writeFile(`${dataDir}.lock`, "2147483646"); // no such process
       const next = await openDatabase({ driver: "pglite", dataDir });
-      await next.ping();
+      expect(await next.ping()).toBeUndefined();
       await next.close();
     },
     HOOK_TIMEOUT,

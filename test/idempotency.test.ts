@@ -16,6 +16,7 @@ import {
 } from "../src/services/idempotency/mod.ts";
 import { idempotencyProbe, routerWithIdempotencyFixtures } from "./support/fixture-router.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
+import { waitUntil } from "./support/wait.ts";
 
 let tg: TestGateway;
 let http: HttpApp;
@@ -56,14 +57,6 @@ function gate(name: string): () => void {
     idempotencyProbe.gates.delete(name);
     resolve();
   };
-}
-
-async function waitUntil(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (condition()) return;
-    await Bun.sleep(5);
-  }
-  throw new Error(`timed out waiting until ${what}`);
 }
 
 async function read(response: Response, surface: Surface): Promise<Answer> {
@@ -180,7 +173,7 @@ for (const surface of SURFACES) {
       const { name, key } = fresh("in-flight");
       const release = gate(name);
       const first = createThing(surface, { group: "g1", name }, { key });
-      await waitUntil(() => callsOf(name) === 1, "the first request runs");
+      await waitUntil(() => callsOf(name) === 1, { what: "the first request runs", timeoutMs: 2500, intervalMs: 5 });
 
       const second = await createThing(surface, { group: "g1", name }, { key });
       expect(second.status).toBe(409);
@@ -431,7 +424,7 @@ describe("Idempotency-Key over time", () => {
     const { name, key } = fresh("takeover");
     const release = gate(name);
     const crashed = createThing("rest", { group: "g1", name }, { key, app });
-    await waitUntil(() => callsOf(name) === 1, "the first request runs");
+    await waitUntil(() => callsOf(name) === 1, { what: "the first request runs", timeoutMs: 2500, intervalMs: 5 });
 
     clock.now = new Date(clock.now.getTime() + tg.config.idempotencyLockMs - 1_000);
     const stillLocked = await createThing("trpc", { group: "g1", name }, { key, app });
@@ -440,7 +433,7 @@ describe("Idempotency-Key over time", () => {
     clock.now = new Date(clock.now.getTime() + 2_000);
     const releaseTakeover = gate(name);
     const takeover = createThing("trpc", { group: "g1", name }, { key, app });
-    await waitUntil(() => callsOf(name) === 2, "the request that took over runs");
+    await waitUntil(() => callsOf(name) === 2, { what: "the request that took over runs", timeoutMs: 2500, intervalMs: 5 });
     expect((await createThing("rest", { group: "g1", name }, { key, app })).status).toBe(409);
 
     // The first request finishes late, while the second runs: its answer reaches its caller, but the key
@@ -468,7 +461,7 @@ describe("Idempotency-Key over time", () => {
     const { name, key } = fresh("takeover-race");
     const release = gate(name);
     const crashed = createThing("rest", { group: "g1", name }, { key, app });
-    await waitUntil(() => callsOf(name) === 1, "the first request runs");
+    await waitUntil(() => callsOf(name) === 1, { what: "the first request runs", timeoutMs: 2500, intervalMs: 5 });
     clock.now = new Date(clock.now.getTime() + tg.config.idempotencyLockMs + 1_000);
     idempotencyProbe.gates.set(name, Bun.sleep(100));
 
@@ -547,7 +540,7 @@ describe("20 concurrent identical requests", () => {
     const { name, key } = fresh("concurrent-held");
     const release = gate(name);
     const first = createThing("rest", { group: "g1", name }, { key });
-    await waitUntil(() => callsOf(name) === 1, "the first request runs");
+    await waitUntil(() => callsOf(name) === 1, { what: "the first request runs", timeoutMs: 2500, intervalMs: 5 });
     const others = await Promise.all(Array.from({ length: 19 }, (_, i) => createThing(SURFACES[i % 2]!, { group: "g1", name }, { key })));
     for (const answer of others) {
       expect(answer.status).toBe(409);

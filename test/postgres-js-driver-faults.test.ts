@@ -11,6 +11,7 @@ import { AvailabilityGate, isDatabaseUnavailable } from "../src/db/availability.
 import { PostgresJsDialect } from "../src/db/postgres-js-driver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "./support/db.ts";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const HOOK_TIMEOUT = 30_000;
@@ -56,12 +57,10 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
 
   /** Waits until a backend of the test database shows `state` for a statement matching `query`. */
   async function waitForBackend(query: string, state: string): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      const rows = await admin`select 1 from pg_stat_activity where datname = ${name} and state = ${state} and query like ${`%${query}%`}`;
-      if (rows.length > 0) return;
-      await Bun.sleep(10);
-    }
-    throw new Error(`no backend ${state}: ${query}`);
+    await waitUntil(
+      async () => (await admin`select 1 from pg_stat_activity where datname = ${name} and state = ${state} and query like ${`%${query}%`}`).length > 0,
+      { what: `a backend ${state}: ${query}`, intervalMs: 10 },
+    );
   }
 
   beforeAll(async () => {
@@ -242,12 +241,11 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
 
       // Back: the next probe gets through and the gate opens.
       await proxy.forward();
-      let back = false;
-      for (let i = 0; i < 50 && !back; i++) {
-        back = (await settle(sql`select 1`.execute(proxied))).ok;
-        if (!back) await Bun.sleep(100);
-      }
-      expect(back).toBe(true);
+      await waitUntil(async () => (await settle(sql`select 1`.execute(proxied))).ok, {
+        what: "a query through the restored proxy",
+        timeoutMs: 15_000,
+        intervalMs: 100,
+      });
       expect(changes).toEqual(["down", "up"]);
       expect((await proxied.transaction().execute((trx) => sql<{ one: number }>`select 1 as one`.execute(trx))).rows).toEqual([{ one: 1 }]);
       expect(uncaught).toEqual([]);

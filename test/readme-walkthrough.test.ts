@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./support/ports.ts";
+import { cleanEnv, waitReady } from "./support/spawned-gateway.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const HEADING = "## A first tenant, in four calls";
@@ -24,11 +25,6 @@ function shellBlocksUnder(readme: string, heading: string): string[] {
   const end = rest.search(/^## /m);
   const section = end < 0 ? rest : rest.slice(0, end);
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
-}
-
-/** The environment of a fresh machine (nothing from the test runner's own), plus `extra`. */
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
 const blocks = shellBlocksUnder(readFileSync(join(ROOT, "README.md"), "utf8"), HEADING);
@@ -46,17 +42,7 @@ beforeAll(async () => {
     stdout: "ignore",
     stderr: "ignore",
   });
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-        (r) => r.status === 200,
-        () => false,
-      )
-    )
-      return;
-    await Bun.sleep(100);
-  }
-  throw new Error("the quick start's gateway did not become ready within 30 s");
+  await waitReady(port);
 }, 40_000);
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { createSimulatorApp } from "../src/providers/simulators/mod.ts";
 import { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "../src/providers/simulators/providerA/mod.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const APPROVE_DELAY_MS = 50;
 
@@ -79,15 +80,6 @@ function verifySignature(header: string, rawBody: string, secret: string, nowSec
   if (!t || signatures.length === 0 || Math.abs(nowSeconds - Number(t)) > 300) return false;
   const expected = Buffer.from(createHmac("sha256", secret).update(`${t}.${rawBody}`).digest("hex"));
   return signatures.some((signature) => signature.length === expected.length && timingSafeEqual(Buffer.from(signature), expected));
-}
-
-async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 3_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await Bun.sleep(10);
-  }
 }
 
 interface Account {
@@ -384,9 +376,12 @@ describe("sandbox outcomes by amount (spec §8)", () => {
     const api = client(run, await newAccount(run));
     const trx = await api.pay(999);
     expect((await api.read(trx.id)).status).toBe("pending");
-    const settled = await waitFor(
-      () => api.read(trx.id),
-      (t) => t.status !== "pending",
+    const settled = await waitUntil(
+      async () => {
+        const t = await api.read(trx.id);
+        return t.status !== "pending" ? t : undefined;
+      },
+      { what: "the transaction to settle", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(settled.status).toBe("approved");
     expect(settled.approved_at).toBeString();
@@ -406,9 +401,12 @@ describe("sandbox outcomes by amount (spec §8)", () => {
   it("declines a payment above 5000 with a last_error_code", async () => {
     const api = client(run, await newAccount(run));
     const trx = await api.pay(5001);
-    const settled = await waitFor(
-      () => api.read(trx.id),
-      (t) => t.status !== "pending",
+    const settled = await waitUntil(
+      async () => {
+        const t = await api.read(trx.id);
+        return t.status !== "pending" ? t : undefined;
+      },
+      { what: "the transaction to settle", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(settled.status).toBe("declined");
     expect(settled.last_error_code).toBe("INSUFFICIENT_FUND_ERROR");
@@ -445,9 +443,12 @@ describe("webhooks", () => {
     const account = await newAccount(run, receiver.url);
     const api = client(run, account);
     const trx = await api.pay(500);
-    const hooks = await waitFor(
-      () => receiver.received.filter((hook) => hook.body.entity.id === trx.id),
-      (list) => list.length > 0,
+    const hooks = await waitUntil(
+      () => {
+        const list = receiver.received.filter((hook) => hook.body.entity.id === trx.id);
+        return list.length > 0 ? list : undefined;
+      },
+      { what: "its webhook", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(hooks).toHaveLength(1);
     const [hook] = hooks;
@@ -462,9 +463,12 @@ describe("webhooks", () => {
   it("sends transaction.declined for an amount above 5000", async () => {
     const account = await newAccount(run, receiver.url);
     const trx = await client(run, account).pay(7000);
-    const hooks = await waitFor(
-      () => receiver.received.filter((hook) => hook.body.entity.id === trx.id),
-      (list) => list.length > 0,
+    const hooks = await waitUntil(
+      () => {
+        const list = receiver.received.filter((hook) => hook.body.entity.id === trx.id);
+        return list.length > 0 ? list : undefined;
+      },
+      { what: "its webhook", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(hooks[0]!.body.name).toBe("transaction.declined");
     expect(hooks[0]!.body.entity.last_error_code).toBe("INSUFFICIENT_FUND_ERROR");
@@ -478,9 +482,12 @@ describe("webhooks", () => {
       const account = await newAccount(own, ownReceiver.url);
       ownReceiver.failFirst(2);
       const trx = await client(own, account).pay(300);
-      const hooks = await waitFor(
-        () => ownReceiver.received,
-        (list) => list.some((hook) => hook.answeredStatus === 200),
+      const hooks = await waitUntil(
+        () => {
+          const list = ownReceiver.received;
+          return list.some((hook) => hook.answeredStatus === 200) ? list : undefined;
+        },
+        { what: "a webhook answered 200", timeoutMs: 3_000, intervalMs: 10 },
       );
       expect(hooks.map((hook) => hook.answeredStatus)).toEqual([500, 500, 200]);
       for (const hook of hooks) {
@@ -507,9 +514,12 @@ describe("webhooks", () => {
       const account = await newAccount(own, ownReceiver.url);
       ownReceiver.failAlways(true);
       await client(own, account).pay(300);
-      await waitFor(
-        () => ownReceiver.received.length,
-        (count) => count >= 3,
+      await waitUntil(
+        () => {
+          const count = ownReceiver.received.length;
+          return count >= 3 ? count : undefined;
+        },
+        { what: "three webhook attempts", timeoutMs: 3_000, intervalMs: 10 },
       );
       await own.simulator.webhooksIdle();
       await Bun.sleep(50);
@@ -529,9 +539,12 @@ describe("webhooks", () => {
       const account = await newAccount(own, `${hanging.url}hook`);
       const api = client(own, account);
       const trx = await api.pay(100);
-      await waitFor(
-        () => api.read(trx.id),
-        (t) => t.status === "approved",
+      await waitUntil(
+        async () => {
+          const t = await api.read(trx.id);
+          return t.status === "approved" ? t : undefined;
+        },
+        { what: "the transaction to be approved", timeoutMs: 3_000, intervalMs: 10 },
       );
       const started = performance.now();
       await api.create(200);
@@ -546,9 +559,12 @@ describe("webhooks", () => {
     const account = await newAccount(run);
     const before = receiver.received.length;
     const trx = await client(run, account).pay(400);
-    await waitFor(
-      () => client(run, account).read(trx.id),
-      (t) => t.status === "approved",
+    await waitUntil(
+      async () => {
+        const t = await client(run, account).read(trx.id);
+        return t.status === "approved" ? t : undefined;
+      },
+      { what: "the transaction to be approved", timeoutMs: 3_000, intervalMs: 10 },
     );
     await run.simulator.webhooksIdle();
     const log = await (await fetch(`${run.base}/_sim/accounts/${account.secretKey}/webhook`)).json();
@@ -612,9 +628,12 @@ describe("sandbox console", () => {
     expect(consoleForms(page, trx.id)).toEqual({});
 
     expect((await api.read(trx.id)).status).toBe("approved");
-    const hooks = await waitFor(
-      () => receiver.received.filter((hook) => hook.body.entity.id === trx.id),
-      (list) => list.length > 0,
+    const hooks = await waitUntil(
+      () => {
+        const list = receiver.received.filter((hook) => hook.body.entity.id === trx.id);
+        return list.length > 0 ? list : undefined;
+      },
+      { what: "its webhook", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(hooks[0]!.body.name).toBe("transaction.approved");
     expect(verifySignature(hooks[0]!.signature, hooks[0]!.rawBody, account.webhookSecret)).toBe(true);
@@ -642,9 +661,12 @@ describe("sandbox console", () => {
     expect(read.status).toBe("declined");
     expect(read.last_error_code).toBeString();
     expect(read.declined_at).toBeString();
-    const hooks = await waitFor(
-      () => receiver.received.filter((hook) => hook.body.entity.id === trx.id),
-      (list) => list.length > 0,
+    const hooks = await waitUntil(
+      () => {
+        const list = receiver.received.filter((hook) => hook.body.entity.id === trx.id);
+        return list.length > 0 ? list : undefined;
+      },
+      { what: "its webhook", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(hooks.map((hook) => hook.body.name)).toEqual(["transaction.declined"]);
 
@@ -665,9 +687,12 @@ describe("sandbox console", () => {
     await fetch(`${run.base}/_sim/transactions/${approved.id}/approve`, { method: "POST" });
     expect((await fetch(`${run.base}/_sim/transactions/${approved.id}/refund`, { method: "POST" })).status).toBe(200);
     expect((await api.read(approved.id)).status).toBe("refunded");
-    const names = await waitFor(
-      () => receiver.received.filter((hook) => [canceled.id, approved.id].includes(hook.body.entity.id)).map((hook) => hook.body.name),
-      (list) => list.length >= 3,
+    const names = await waitUntil(
+      () => {
+        const list = receiver.received.filter((hook) => [canceled.id, approved.id].includes(hook.body.entity.id)).map((hook) => hook.body.name);
+        return list.length >= 3 ? list : undefined;
+      },
+      { what: "three webhooks", timeoutMs: 3_000, intervalMs: 10 },
     );
     expect(names.sort()).toEqual(["transaction.approved", "transaction.canceled", "transaction.refunded"]);
   });

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { createSimulatorApp, simulatorMountPath } from "../src/providers/simulators/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulator } from "../src/providers/simulators/providerB/mod.ts";
+import { waitUntil } from "./support/wait.ts";
 
 interface Keys {
   masterKey: string;
@@ -42,16 +43,6 @@ function startIpnReceiver() {
   });
   const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
   return { server, received, failFirst, url, at: (path: string) => received.filter((ipn) => ipn.path === path) };
-}
-
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
 }
 
 const sha512 = (text: string) => createHash("sha512").update(text).digest("hex");
@@ -342,7 +333,7 @@ describe("hosted checkout page", () => {
     expect(answer.status).toBe(303);
     expect(answer.headers.get("location")).toBe(`https://shop.example/return?token=${token}`);
 
-    const ipn = await waitFor(() => receiver.at("/ipn/pay")[0], "the IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/pay")[0], { what: "the IPN" });
     expect(ipn.contentType).toBe("application/x-www-form-urlencoded");
     expect(ipn.raw).toContain("data%5Binvoice%5D%5Btoken%5D=");
     expect(ipn.fields).toMatchObject({
@@ -384,7 +375,7 @@ describe("hosted checkout page", () => {
     const { token } = await createInvoice("/ipn/flaky");
     const paid = await fetch(`${base}/_sim/invoices/${token}/pay`, { method: "POST" });
     expect(await paid.json()).toEqual({ token, status: "completed", fail_reason: null });
-    await waitFor(() => (receiver.at("/ipn/flaky").length >= 2 ? true : undefined), "the retried IPN");
+    await waitUntil(() => receiver.at("/ipn/flaky").length >= 2, { what: "the retried IPN" });
     const [first, second] = receiver.at("/ipn/flaky");
     expect(second!.raw).toBe(first!.raw);
     await Bun.sleep(400);
@@ -403,11 +394,13 @@ describe("hosted checkout page", () => {
       const started = performance.now();
       expect((await fetch(`${root}/_sim/invoices/${created.body.token}/pay`, { method: "POST" })).status).toBe(200);
       expect(performance.now() - started).toBeLessThan(1_000);
-      let last: Json | undefined;
-      for (let i = 0; i < 200 && !last?.gaveUp; i++) {
-        last = ((await (await fetch(`${root}/_sim/ipns`)).json()) as { deliveries: Json[] }).deliveries[0];
-        await Bun.sleep(10);
-      }
+      const last = await waitUntil(
+        async () => {
+          const delivery = ((await (await fetch(`${root}/_sim/ipns`)).json()) as { deliveries: Json[] }).deliveries[0];
+          return delivery?.gaveUp ? delivery : undefined;
+        },
+        { what: "the simulator to give up on the IPN", intervalMs: 10 },
+      );
       expect(last).toMatchObject({ token: created.body.token, attempts: 3, delivered: false, gaveUp: true, lastHttpStatus: 503 });
     } finally {
       dead.close();
@@ -421,7 +414,7 @@ describe("hosted checkout page", () => {
     const answer = await postForm(buttons.Fail!);
     expect(answer.status).toBe(200);
     expect(await answer.text()).toContain("Payment failed");
-    const ipn = await waitFor(() => receiver.at("/ipn/fail")[0], "the failure IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/fail")[0], { what: "the failure IPN" });
     expect(ipn.fields["data[status]"]).toBe("failed");
     expect(ipn.fields["data[fail_reason]"]).toBe("insufficient_funds");
     expect((await call("GET", `${API.test}/checkout-invoice/confirm/${token}`)).body).toMatchObject({ status: "failed", fail_reason: "insufficient_funds" });
@@ -437,7 +430,7 @@ describe("hosted checkout page", () => {
     const answer = await postForm(buttons.Cancel!);
     expect(answer.status).toBe(303);
     expect(answer.headers.get("location")).toBe(`https://shop.example/cancel?token=${token}`);
-    const ipn = await waitFor(() => receiver.at("/ipn/cancel")[0], "the cancel IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/cancel")[0], { what: "the cancel IPN" });
     expect(ipn.fields["data[status]"]).toBe("cancelled");
     expect((await call("GET", `${API.test}/checkout-invoice/confirm/${token}`)).body.status).toBe("cancelled");
 
@@ -517,7 +510,7 @@ describe("PERMIT", () => {
     expect(answer.status).toBe(303);
     expect(answer.headers.get("location")).toBe(`https://shop.example/permit/ok?token=${token}`);
 
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-authorise")[0], "the permit IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-authorise")[0], { what: "the permit IPN" });
     expect(ipn.contentType).toBe("application/x-www-form-urlencoded");
     expect(ipn.fields).toMatchObject({
       "data[response_code]": "00",
@@ -539,7 +532,7 @@ describe("PERMIT", () => {
     const { token, pageUrl } = await createPermit("/ipn/permit-decline");
     const answer = await postForm((await buttonsOf(pageUrl)).Decline!);
     expect(answer.headers.get("location")).toBe(`https://shop.example/permit/no?token=${token}`);
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-decline")[0], "the decline IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-decline")[0], { what: "the decline IPN" });
     expect(ipn.fields["data[status]"]).toBe("declined");
     expect((await call("GET", `${API.test}/permit/confirm/${token}`)).body.status).toBe("declined");
     expect((await fetch(`${base}/_sim/permits/${token}/authorize`, { method: "POST" })).status).toBe(409);
@@ -558,7 +551,9 @@ describe("PERMIT", () => {
     expect(body).toMatchObject({ response_code: "00", status: "completed", fail_reason: null, permit_token: permit, amount: 50_000 });
     expect(body.invoice_token).toStartWith("test_");
 
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-charge").find((i) => i.fields["data[invoice][token]"] === body.invoice_token), "the charge IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-charge").find((i) => i.fields["data[invoice][token]"] === body.invoice_token), {
+      what: "the charge IPN",
+    });
     expect(ipn.fields).toMatchObject({
       "data[hash]": sha512(merchant.masterKey),
       "data[status]": "completed",
@@ -578,7 +573,9 @@ describe("PERMIT", () => {
     const permit = await activePermit("/ipn/permit-big");
     const { body } = await charge({ permit_token: permit, amount: 50_001, idempotency_key: "big-1" });
     expect(body).toMatchObject({ response_code: "00", status: "failed", fail_reason: "amount_limit_exceeded" });
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-big").find((i) => i.fields["data[invoice][token]"] === body.invoice_token), "the failure IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-big").find((i) => i.fields["data[invoice][token]"] === body.invoice_token), {
+      what: "the failure IPN",
+    });
     expect(ipn.fields["data[status]"]).toBe("failed");
     expect(ipn.fields["data[fail_reason]"]).toBe("amount_limit_exceeded");
   });
@@ -601,7 +598,7 @@ describe("PERMIT", () => {
     expect(body).toMatchObject({ response_code: "00", status: "pending", fail_reason: null });
     expect((await call("GET", `${API.test}/checkout-invoice/confirm/${body.invoice_token}`)).body.status).toBe("pending");
     await fetch(`${base}/_sim/invoices/${body.invoice_token}/pay`, { method: "POST" });
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-pending").find((i) => i.fields["data[invoice][token]"]), "the settling IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-pending").find((i) => i.fields["data[invoice][token]"]), { what: "the settling IPN" });
     expect(ipn.fields).toMatchObject({ "data[invoice][token]": body.invoice_token, "data[status]": "completed", "data[permit_token]": permit });
   });
 
@@ -639,7 +636,7 @@ describe("PERMIT", () => {
     expect(revoked.body).toMatchObject({ response_code: "00", status: "revoked" });
     expect((await call("POST", `${API.test}/permit/revoke`, { permit_token: permit })).body.response_code).toBe("00");
     expect((await call("GET", `${API.test}/permit/confirm/${permit}`)).body.status).toBe("revoked");
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-revoke").find((i) => i.fields["data[status]"] === "revoked"), "the revoke IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-revoke").find((i) => i.fields["data[status]"] === "revoked"), { what: "the revoke IPN" });
     expect(ipn.fields["data[permit][token]"]).toBe(permit);
     const refused = await charge({ permit_token: permit, amount: 100 });
     expect(refused.body).toEqual({ response_code: "1004", response_text: "Permit is not active (status: revoked)" });
@@ -650,7 +647,7 @@ describe("PERMIT", () => {
     const permit = await activePermit("/ipn/permit-expire");
     expect(await (await fetch(`${base}/_sim/permits/${permit}/expire`, { method: "POST" })).json()).toEqual({ token: permit, status: "expired" });
     expect((await call("GET", `${API.test}/permit/confirm/${permit}`)).body.status).toBe("expired");
-    const ipn = await waitFor(() => receiver.at("/ipn/permit-expire").find((i) => i.fields["data[status]"] === "expired"), "the expiry IPN");
+    const ipn = await waitUntil(() => receiver.at("/ipn/permit-expire").find((i) => i.fields["data[status]"] === "expired"), { what: "the expiry IPN" });
     expect(ipn.fields["data[permit][token]"]).toBe(permit);
   });
 });
