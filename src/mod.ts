@@ -35,6 +35,8 @@ import type { Deps } from "./services/deps.ts";
 import { createTenantFinder } from "./services/tenants/find-tenant.ts";
 import { createApiKeyStatus } from "./services/api-keys/key-status.ts";
 import { createRateLimiter } from "./services/rate-limit/mod.ts";
+import type { PaymentProvider } from "./providers/provider.ts";
+import { createProviderRegistry, DEFAULT_PROVIDERS } from "./providers/registry.ts";
 import { Redis } from "ioredis";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
@@ -42,6 +44,9 @@ export { mintToken, type Principal } from "./services/auth/tokens.ts";
 export { rotateSealedSecrets, type RotationReport } from "./services/keys/rotate-sealed.ts";
 export type { AppRouter } from "./routers/app.ts";
 export type { ErrorBody } from "./http/error-body.ts";
+export type * from "./providers/provider.ts";
+export { ProviderCallError, CollectionError } from "./providers/provider.ts";
+export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
 
 /** Parts a caller may supply instead of letting the gateway build them (tests, embedding programs). */
 export interface GatewayParts {
@@ -49,6 +54,8 @@ export interface GatewayParts {
   queue?: JobQueue;
   logger?: Logger;
   now?: () => Date;
+  /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */
+  providers?: readonly PaymentProvider[];
   /** Worker settings (concurrency, sweep interval); production uses the defaults. */
   workers?: WorkerOptions;
 }
@@ -134,6 +141,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     tenants: createTenantFinder({ db: database.db }),
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
     rateLimiter,
+    providers: createProviderRegistry(parts.providers ?? DEFAULT_PROVIDERS),
     now: parts.now ?? (() => new Date()),
     metrics,
   };

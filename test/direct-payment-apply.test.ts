@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import type { EventType, Payment } from "../src/db/schema.ts";
 import type { JobQueue } from "../src/jobs/queue.ts";
-import type { ProviderATransactionFacts } from "../src/providers/providerA/mod.ts";
+import type { PaymentReport } from "../src/providers/provider.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../src/services/direct-payments/apply-update.ts";
 import { heldFirstSyncs, markSettled, releaseHeldFirstSyncs, scheduleFirstSync, TICK_MS } from "../src/services/direct-payments/first-sync.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "./support/db.ts";
@@ -55,11 +55,17 @@ async function newPayment(tenantId: string, fields: { callback_url?: string } = 
 }
 
 /** Provider A's approval of a payment (`row` gives its transaction id). */
-function approved(row: Payment): { kind: "provider"; facts: ProviderATransactionFacts } {
-  const transactionId = Number(row.provider_transaction_id);
+function approved(row: Payment): { kind: "provider"; report: PaymentReport } {
   return {
     kind: "provider",
-    facts: { transactionId, reference: "trx_41", status: "approved", state: "succeeded", errorCode: null, approvedAt: new Date("2026-01-02T03:04:05.678Z") },
+    report: {
+      providerPaymentId: row.provider_transaction_id!,
+      reference: "trx_41",
+      providerStatus: "approved",
+      state: "succeeded",
+      errorCode: null,
+      approvedAt: new Date("2026-01-02T03:04:05.678Z"),
+    },
   };
 }
 
@@ -159,7 +165,7 @@ describe("applying a provider read to the row the caller read", () => {
     const declined = await applyDirectPaymentUpdate(
       deps(),
       seen.id,
-      { kind: "provider", facts: { ...approved(seen).facts, status: "declined", state: "failed", approvedAt: null } },
+      { kind: "provider", report: { ...approved(seen).report, providerStatus: "declined", state: "failed", approvedAt: null } },
       seen,
     );
     expect(declined).toMatchObject({ eventType: null, row: { state: "succeeded", provider_status: "approved" } });
@@ -180,7 +186,7 @@ describe("applying a provider read to the row the caller read", () => {
     const result = await applyDirectPaymentUpdate(
       counted,
       seen.id,
-      { kind: "provider", facts: { ...approved(seen).facts, status: "pending", state: "pending", approvedAt: null } },
+      { kind: "provider", report: { ...approved(seen).report, providerStatus: "pending", state: "pending", approvedAt: null } },
       seen,
     );
     expect(counter.statements).toBe(1);

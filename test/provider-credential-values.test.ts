@@ -8,11 +8,12 @@ import { sql } from "kysely";
 import { ulid } from "ulid";
 import { credentialField } from "../src/crypto/sealed-fields.ts";
 import { createLogger } from "../src/logger.ts";
-import { createProviderAClient, ProviderACallError } from "../src/providers/providerA/client.ts";
+import { createProviderAClient } from "../src/providers/providerA/client.ts";
+import { ProviderCallError } from "../src/providers/provider.ts";
 import { failureReason } from "../src/providers/failure-reason.ts";
 import { putCredentials } from "../src/services/credentials/provider-credentials.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
-import { freePort } from "./support/webhook-receiver.ts";
+import { freePort } from "./support/ports.ts";
 
 let tg: TestGateway;
 let admin: string;
@@ -209,14 +210,14 @@ describe("a provider call that fails on our side", () => {
     const secretKey = "sk_sandbox_0123456789abcdef";
     const client = createProviderAClient({ baseUrl: `http://127.0.0.1:${deadPort}`, secretKey, timeoutMs: 2000, connectRetryDelaysMs: [10], logger });
     const failure = await client.getTransaction(42).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ProviderACallError);
-    expect((failure as ProviderACallError).kind).toBe("unreachable");
+    expect(failure).toBeInstanceOf(ProviderCallError);
+    expect((failure as ProviderCallError).kind).toBe("unreachable");
     expect(logs.length).toBe(1);
     expect(logs[0]).toMatchObject({ level: 40, provider: "providerA", operation: "GET /v1/transactions/42", msg: "provider call failed before an answer" });
     expect(String(logs[0]!.reason)).toMatch(/ECONNREFUSED|Unable to connect/);
 
     const badKey = createProviderAClient({ baseUrl: `http://127.0.0.1:${deadPort}`, secretKey: "sk_sandbox_…", timeoutMs: 2000, logger });
-    await expect(badKey.getTransaction(42)).rejects.toBeInstanceOf(ProviderACallError);
+    await expect(badKey.getTransaction(42)).rejects.toBeInstanceOf(ProviderCallError);
     expect(String(logs[1]?.reason)).toMatch(/authorization/i);
     expect(JSON.stringify(logs)).not.toContain(secretKey);
   });

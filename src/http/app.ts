@@ -8,19 +8,20 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
-import { trpcErrorShape, UNKNOWN_REQUEST_ID, type Context, type RequestInfo } from "../routers/trpc.ts";
+import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators/mod.ts";
+import { readRawBody } from "./body-limit.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { createCors } from "./cors.ts";
-import { mapError } from "./error-body.ts";
+import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
-import { MAX_BODY_BYTES, mountRestRoutes } from "./rest-bridge.ts";
+import { mountRestRoutes } from "./rest-bridge.ts";
 import { createRouteTable } from "./route-table.ts";
 
 export interface HttpAppOptions {
@@ -123,10 +124,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         let req = request;
         if (request.method === "POST") {
           // tRPC reads the body itself; hold it to the same 64 KiB limit as REST, declared or streamed.
-          const declared = Number(request.headers.get("content-length") ?? "0");
-          const bytes = declared > MAX_BODY_BYTES ? undefined : await request.arrayBuffer();
-          if (!bytes || bytes.byteLength > MAX_BODY_BYTES) {
-            const mapped = mapError(new PayloadTooLargeError(MAX_BODY_BYTES), infoOf(request).requestId);
+          let bytes: Uint8Array<ArrayBuffer>;
+          try {
+            bytes = await readRawBody(request);
+          } catch (error) {
+            if (!(error instanceof PayloadTooLargeError)) throw error;
+            const mapped = mapError(error, infoOf(request).requestId);
             return jsonResponse(413, { error: trpcErrorShape(mapped) }); // tRPC's envelope, as its own errors have it
           }
           req = new Request(request.url, { method: "POST", headers: request.headers, body: bytes, signal: request.signal });
@@ -166,7 +169,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       })
     : [];
 
-  for (const route of RAW_BODY_ROUTES) {
+  const inboundRoutes = [...RAW_BODY_ROUTES, ...deps.providers.inbound];
+  for (const route of inboundRoutes) {
     app.route(
       route.method,
       route.path.replace(/\{(\w+)\}/g, ":$1"),
@@ -187,14 +191,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // there, so a path another route answers still goes through Elysia.
   const table = createRouteTable();
   for (const path of PLAIN_GET_PATHS) table.add("GET", path, null);
-  for (const route of RAW_BODY_ROUTES) table.add(route.method, route.path, null);
+  for (const route of inboundRoutes) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
   const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
   const allRoutes = [
     ...routes,
     ...PLAIN_GET_PATHS.map((path) => ({ method: "GET", path })),
-    ...RAW_BODY_ROUTES,
+    ...inboundRoutes,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },
   ];

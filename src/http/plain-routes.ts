@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { DEFAULT_PROVIDERS } from "../providers/registry.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { rootPath } from "./root-route.ts";
 
@@ -38,5 +39,5 @@ const healthPaths: ZodOpenApiPathsObject = {
 export const plainRoutePaths: ZodOpenApiPathsObject = {
   ...rootPath,
   ...healthPaths,
-  ...Object.fromEntries(RAW_BODY_ROUTES.map((route) => [route.path, route.openapi])),
+  ...Object.fromEntries([...RAW_BODY_ROUTES, ...DEFAULT_PROVIDERS.flatMap((provider) => provider.inbound)].map((route) => [route.path, route.openapi])),
 };

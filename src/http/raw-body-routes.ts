@@ -1,27 +1,15 @@
 /**
- * Routes that are not tRPC procedures because they need the request's raw bytes: the provider webhooks
- * (provider A signs the raw body; provider B posts PHP-style bracket form fields). Each is a plain
+ * Routes that are not tRPC procedures because they need the request's raw bytes: the providers' inbound
+ * routes (provider A signs the raw body; provider B posts PHP-style bracket form fields). Each is a plain
  * Elysia route (`parse: "none"`: the handler reads the body once itself) that calls the same services as
  * the procedures, and describes itself for the OpenAPI document so `/docs` shows every path.
  *
- * A provider adds its routes by appending to {@link RAW_BODY_ROUTES}; nothing else needs to change.
+ * A provider's routes come from its folder through the registry (`PaymentProvider.inbound`); this list
+ * holds provider B's IPN route until its folder owns it.
  */
-import type { ZodOpenApiPathItemObject } from "zod-openapi";
-import type { Deps } from "../services/deps.ts";
-import { PROVIDER_A_WEBHOOK_ROUTES } from "./providerA-webhook.ts";
-import { providerBWebhookRoute } from "./providerB-webhook.ts";
+import type { InboundRoute } from "../providers/provider.ts";
 
-export interface RawBodyRoute {
-  method: "POST";
-  /** OpenAPI form (`/providerA/webhook/{environment}`); the Elysia path is derived from it. */
-  path: string;
-  /** Answers the request; errors it throws are mapped to the contract's error shape. */
-  handle(deps: Deps, request: Request, params: Record<string, string>): Promise<Response>;
-  /** Its OpenAPI description. */
-  openapi: ZodOpenApiPathItemObject;
-}
+export type RawBodyRoute = InboundRoute;
 
-/** Every raw-body route of the gateway. */
+/** Inbound routes not yet declared by a provider's folder. */
 export const RAW_BODY_ROUTES: RawBodyRoute[] = [];
-RAW_BODY_ROUTES.push(providerBWebhookRoute);
-RAW_BODY_ROUTES.push(...PROVIDER_A_WEBHOOK_ROUTES);

@@ -3,7 +3,7 @@
  * quick approved check. Thin: validate, resolve the caller, call `services/direct-payments`.
  */
 import { z } from "zod";
-import { PAYMENT_METHODS } from "../providers/providerA/mod.ts";
+import { PAYMENT_METHODS } from "../services/direct-payments/payment-methods.ts";
 import {
   createDirectPayment,
   getTransactionStatus,

@@ -13,6 +13,7 @@ import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 
 export interface Deps {
   config: Config;
@@ -26,6 +27,8 @@ export interface Deps {
   apiKeyStatus: ApiKeyStatus;
   /** Per tenant and environment; shared through Redis when it is configured. */
   rateLimiter: RateLimiter;
+  /** The payment providers this gateway runs with (`providers/registry.ts`), reached through the port. */
+  providers: ProviderRegistry;
   /** The clock; tests pass their own. */
   now: () => Date;
   /** Counters and histograms the services feed (`http/metrics.ts`); absent in deps a test builds itself. */

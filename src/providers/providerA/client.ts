@@ -10,35 +10,8 @@ import type { z } from "zod";
 import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
+import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
 import { wireErrorSchema, wireTokenSchema, wireTransactionEnvelopeSchema, type WireCreateTransaction, type WireMode, type WireTransaction } from "./wire.ts";
-
-/**
- * Why a call failed:
- * - `refused`: the provider answered 4xx (it received the request and said no);
- * - `unreachable`: the connection was refused before anything was sent (after the inline retries);
- * - `server_error`: a 5xx, an unreadable answer or a broken connection after sending — outcome unknown;
- * - `timeout`: no answer within the timeout — outcome unknown.
- */
-export type ProviderAFailureKind = "refused" | "unreachable" | "server_error" | "timeout";
-
-/** A failed provider A call. `status` is the HTTP status when there was one. */
-export class ProviderACallError extends Error {
-  override name = "ProviderACallError";
-  constructor(
-    readonly kind: ProviderAFailureKind,
-    message: string,
-    readonly status: number | null = null,
-    /** The provider's field errors, flattened to `<field> <message>`. */
-    readonly providerErrors: string[] = [],
-  ) {
-    super(message);
-  }
-
-  /** Whether the request may have reached the provider and been acted on. */
-  get outcomeUnknown(): boolean {
-    return this.kind === "server_error" || this.kind === "timeout";
-  }
-}
 
 export interface ProviderAClientOptions {
   /** Without `/v1` (`https://sandbox-api.fedapay.com`, or the simulator's mount). */
@@ -61,7 +34,7 @@ function operationOf(method: string, path: string): string {
   return `${method} /v1${route}`;
 }
 
-const OUTCOMES: Record<ProviderAFailureKind, ProviderCallOutcome> = {
+const OUTCOMES: Record<ProviderFailureKind, ProviderCallOutcome> = {
   refused: "refused",
   timeout: "timeout",
   unreachable: "error",
@@ -91,7 +64,7 @@ export function createProviderAClient(options: ProviderAClientOptions) {
     init: { body?: unknown; idempotencyKey?: string } = {},
   ): Promise<T> {
     if (!options.metrics) return send(method, path, schema, init);
-    const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderACallError ? OUTCOMES[error.kind] : "error");
+    const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderCallError ? OUTCOMES[error.kind] : "error");
     return observeProviderCall(options.metrics, "providerA", operationOf(method, path), outcomeOf, () => send(method, path, schema, init));
   }
 
@@ -118,11 +91,11 @@ export function createProviderAClient(options: ProviderAClientOptions) {
           { provider: "providerA", operation: `${method} /v1${path}`, reason: failureReason(error, [options.secretKey]) },
           "provider call failed before an answer",
         );
-        if (isConnectionRefused(error)) throw new ProviderACallError("unreachable", "Provider A refused the connection");
+        if (isConnectionRefused(error)) throw new ProviderCallError("providerA", "unreachable", "Provider A refused the connection");
         const name = (error as { name?: string } | null)?.name;
         if (name === "TimeoutError" || name === "AbortError")
-          throw new ProviderACallError("timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
-        throw new ProviderACallError("server_error", "The connection to provider A broke before it answered");
+          throw new ProviderCallError("providerA", "timeout", `Provider A did not answer within ${options.timeoutMs} ms`);
+        throw new ProviderCallError("providerA", "server_error", "The connection to provider A broke before it answered");
       }
     }
     let json: unknown;
@@ -134,13 +107,16 @@ export function createProviderAClient(options: ProviderAClientOptions) {
     if (response.status >= 400 && response.status < 500) {
       const parsed = wireErrorSchema.safeParse(json);
       const message = (parsed.success && parsed.data.message) || `Provider A refused the request (HTTP ${response.status})`;
-      throw new ProviderACallError("refused", message, response.status, parsed.success ? flattenErrors(parsed.data.errors) : []);
+      throw new ProviderCallError("providerA", "refused", message, {
+        status: response.status,
+        providerErrors: parsed.success ? flattenErrors(parsed.data.errors) : [],
+      });
     }
     if (response.status >= 500 || response.status < 200 || response.status >= 300)
-      throw new ProviderACallError("server_error", `Provider A answered HTTP ${response.status}`, response.status);
+      throw new ProviderCallError("providerA", "server_error", `Provider A answered HTTP ${response.status}`, { status: response.status });
     if (schema === null) return json as T;
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new ProviderACallError("server_error", "Provider A answered something unreadable", response.status);
+    if (!parsed.success) throw new ProviderCallError("providerA", "server_error", "Provider A answered something unreadable", { status: response.status });
     return parsed.data;
   }
 

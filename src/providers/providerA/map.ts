@@ -1,47 +1,44 @@
 /**
- * Provider A ↔ domain: the spec's `payment_method` enum and its wire modes, countries, calling codes and
- * currencies (providers.md table, contract §4), and a wire transaction as a domain status.
+ * Provider A ↔ domain, both ways: the spec's `payment_method` values as provider A's wire modes (with the
+ * country each operator serves and its currency), and a wire transaction as a domain {@link PaymentReport}.
  */
 import type { Currency, PaymentState } from "../../db/schema.ts";
+import { PAID_STATUSES, type PaymentMethod } from "../../services/direct-payments/payment-methods.ts";
+import type { PaymentMethodCapability, PaymentReport } from "../provider.ts";
 import type { WireMode, WireStatus, WireTransaction } from "./wire.ts";
 import { WIRE_STATUSES } from "./wire.ts";
 
-/** The spec's `payment_method` values, in the spec's order (the 400 message lists them so). */
-export const PAYMENT_METHODS = ["mnoA_open", "mnoB", "mnoC", "mnoB_tg", "mnoD", "mnoA_open_gn", "mnoA_ci", "mnoE_ne", "mnoF_sn"] as const;
-
-export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
-
-/** Countries provider A's direct payments serve. */
-export type DirectPaymentCountry = "bj" | "tg" | "gn" | "ci" | "ne" | "sn";
-
-/** Each method's wire mode and the country its operator serves. */
-export const METHOD_WIRE: Record<PaymentMethod, { mode: WireMode; country: DirectPaymentCountry }> = {
-  mnoA_open: { mode: "mtn_open", country: "bj" },
-  mnoB: { mode: "moov", country: "bj" },
-  mnoC: { mode: "sbin", country: "bj" },
-  mnoB_tg: { mode: "moov_tg", country: "tg" },
-  mnoD: { mode: "togocel", country: "tg" },
-  mnoA_open_gn: { mode: "mtn_open_gn", country: "gn" },
-  mnoA_ci: { mode: "mtn_ci", country: "ci" },
-  mnoE_ne: { mode: "airtel_ne", country: "ne" },
-  mnoF_sn: { mode: "free_sn", country: "sn" },
+/** Each method's wire mode, the operator behind it and the country it serves (providers.md table). */
+export const METHOD_WIRE: Record<PaymentMethod, { mode: WireMode; operator: string; country: string }> = {
+  mnoA_open: { mode: "mtn_open", operator: "mtn", country: "bj" },
+  mnoB: { mode: "moov", operator: "moov", country: "bj" },
+  mnoC: { mode: "sbin", operator: "sbin", country: "bj" },
+  mnoB_tg: { mode: "moov_tg", operator: "moov", country: "tg" },
+  mnoD: { mode: "togocel", operator: "togocel", country: "tg" },
+  mnoA_open_gn: { mode: "mtn_open_gn", operator: "mtn", country: "gn" },
+  mnoA_ci: { mode: "mtn_ci", operator: "mtn", country: "ci" },
+  mnoE_ne: { mode: "airtel_ne", operator: "airtel", country: "ne" },
+  mnoF_sn: { mode: "free_sn", operator: "free", country: "sn" },
 };
 
-/** International calling codes of the served countries (contract §4). */
-export const CALLING_CODES: Record<DirectPaymentCountry, string> = { bj: "229", tg: "228", gn: "224", ci: "225", ne: "227", sn: "221" };
-
 /** The currency follows the country: GNF for gn, XOF otherwise. */
-export function currencyOf(country: string): Currency {
+function currencyOf(country: string): Currency {
   return country === "gn" ? "GNF" : "XOF";
 }
+
+/** The methods provider A serves, as its capabilities declare them. */
+export const PROVIDER_A_METHODS: readonly PaymentMethodCapability[] = Object.entries(METHOD_WIRE).map(([method, wire]) => ({
+  method,
+  operator: wire.operator,
+  country: wire.country,
+  currency: currencyOf(wire.country),
+  collection: "ussd_push",
+}));
 
 /** The wire mode of a spec `payment_method`. */
 export function wireModeOf(method: PaymentMethod): WireMode {
   return METHOD_WIRE[method].mode;
 }
-
-/** Statuses in which the money is the merchant's (contract §4): `approved` is true for these. */
-export const PAID_STATUSES: readonly string[] = ["approved", "transferred", "approved_partially_refunded", "transferred_partially_refunded"];
 
 /** Whether `status` is a known provider A status. */
 export function isWireStatus(status: string): status is WireStatus {
@@ -57,25 +54,14 @@ export function stateOfWireStatus(status: WireStatus): PaymentState {
   return "pending";
 }
 
-/** What the core learns from one read of a provider A transaction. */
-export interface ProviderATransactionFacts {
-  /** Provider A's integer id. */
-  transactionId: number;
-  reference: string | null;
-  status: WireStatus;
-  state: PaymentState;
-  errorCode: string | null;
-  approvedAt: Date | null;
-}
-
-/** A wire transaction as domain facts; `undefined` for a status this adapter does not know. */
-export function toTransactionFacts(trx: WireTransaction): ProviderATransactionFacts | undefined {
+/** A wire transaction as the domain's report; `undefined` for a status this adapter does not know. */
+export function toPaymentReport(trx: WireTransaction): PaymentReport | undefined {
   if (!isWireStatus(trx.status)) return undefined;
   const approvedAt = trx.approved_at ? new Date(trx.approved_at) : null;
   return {
-    transactionId: trx.id,
+    providerPaymentId: String(trx.id),
     reference: trx.reference ?? null,
-    status: trx.status,
+    providerStatus: trx.status,
     state: stateOfWireStatus(trx.status),
     errorCode: trx.last_error_code ?? null,
     approvedAt: approvedAt && !Number.isNaN(approvedAt.getTime()) ? approvedAt : null,

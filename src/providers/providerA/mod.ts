@@ -1,22 +1,9 @@
 /**
- * The provider A adapter (providers.md, "Provider A"): the HTTP client, the wire types, the mapping of the
- * spec's `payment_method` enum and of wire transactions to domain values, and webhook signatures.
+ * The provider A adapter (providers.md, "Provider A"): {@link providerA} is what the gateway runs (the port,
+ * `../provider.ts`); the client, signatures and wire shapes are exported for the simulator's tests.
  *
  * @module
  */
-export { createProviderAClient, ProviderACallError, type ProviderAClient, type ProviderAClientOptions, type ProviderAFailureKind } from "./client.ts";
-export {
-  CALLING_CODES,
-  currencyOf,
-  METHOD_WIRE,
-  PAID_STATUSES,
-  PAYMENT_METHODS,
-  stateOfWireStatus,
-  toTransactionFacts,
-  wireModeOf,
-  type DirectPaymentCountry,
-  type PaymentMethod,
-  type ProviderATransactionFacts,
-} from "./map.ts";
+export { createProviderAClient, type ProviderAClient, type ProviderAClientOptions } from "./client.ts";
+export { providerA } from "./provider.ts";
 export { parseSignatureHeader, signProviderAWebhook, SIGNATURE_TOLERANCE_SECONDS, verifyProviderASignature } from "./signature.ts";
-export { WIRE_STATUSES, wireWebhookSchema, type WireMode, type WireStatus, type WireTransaction } from "./wire.ts";

@@ -17,7 +17,7 @@ import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
 import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue, Payment, PaymentState, PaymentUpdate } from "../../db/schema.ts";
-import type { ProviderATransactionFacts } from "../../providers/providerA/mod.ts";
+import type { PaymentReport } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
@@ -27,7 +27,7 @@ import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
 /** What was learnt about a payment: a read of provider A, or our own conclusion that it failed. */
-export type DirectPaymentUpdate = { kind: "provider"; facts: ProviderATransactionFacts } | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
+export type DirectPaymentUpdate = { kind: "provider"; report: PaymentReport } | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
 
 const EVENT_OF_STATE: Partial<Record<PaymentState, EventType>> = {
   succeeded: "payment.completed",
@@ -49,7 +49,7 @@ export function nextState(current: PaymentState, proposed: PaymentState): Paymen
 export function directPaymentEventData(row: Payment): Record<string, JsonValue> {
   return {
     paymentId: row.id,
-    provider: "providerA",
+    provider: row.provider,
     kind: "direct_payment",
     providerTransactionId: row.provider_transaction_id,
     transactionId: row.provider_transaction_id === null ? null : Number(row.provider_transaction_id),
@@ -109,18 +109,18 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
   const changes: PaymentUpdate = {};
   let target: PaymentState;
   if (update.kind === "provider") {
-    const { facts } = update;
-    target = nextState(row.state, facts.state);
-    if (row.provider_transaction_id === null) changes.provider_transaction_id = String(facts.transactionId);
-    if (facts.reference && row.reference !== facts.reference) changes.reference = facts.reference;
+    const { report } = update;
+    target = nextState(row.state, report.state);
+    if (row.provider_transaction_id === null) changes.provider_transaction_id = report.providerPaymentId;
+    if (report.reference && row.reference !== report.reference) changes.reference = report.reference;
     changes.provider_synced_at = now;
     // The provider answered about it: whatever it says replaces our "we do not know" (contract §4).
     if (row.outcome_unknown) changes.outcome_unknown = false;
     // The provider's word is kept when the order of states accepts it (or it is a paid word inside the paid states).
-    const accepted = target !== row.state || facts.state === row.state;
-    if (accepted && row.provider_status !== facts.status) changes.provider_status = facts.status;
-    if (facts.approvedAt && !row.approved_at && target === "succeeded") changes.approved_at = facts.approvedAt;
-    if (target === "failed" && target !== row.state) changes.failure_code = facts.errorCode;
+    const accepted = target !== row.state || report.state === row.state;
+    if (accepted && row.provider_status !== report.providerStatus) changes.provider_status = report.providerStatus;
+    if (report.approvedAt && !row.approved_at && target === "succeeded") changes.approved_at = report.approvedAt;
+    if (target === "failed" && target !== row.state) changes.failure_code = report.errorCode;
   } else {
     target = nextState(row.state, "failed");
     if (target !== row.state) {
@@ -299,8 +299,8 @@ async function updateIfUnchanged(db: Executor, seen: Payment, decision: Decision
  *
  * @example
  * ```ts
- * const facts = toTransactionFacts(await client.getTransaction(412));
- * if (facts) await applyDirectPaymentUpdate(deps, paymentId, { kind: "provider", facts });
+ * const report = await deps.providers.get(row.provider).readPayment(deps, row);
+ * if (report) await applyDirectPaymentUpdate(deps, paymentId, { kind: "provider", report });
  * ```
  */
 export async function applyDirectPaymentUpdate(

@@ -18,23 +18,15 @@
 import type { Insertable } from "kysely";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
-import type { PaymentCustomer, PaymentsTable } from "../../db/schema.ts";
+import type { PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
 import { ProviderError, ValidationError } from "../../errors.ts";
-import {
-  CALLING_CODES,
-  currencyOf,
-  METHOD_WIRE,
-  ProviderACallError,
-  wireModeOf,
-  type DirectPaymentCountry,
-  type PaymentMethod,
-} from "../../providers/providerA/mod.ts";
+import { CollectionError, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
-import { accountForNewPayment, clientFor } from "./accounts.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
 import { scheduleFirstSync } from "./first-sync.ts";
+import { CALLING_CODES, type PaymentMethod } from "./payment-methods.ts";
 import { syncWaitMs } from "./sync-jobs.ts";
 
 /** Spec 2.1, as validated by the router's schema. */
@@ -68,13 +60,13 @@ export interface DirectPaymentAnswer {
  */
 export function checkDirectPaymentRules(
   input: DirectPaymentInput,
-  policy: { environment: Environment; maxAmount: number; allowPrivateTargets: boolean },
+  policy: { environment: Environment; maxAmount: number; allowPrivateTargets: boolean; provider: PaymentProvider },
 ): string | undefined {
   const messages: string[] = [];
   const { country, number } = input.phone_number;
-  const served = METHOD_WIRE[input.payment_method].country;
+  const served = policy.provider.capabilities.methods.find((method) => method.method === input.payment_method)?.country;
   if (served !== country) messages.push(`payment_method ${input.payment_method} is not available for country ${country}`);
-  const callingCode = CALLING_CODES[country as DirectPaymentCountry];
+  const callingCode = CALLING_CODES[country];
   if (callingCode === undefined) messages.push(`phone_number.country must be one of the following values: ${Object.keys(CALLING_CODES).join(", ")}`);
   else if (!number.startsWith(`+${callingCode}`)) messages.push(`phone_number.number must start with +${callingCode} for country ${country}`);
   if (input.amount > policy.maxAmount) messages.push(`amount must not be greater than ${policy.maxAmount}`);
@@ -102,6 +94,7 @@ const insertDirectPayment = precompile<{
   id: string;
   tenant_id: string;
   environment: Environment;
+  provider: Provider;
   provider_account: string;
   credential_version: number | null;
   amount: number;
@@ -118,7 +111,7 @@ const insertDirectPayment = precompile<{
     id: p.id,
     tenant_id: p.tenant_id,
     environment: p.environment,
-    provider: "providerA",
+    provider: p.provider,
     kind: "direct_payment",
     provider_account: p.provider_account,
     credential_version: p.credential_version,
@@ -160,7 +153,7 @@ interface InFlightPayment {
  * names the payment, and the same `Idempotency-Key` replays it; without it nothing was left that could
  * still charge, so the answer names nothing and a retry may run again.
  */
-function failureAnswer(error: ProviderACallError, inFlight: InFlightPayment | undefined): ProviderError {
+function failureAnswer(error: ProviderCallError, inFlight: InFlightPayment | undefined): ProviderError {
   if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
   if (error.kind === "unreachable") return new ProviderError(502, "Provider A could not be reached; nothing was sent");
   const status = error.kind === "timeout" ? 504 : 502;
@@ -185,30 +178,35 @@ export async function createDirectPayment(
   request: { tenantId: string; environment: Environment; input: DirectPaymentInput },
 ): Promise<DirectPaymentAnswer> {
   const { tenantId, environment, input } = request;
-  const callbackUrl = checkDirectPaymentRules(input, { environment, maxAmount: deps.config.maxAmount, allowPrivateTargets: deps.config.allowPrivateTargets });
-  const account = await accountForNewPayment(deps, tenantId, environment);
+  const provider = deps.providers.get("providerA");
+  const callbackUrl = checkDirectPaymentRules(input, {
+    environment,
+    maxAmount: deps.config.maxAmount,
+    allowPrivateTargets: deps.config.allowPrivateTargets,
+    provider,
+  });
+  const account = await provider.accountFor(deps, tenantId, environment);
   const country = input.phone_number.country;
-  const currency = currencyOf(country);
+  const currency = provider.capabilities.methods.find((method) => method.method === input.payment_method)!.currency;
   const paymentId = newId("pay");
   const now = deps.now();
   const firstSyncAt = new Date(now.getTime() + syncWaitMs(0));
-  const customer = {
+  const named = {
     ...(input.firstname !== undefined && { firstname: input.firstname }),
     ...(input.lastname !== undefined && { lastname: input.lastname }),
     ...(input.email !== undefined && { email: input.email }),
-    phone: input.phone_number.number,
-    country,
   };
   await insertDirectPayment(deps.db, {
     id: paymentId,
     tenant_id: tenantId,
     environment,
+    provider: provider.name as Provider,
     provider_account: account.accountId,
     credential_version: account.credentialVersion,
     amount: input.amount,
     currency,
     description: input.description,
-    customer,
+    customer: { ...named, phone: input.phone_number.number, country },
     payment_method: input.payment_method,
     callback_url: callbackUrl ?? null,
     created_at: now,
@@ -221,52 +219,38 @@ export async function createDirectPayment(
   // finds it final and stops. It is held in this process until due and skipped when the payment is
   // settled here before then (first-sync.ts); the row's `next_sync_at` lets the sweeper cover the rest.
   scheduleFirstSync(deps, paymentId, firstSyncAt);
-  const client = clientFor(deps, environment, account);
-  const mode = wireModeOf(input.payment_method);
-  let step: "create" | "token" | "push" = "create";
-  let transactionId: number | undefined;
-  let stored: Promise<unknown> | undefined;
   try {
-    const created = await client.createTransaction(
-      {
-        description: input.description,
-        amount: input.amount,
-        currency: { iso: currency },
-        mode,
-        merchant_reference: paymentId,
-        custom_metadata: { paymentId },
-        customer: {
-          ...(input.firstname !== undefined && { firstname: input.firstname }),
-          ...(input.lastname !== undefined && { lastname: input.lastname }),
-          ...(input.email !== undefined && { email: input.email }),
-          phone_number: { number: input.phone_number.number, country },
-        },
-      },
+    const started = await provider.startCollection(deps, {
+      kind: "ussd_push",
       paymentId,
-    );
-    transactionId = created.id;
-    // The provider's id is stored while the token is asked for (a token moves no money), and the push
-    // waits for both: a failed store still stops the payment before the push, as when they ran in turn.
-    step = "token";
-    stored = storeProviderTransaction(deps.db, {
-      id: paymentId,
-      provider_transaction_id: String(created.id),
-      reference: created.reference ?? null,
-      provider_status: created.status,
-      updated_at: deps.now(),
+      tenantId,
+      environment,
+      account,
+      amount: input.amount,
+      currency,
+      description: input.description,
+      method: input.payment_method,
+      phone: { number: input.phone_number.number, country },
+      customer: named,
+      // The provider's id is stored before the phone is prompted: a failed store stops the payment there.
+      recorded: (collection) =>
+        storeProviderTransaction(deps.db, {
+          id: paymentId,
+          provider_transaction_id: collection.providerPaymentId,
+          reference: collection.reference,
+          provider_status: collection.providerStatus,
+          updated_at: deps.now(),
+        }),
     });
-    const [token] = await Promise.all([client.createToken(created.id), stored]);
-    step = "push";
-    await client.sendNow(mode, token, paymentId);
-    return { ok: true, transactionId: created.id, status: "pending", description: input.description, amount: input.amount, paymentId };
-  } catch (error) {
-    // The store's own failure comes first (it is what stopped the payment); its result is awaited either way.
-    if (stored) await stored;
-    if (!(error instanceof ProviderACallError)) throw error;
-    const pushMayHaveHappened = error.outcomeUnknown && step !== "token";
+    const transactionId = Number(started.providerPaymentId);
+    return { ok: true, transactionId, status: "pending", description: input.description, amount: input.amount, paymentId };
+  } catch (collectionError) {
+    if (!(collectionError instanceof CollectionError)) throw collectionError;
+    const error = collectionError.failure;
     let inFlight: InFlightPayment | undefined;
-    if (pushMayHaveHappened) {
-      inFlight = transactionId === undefined ? { paymentId } : { paymentId, transactionId };
+    if (collectionError.mayHaveActed) {
+      const started = collectionError.started;
+      inFlight = started === undefined ? { paymentId } : { paymentId, transactionId: Number(started.providerPaymentId) };
       // Only while pending: a webhook may already have settled it from the provider's side.
       await deps.db
         .updateTable("payments")
@@ -274,7 +258,7 @@ export async function createDirectPayment(
         .where("id", "=", paymentId)
         .where("state", "=", "pending")
         .execute();
-      deps.logger.warn({ paymentId, step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
+      deps.logger.warn({ paymentId, step: collectionError.step, kind: error.kind, status: error.status }, "provider A outcome unknown: left pending for the sync job");
     } else {
       await applyDirectPaymentUpdate(deps, paymentId, {
         kind: "failed",

@@ -11,9 +11,8 @@
  * call, it never received it, and the payment is `failed` (contract §4: `failed` = refused or never received).
  */
 import type { Payment } from "../../db/schema.ts";
-import { ProviderACallError, toTransactionFacts } from "../../providers/providerA/mod.ts";
+import { ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { accountOfPayment, clientFor } from "./accounts.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
 
 /** A pending record is read again from the provider at most this often. */
@@ -22,37 +21,27 @@ export const REFRESH_FLOOR_MS = 1_000;
 /** After this long without the provider knowing our `merchant_reference`, the create call never reached it. */
 export const NOT_RECEIVED_AFTER_MS = 2 * 60_000;
 
-type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring">;
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics">;
 
 /**
- * Reads the payment at provider A and applies the answer. Never throws for a provider failure: it logs it
- * and returns the row as stored (the sync job tries again later).
+ * Reads the payment from its provider (the port's `readPayment`) and applies the answer. Never throws for a
+ * provider failure: it logs it and returns the row as stored (the sync job tries again later).
  */
 export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Payment> {
-  const account = await accountOfPayment(deps, row);
-  if (!account) {
-    deps.logger.warn({ paymentId: row.id }, "provider A account of a direct payment is gone; cannot sync it");
-    return row;
-  }
-  const client = clientFor(deps, row.environment, account);
   try {
-    const wire =
-      row.provider_transaction_id !== null ? await client.getTransaction(Number(row.provider_transaction_id)) : await client.getByMerchantReference(row.id);
-    const facts = toTransactionFacts(wire);
-    if (!facts) {
-      deps.logger.warn({ paymentId: row.id, status: wire.status }, "provider A reported a status this gateway does not know");
-      return row;
-    }
-    // `row` is what the caller read before this call: applied with a guarded update when it still holds.
-    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", facts }, row)).row;
-  } catch (error) {
-    if (error instanceof ProviderACallError && error.kind === "refused" && error.status === 404 && row.provider_transaction_id === null) {
+    const report = await deps.providers.get(row.provider).readPayment(deps as Deps, row);
+    if (report === undefined) return row;
+    if (report === null) {
+      // The provider does not know it: after long enough, the create call never reached it.
       if (deps.now().getTime() - row.created_at.getTime() >= NOT_RECEIVED_AFTER_MS)
         return (await applyDirectPaymentUpdate(deps, row.id, { kind: "failed", failureCode: "not_received" })).row;
       return row;
     }
-    if (!(error instanceof ProviderACallError)) throw error;
-    deps.logger.warn({ paymentId: row.id, kind: error.kind, status: error.status }, "could not read a direct payment from provider A");
+    // `row` is what the caller read before this call: applied with a guarded update when it still holds.
+    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", report }, row)).row;
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    deps.logger.warn({ paymentId: row.id, kind: error.kind, status: error.status }, "could not read a direct payment from its provider");
     return row;
   }
 }

@@ -5,12 +5,9 @@
  */
 import { z } from "zod";
 import type { Payment } from "../../db/schema.ts";
-import { PAID_STATUSES, PAYMENT_METHODS, WIRE_STATUSES } from "../../providers/providerA/mod.ts";
+import { DIRECT_PAYMENT_STATUSES, type DirectPaymentStatus, PAID_STATUSES, PAYMENT_METHODS } from "./payment-methods.ts";
 
-/** Every status a direct payment can show: provider A's, plus our `failed`. */
-export const DIRECT_PAYMENT_STATUSES = [...WIRE_STATUSES, "failed"] as const;
-
-export type DirectPaymentStatus = (typeof DIRECT_PAYMENT_STATUSES)[number];
+export { DIRECT_PAYMENT_STATUSES, type DirectPaymentStatus } from "./payment-methods.ts";
 
 /**
  * The status word of a direct payment row: provider A's last word, except our own `failed` (the provider

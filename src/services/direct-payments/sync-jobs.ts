@@ -34,7 +34,7 @@ export function syncJobId(paymentId: string, attempt: number): string {
   return `${paymentId}:${attempt}`;
 }
 
-type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring">;
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics">;
 
 /** Precompiled: one run per payment at least (usually finding it final already). */
 const paymentById = precompile<{ id: string }>()((db, p) => db.selectFrom("payments").selectAll().where("id", "=", p.id));

@@ -1,20 +1,27 @@
 /**
  * Provider A's webhooks (contract §4, providers.md): `POST /providerA/webhook/{environment}` for the
- * service's account and `…/{environment}/{tenant_id}` for a tenant's own. Each is verified with that
- * account's webhook secret only — raw bytes, `t=…,s=…`, 300 s tolerance, constant time — and applied only
- * to a transaction of that account and environment. The body is never trusted: a verified webhook only
- * says "read this transaction again", and that read is what is applied. Unknown transactions are answered
- * 200 (else the provider retries forever).
+ * service's account and `…/{environment}/{tenant_id}` for a tenant's own, read as raw bytes (the signature
+ * covers them exactly). No bearer token: provider A cannot send one; the signature is the authentication.
+ * Each is verified with that account's webhook secret only — raw bytes, `t=…,s=…`, 300 s tolerance,
+ * constant time — and applied only to a transaction of that account and environment. The body is never
+ * trusted: a verified webhook only says "read this transaction again", and that read is what is applied
+ * (`syncFromProvider`). Unknown transactions are answered 200 (else the provider retries forever).
  */
+import { z } from "zod";
+import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Environment } from "../../config.ts";
-import type { Payment } from "../../db/schema.ts";
 import { precompile } from "../../db/precompiled.ts";
-import { NotFoundError, UnauthorizedError } from "../../errors.ts";
-import { verifyProviderASignature, wireWebhookSchema } from "../../providers/providerA/mod.ts";
-import type { Deps } from "../deps.ts";
-import { isId } from "../ids.ts";
+import type { Payment } from "../../db/schema.ts";
+import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "../../errors.ts";
+import { errorBodySchema } from "../../http/error-body.ts";
+import { MAX_BODY_BYTES } from "../../http/rest-bridge.ts";
+import { syncFromProvider } from "../../services/direct-payments/refresh.ts";
+import type { Deps } from "../../services/deps.ts";
+import { isId } from "../../services/ids.ts";
+import type { InboundRoute } from "../provider.ts";
 import { SERVICE_ACCOUNT, serviceAccount, tenantAccount } from "./accounts.ts";
-import { syncFromProvider } from "./refresh.ts";
+import { verifyProviderASignature } from "./signature.ts";
+import { wireWebhookSchema } from "./wire.ts";
 
 export interface ProviderAWebhook {
   environment: string;
@@ -101,3 +108,50 @@ export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebh
   if (payment) await syncFromProvider(deps, payment);
   return { received: true };
 }
+
+async function readRaw(request: Request): Promise<Uint8Array> {
+  if (Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  return bytes;
+}
+
+function describe(withTenant: boolean): ZodOpenApiPathItemObject {
+  return {
+    post: {
+      operationId: withTenant ? "providerA-webhook-tenant" : "providerA-webhook",
+      tags: ["providerA"],
+      summary: withTenant ? "Provider A webhook for a tenant's own account" : "Provider A webhook for the service's account",
+      description:
+        "Sent by provider A on every status change, signed with `X-FEDAPAY-SIGNATURE: t=<unix>,s=<hex HMAC-SHA256>` over the raw body with that account's webhook secret (300 s tolerance). The transaction is then read again from provider A. Unknown transactions are acknowledged with 200.",
+      requestParams: {
+        path: z.object({
+          environment: z.enum(["sandbox", "live"]),
+          ...(withTenant ? { tenant_id: z.string().meta({ description: "The tenant whose own provider A account sends it" }) } : {}),
+        }),
+        header: z.object({ "x-fedapay-signature": z.string().meta({ description: "t=<unix>,s=<hex>[,s=<hex>]" }) }),
+      },
+      requestBody: { content: { "application/json": { schema: z.looseObject({ name: z.string(), entity: z.looseObject({ id: z.number().int() }) }) } } },
+      responses: {
+        200: { description: "Received", content: { "application/json": { schema: z.object({ received: z.literal(true) }) } } },
+        401: { description: "Bad, old or foreign signature", content: { "application/json": { schema: errorBodySchema } } },
+      },
+    },
+  };
+}
+
+const handle: InboundRoute["handle"] = async (deps, request, params) => {
+  const result = await receiveProviderAWebhook(deps, {
+    environment: params.environment ?? "",
+    tenantId: params.tenant_id,
+    rawBody: await readRaw(request),
+    signature: request.headers.get("x-fedapay-signature"),
+  });
+  return Response.json(result);
+};
+
+/** Provider A's two webhook routes. */
+export const PROVIDER_A_WEBHOOK_ROUTES: InboundRoute[] = [
+  { method: "POST", path: "/providerA/webhook/{environment}", handle, openapi: describe(false) },
+  { method: "POST", path: "/providerA/webhook/{environment}/{tenant_id}", handle, openapi: describe(true) },
+];

@@ -8,9 +8,9 @@
 import type { Environment } from "../../config.ts";
 import type { Payment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
-import { createProviderAClient, type ProviderAClient } from "../../providers/providerA/mod.ts";
-import { openCredentials } from "../credentials/provider-credentials.ts";
-import type { Deps } from "../deps.ts";
+import { createProviderAClient, type ProviderAClient } from "./client.ts";
+import { openCredentials } from "../../services/credentials/provider-credentials.ts";
+import type { Deps } from "../../services/deps.ts";
 
 /** `provider_account` of payments made on the service's own account. */
 export const SERVICE_ACCOUNT = "service";
@@ -58,7 +58,10 @@ export async function accountForNewPayment(
 }
 
 /** The account a payment was made on, or null when its secret is no longer available. */
-export async function accountOfPayment(deps: Pick<Deps, "db" | "keyring" | "config">, payment: Payment): Promise<ProviderAAccount | null> {
+export async function accountOfPayment(
+  deps: Pick<Deps, "db" | "keyring" | "config">,
+  payment: Pick<Payment, "provider_account" | "credential_version" | "tenant_id" | "environment">,
+): Promise<ProviderAAccount | null> {
   if (payment.provider_account === SERVICE_ACCOUNT) return serviceAccount(deps, payment.environment);
   return tenantAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version ?? undefined });
 }

@@ -1,0 +1,359 @@
+/**
+ * The provider port: what the gateway asks of a payment provider, in domain types only. A provider is a
+ * folder under `src/providers/<name>/` that owns its HTTP client, wire types, the mapping between its
+ * words and ours (both ways), its signatures and its inbound HTTP routes, and exports one
+ * {@link PaymentProvider}. The domain (`src/services/`) calls providers through this interface and the
+ * registry (`registry.ts`); it never imports a provider's wire or mapping modules.
+ *
+ * Modelled on Medusa's `AbstractPaymentProvider` (one class per provider, the core calls its methods) and
+ * Hyperswitch's connector folders (`transformers.rs`: wire ↔ domain, both ways, beside the client).
+ *
+ * @module
+ */
+import type { ZodOpenApiPathItemObject } from "zod-openapi";
+import type { Currency, CustomData, Environment, Payment, PaymentState, PermitStatus } from "../db/schema.ts";
+import type { Deps } from "../services/deps.ts";
+
+/** A provider's name: its folder, the `provider` column of its payments, its metrics label. */
+export type ProviderName = string;
+
+/** The ways a provider can collect money from a customer. */
+export type CollectionKind =
+  /** A USSD prompt pushed to the customer's phone (provider A's direct payments). */
+  | "ussd_push"
+  /** A page hosted by the provider where the customer pays (provider B's checkout). */
+  | "hosted_checkout"
+  /** A standing authorisation the merchant charges later (provider B's permits). */
+  | "recurring_authorisation";
+
+/** One way to pay that a provider reaches: a mobile-money operator (or card network) in a country. */
+export interface PaymentMethodCapability {
+  /** The spec's `payment_method` value, when the API names it (`mnoA_open`…); the operator otherwise. */
+  method: string;
+  /** The operator behind it (`mtn`, `moov`…), as the routing tables name it. */
+  operator: string;
+  /** ISO 3166-1 alpha-2, lower case. */
+  country: string;
+  currency: Currency;
+  /** How a payment by this method is collected. */
+  collection: CollectionKind;
+}
+
+/** What a provider declares it can do. */
+export interface ProviderCapabilities {
+  /** The collections it starts. */
+  collect: readonly CollectionKind[];
+  /** Whether it keeps a standing authorisation that is charged later. */
+  recurring: boolean;
+  /** Whether it can send money to a wallet. */
+  payout: boolean;
+  /** Whether it can give a collected payment back. */
+  refund: boolean;
+  /** The operators and countries it serves; empty when the customer chooses on the provider's page. */
+  methods: readonly PaymentMethodCapability[];
+  /** Amounts it accepts, in the currency's whole units. */
+  limits: { minAmount: number; maxAmount: number | null };
+}
+
+/**
+ * Why a call to a provider failed, the same for every provider:
+ * - `refused`: it answered and said no (a 4xx, or a refusal code in a 2xx body): nothing happened there;
+ * - `unreachable`: the connection was refused before anything was sent;
+ * - `server_error`: a 5xx, an unreadable answer or a broken connection after sending: outcome unknown;
+ * - `timeout`: no answer within `PROVIDER_TIMEOUT_MS`: outcome unknown.
+ */
+export type ProviderFailureKind = "refused" | "unreachable" | "server_error" | "timeout";
+
+/** A failed provider call. The domain maps it to its answer (`errors.ts`: 422, 502 or 504). */
+export class ProviderCallError extends Error {
+  override name = "ProviderCallError";
+  constructor(
+    readonly provider: ProviderName,
+    readonly kind: ProviderFailureKind,
+    message: string,
+    readonly details: {
+      /** The HTTP status, when there was one. */
+      status?: number | null;
+      /** The provider's field errors, flattened to `<field> <message>`. */
+      providerErrors?: string[];
+      /** The provider's own refusal code (provider B's `response_code`). */
+      providerCode?: string;
+    } = {},
+  ) {
+    super(message);
+  }
+
+  get status(): number | null {
+    return this.details.status ?? null;
+  }
+
+  get providerErrors(): string[] {
+    return this.details.providerErrors ?? [];
+  }
+
+  /** Whether the request may have reached the provider and been acted on. */
+  get outcomeUnknown(): boolean {
+    return this.kind === "server_error" || this.kind === "timeout";
+  }
+}
+
+/**
+ * The provider's word on one payment, in our terms: what `readPayment` returns and what a verified
+ * notification leads to. The domain applies it by the contract's order of states (`services/payments`).
+ */
+export interface PaymentReport {
+  /** The provider's id of the payment (provider A's integer as a string, provider B's token). */
+  providerPaymentId: string;
+  /** The provider's reference, when it gives one. */
+  reference: string | null;
+  /** The provider's own status word, kept as the payment's `provider_status`. */
+  providerStatus: string;
+  /** Our state for it. */
+  state: PaymentState;
+  /** The provider's error code for a failure, when it gives one. */
+  errorCode: string | null;
+  /** When the money was the merchant's, as the provider says. */
+  approvedAt: Date | null;
+  /** What a provider that confirms a payment in full adds (provider B: amount, customer, receipt). */
+  details?: ConfirmedPaymentDetails;
+}
+
+/** A USSD push: the payment is recorded (`paymentId`), the provider asked to prompt the phone. */
+export interface UssdPushRequest {
+  kind: "ussd_push";
+  paymentId: string;
+  tenantId: string;
+  environment: Environment;
+  /** The provider account the payment is made on (from {@link PaymentProvider.accountFor}). */
+  account: ProviderAccountRef;
+  amount: number;
+  currency: Currency;
+  description: string;
+  /** The spec's `payment_method`. */
+  method: string;
+  phone: { number: string; country: string };
+  customer: { firstname?: string; lastname?: string; email?: string };
+  /**
+   * Called once the provider recorded the payment, before the customer is prompted: the domain stores the
+   * provider's id then. The prompt waits for it, and a failure of it stops the payment before the prompt.
+   */
+  recorded(started: CollectionStarted): Promise<unknown>;
+}
+
+/** What a started collection left at the provider. */
+export interface CollectionStarted {
+  providerPaymentId: string;
+  reference: string | null;
+  providerStatus: string;
+  /** The page the customer is sent to (a hosted checkout's, an authorisation's), when there is one. */
+  redirectUrl?: string;
+}
+
+/**
+ * A collection that failed part-way. `started` is set once the provider recorded the payment (its id is
+ * known) even if a later step failed; `mayHaveActed` when the failed step may still have reached the
+ * customer (a push whose answer never came), so the payment must be followed rather than failed.
+ */
+export class CollectionError extends Error {
+  override name = "CollectionError";
+  constructor(
+    readonly failure: ProviderCallError,
+    readonly step: string,
+    readonly started: CollectionStarted | undefined,
+    readonly mayHaveActed: boolean,
+  ) {
+    super(failure.message);
+  }
+}
+
+/** Which of a provider's accounts a payment uses: the service's own, or a tenant's stored credentials. */
+export interface ProviderAccountRef {
+  /** `service`, or the tenant's `provider_credentials.id`. */
+  accountId: string;
+  credentialVersion: number | null;
+}
+
+/** A route a provider receives requests on (its webhooks, IPNs): raw bytes in, its own answer out. */
+export interface InboundRoute {
+  method: "POST";
+  /** OpenAPI form (`/providerA/webhook/{environment}`); the HTTP layer derives its router's path from it. */
+  path: string;
+  /** Verifies, parses and hands the notification to the domain; errors it throws get the contract's shape. */
+  handle(deps: Deps, request: Request, params: Record<string, string>): Promise<Response>;
+  /** Its OpenAPI description. */
+  openapi: ZodOpenApiPathItemObject;
+}
+
+/** What the gateway asks of a provider. */
+export interface PaymentProvider {
+  readonly name: ProviderName;
+  readonly capabilities: ProviderCapabilities;
+  /**
+   * The account a new payment of this tenant and environment is made on.
+   *
+   * @throws {NotConfiguredError} (424) when the provider has no account there.
+   */
+  accountFor(deps: Deps, tenantId: string, environment: Environment): Promise<ProviderAccountRef>;
+  /**
+   * Starts a collection recorded as `paymentId`.
+   *
+   * @throws {CollectionError} when a call failed; `mayHaveActed` says whether the payment must be followed.
+   */
+  startCollection(deps: Deps, request: CollectionRequest): Promise<CollectionStarted>;
+  /**
+   * Reads a payment from the provider, with the account it was made on. `null` when the provider does
+   * not know the payment (it never received it); `undefined` when its answer means nothing to us (an
+   * unknown status: logged by the provider, nothing applied).
+   *
+   * @throws {ProviderCallError} when the provider could not be read.
+   */
+  readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null | undefined>;
+  /** The requests it sends us (webhooks, IPNs), each verified and parsed in its folder. */
+  readonly inbound: readonly InboundRoute[];
+  /** Standing authorisations charged later, when `capabilities.recurring`. */
+  readonly recurring?: RecurringAuthorisations;
+  /** Checks the signatures of notifications that name an object by token (provider B's IPN hash). */
+  readonly signatures?: NotificationSignatures;
+}
+
+// --- hosted checkout and recurring authorisations (provider B) ---
+
+/** A collection the gateway can ask for: a USSD push, a hosted checkout page, or a standing authorisation. */
+export type CollectionRequest = UssdPushRequest | HostedCheckoutRequest | RecurringAuthorisationRequest;
+
+/**
+ * A hosted checkout: the provider makes a page where the customer pays (`CollectionStarted.redirectUrl`);
+ * our payment is recorded once it answers, keyed by its id. Its notifications come to the provider's
+ * inbound route.
+ */
+export interface HostedCheckoutRequest {
+  kind: "hosted_checkout";
+  /** Our id, sent with the invoice so that the provider's records name it. */
+  paymentId: string;
+  tenantId: string;
+  environment: Environment;
+  account: ProviderAccountRef;
+  amount: number;
+  currency: Currency;
+  description: string;
+  /** The merchant's name shown on the page. */
+  storeName: string;
+  customer: { name: string; email?: string; phone?: string };
+  customData?: CustomData;
+  /** The provider's channel names to offer, when the merchant restricts them. */
+  channels?: string[];
+  returnUrl: string;
+  cancelUrl: string;
+}
+
+/**
+ * A standing authorisation (a permit): the customer authorises it on the provider's page
+ * (`CollectionStarted.redirectUrl`), the merchant charges it later ({@link RecurringAuthorisations}).
+ */
+export interface RecurringAuthorisationRequest {
+  kind: "recurring_authorisation";
+  /** Our permit id, sent with the authorisation. */
+  authorisationId: string;
+  tenantId: string;
+  environment: Environment;
+  account: ProviderAccountRef;
+  /** The largest amount one charge may take. */
+  maxAmount: number;
+  description: string;
+  customer: { name: string; email?: string; phone: string };
+  customData?: CustomData;
+  returnUrl: string;
+  cancelUrl: string;
+}
+
+/** What a provider that confirms a payment in full tells beyond {@link PaymentReport}. */
+export interface ConfirmedPaymentDetails {
+  /** The amount it confirms, in whole units. */
+  amount: number;
+  /** The environment (sandbox or live) it says the payment was made in. */
+  environment: Environment;
+  /** The customer fields it gives (only those). */
+  customer: { name?: string; email?: string; phone?: string };
+  /** How the customer paid, in the provider's channel name. */
+  paymentMethod: string | null;
+  receiptUrl: string | null;
+  receiptIdentifier: string | null;
+}
+
+/** One version of a tenant's account at the provider: what an authorisation or a signature belongs to. */
+export interface AccountVersion {
+  tenantId: string;
+  environment: Environment;
+  credentialVersion: number;
+}
+
+/** An authorisation as the gateway knows it: where it was made, and the provider's id of it. */
+export interface AuthorisationRef extends AccountVersion {
+  providerAuthorisationId: string;
+}
+
+/** The provider's word on an authorisation, in our terms. */
+export interface AuthorisationReport {
+  providerAuthorisationId: string;
+  /** Our status for it (the provider's words are the same). */
+  status: PermitStatus;
+  /** The largest charge it allows, when the provider says. */
+  maxAmount: number | null;
+  /** The environment it says the authorisation lives in. */
+  environment: Environment;
+  /** How the customer will pay, in the provider's channel name. */
+  paymentMethod: string | null;
+}
+
+/** A charge against an authorisation: `chargeId` makes it idempotent (the same id never charges twice). */
+export interface AuthorisationChargeRequest {
+  authorisation: AuthorisationRef;
+  chargeId: string;
+  /** The payment that records the charge. */
+  paymentId: string;
+  amount: number;
+  description: string;
+  customData?: CustomData | null;
+}
+
+/** What the provider answered a charge: a payment of its own (followed with `readPayment`), or a refusal (nothing charged). */
+export type AuthorisationChargeResult =
+  | { outcome: "answered"; providerPaymentId: string; providerStatus: string; state: "pending" | "succeeded" | "failed"; failReason: string | null }
+  | {
+      outcome: "refused";
+      /** Our reason: the authorisation is not active there, the amount is above its maximum, or another refusal. */
+      reason: "permit_not_active" | "amount_exceeds_permit" | "provider_refused";
+      failure: ProviderCallError;
+    };
+
+/**
+ * What a provider with `capabilities.recurring` does with standing authorisations. Each call is made on the
+ * account version the authorisation was made with; every method throws `NotConfiguredError` (424) when
+ * that version's credentials are gone.
+ */
+export interface RecurringAuthorisations {
+  /** Reads the authorisation. @throws {ProviderCallError} (a refusal too: the provider does not know it). */
+  read(deps: Deps, authorisation: AuthorisationRef): Promise<AuthorisationReport>;
+  /** Charges it. @throws {ProviderCallError} when the outcome is unknown (sent, no answer): send it again under the same `chargeId`. */
+  charge(deps: Deps, request: AuthorisationChargeRequest): Promise<AuthorisationChargeResult>;
+  /**
+   * Revokes it: `revoked`, or `ended` when the provider will not revoke it because it ended there already
+   * (read it to learn how; `failure` is its refusal).
+   *
+   * @throws {ProviderCallError} for any other failure.
+   */
+  revoke(deps: Deps, authorisation: AuthorisationRef): Promise<{ outcome: "revoked" } | { outcome: "ended"; failure: ProviderCallError }>;
+}
+
+/**
+ * A notification's signature, checked against an account version's secret. The signature travels opaque
+ * (`unknown`, as the notification carried it); only a digest of it is ever kept (orphans, known signers).
+ */
+export interface NotificationSignatures {
+  /** Is `signature` this account version's? Constant time; false when the account or its secret is gone. */
+  verify(deps: Deps, signature: unknown, account: AccountVersion): Promise<boolean>;
+  /** A digest of `signature` that may be stored and compared; null when there is none. */
+  digest(signature: unknown): string | null;
+  /** Is a kept digest this account version's signature? `null` when the account version or its secret is gone (nothing to tell). */
+  verifyDigest(deps: Deps, digest: string | null, account: AccountVersion): Promise<boolean | null>;
+}
