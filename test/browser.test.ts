@@ -19,8 +19,7 @@ import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { freePort } from "./support/ports.ts";
 import { waitUntil } from "./support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 describeWithChromium("browser: the simulators' pages in headless Chromium", () => {
   let tg: TestGateway;

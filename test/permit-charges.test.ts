@@ -23,8 +23,7 @@ import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, t
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./support/redis.ts";
 import { waitUntil } from "./support/wait.ts";
 import type { WebhookReceiver } from "./support/webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const { DATABASE_URL, REDIS_URL } = process.env;
 

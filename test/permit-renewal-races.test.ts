@@ -12,9 +12,9 @@ import type { Deps } from "../src/services/deps.ts";
 import { createPermitCharge, executePermitCharge, RenewalNotDueError } from "../src/services/permits/charges.ts";
 import { applyRenewalOutcome, runRenewalCharge, sweepRenewals } from "../src/services/permits/renewals.ts";
 import type { TestDatabase } from "./support/db.ts";
-import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
+import { activePermit, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
-import { putSchedule, scheduleOf, schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { chargeRows, putSchedule, scheduleOf, schedulePath, startRenewalRig, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/wait.ts";
 
 const DAY = 86_400_000;
@@ -23,10 +23,6 @@ let rig: PermitRig<RecordingSimulator>;
 let sim: RecordingSimulator;
 let database: TestDatabase;
 let gw: RigGateway;
-
-async function chargeRows(permitId: string) {
-  return database.db.selectFrom("permit_charges").selectAll().where("permit_id", "=", permitId).orderBy("created_at").execute();
-}
 
 async function chargePayments(tenantId: string) {
   return database.db.selectFrom("payments").select("id").where("tenant_id", "=", tenantId).where("kind", "=", "permit_charge").execute();
@@ -62,11 +58,7 @@ function depsRacedBy(race: () => Promise<unknown>): Deps {
 }
 
 beforeAll(async () => {
-  ({ sim, database, gw } = rig = await startPermitRig({
-    sim: await startRecordingSimulator(),
-    now: clock.now,
-    workerOptions: { renewalSweepEveryMs: 3_600_000 },
-  }));
+  ({ sim, database, gw } = rig = await startRenewalRig(clock));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -85,7 +77,7 @@ describe("a renewal charge job racing its schedule", () => {
 
     expect(cancelled?.status).toBe(200);
     expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ status: "cancelled", nextChargeAt: null });
-    expect(await chargeRows(permitId)).toEqual([]);
+    expect(await chargeRows(database, permitId)).toEqual([]);
     expect(await chargePayments(tenantId)).toEqual([]);
     expect(sim.chargesOf(token)).toEqual([]);
   });
@@ -102,7 +94,7 @@ describe("a renewal charge job racing its schedule", () => {
     const deps = depsRacedBy(() => putSchedule(gw, tenantId, permitId, { amount: 4500, interval: "week", startAt, description: "Semaine" }));
     await runRenewalCharge(deps, { scheduleId: schedule.id, period: "2025-03-12", attempt: 0 });
     expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ status: "active", period: "2025-03-14", attempt: 0, amount: 4500 });
-    expect(await chargeRows(permitId)).toEqual([]);
+    expect(await chargeRows(database, permitId)).toEqual([]);
     expect(sim.chargesOf(token)).toEqual([]);
 
     // The moved schedule is charged at its own due date, once.
@@ -116,7 +108,9 @@ describe("a renewal charge job racing its schedule", () => {
       { what: "the moved schedule's first period paid" },
     );
     expect(moved).toMatchObject({ status: "active", attempt: 0 });
-    expect((await chargeRows(permitId)).map((c) => [c.period, c.attempt, c.status, Number(c.amount)])).toEqual([["2025-03-14", 0, "succeeded", 4500]]);
+    expect((await chargeRows(database, permitId)).map((c) => [c.period, c.attempt, c.status, Number(c.amount)])).toEqual([
+      ["2025-03-14", 0, "succeeded", 4500],
+    ]);
     expect(sim.chargesOf(token).length).toBe(1);
   });
 
@@ -135,7 +129,7 @@ describe("a renewal charge job racing its schedule", () => {
     await expect(
       createPermitCharge(gw.gateway.deps, { ...input, renewal: { scheduleId: schedule.id, period: "2025-03-20", attempt: 0 } }),
     ).rejects.toBeInstanceOf(RenewalNotDueError);
-    expect(await chargeRows(permitId)).toEqual([]);
+    expect(await chargeRows(database, permitId)).toEqual([]);
     expect(await chargePayments(tenantId)).toEqual([]);
   });
 });
@@ -159,13 +153,16 @@ describe("a period whose failed charge later succeeds", () => {
       { what: "the first dunning retry scheduled" },
     );
     expect(waiting).toMatchObject({ status: "active", period: "2025-04-02", nextChargeAt: new Date(due + DAY).toISOString() });
-    const [failed] = await chargeRows(permitId);
+    const [failed] = await chargeRows(database, permitId);
     expect(failed).toMatchObject({ status: "failed", attempt: 0 });
 
     // Provider B later completes that invoice (the customer topped up): IPN → confirm → succeeded.
     expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
     expect((await sim.press(failed!.invoice_token!, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargeRows(permitId))[0]!.status === "succeeded", { what: "the failed charge settled as succeeded", timeoutMs: 10_000 });
+    await waitUntil(async () => (await chargeRows(database, permitId))[0]!.status === "succeeded", {
+      what: "the failed charge settled as succeeded",
+      timeoutMs: 10_000,
+    });
 
     // The retry the schedule still shows is no longer due: neither its queued job nor a direct create charges.
     await runRenewalCharge(gw.gateway.deps, { scheduleId: schedule.id, period: "2025-04-02", attempt: 1 });
@@ -179,7 +176,7 @@ describe("a period whose failed charge later succeeds", () => {
         renewal: { scheduleId: schedule.id, period: "2025-04-02", attempt: 1 },
       }),
     ).rejects.toBeInstanceOf(RenewalNotDueError);
-    expect((await chargeRows(permitId)).length).toBe(1);
+    expect((await chargeRows(database, permitId)).length).toBe(1);
 
     // At the retry's time the sweep counts the period as paid and moves on to May, without charging.
     clock.set(new Date(due + DAY));
@@ -194,7 +191,7 @@ describe("a period whose failed charge later succeeds", () => {
     expect(moved).toMatchObject({ status: "active", attempt: 0, nextChargeAt: "2025-05-02T08:00:00.000Z" });
     await sweepRenewals(gw.gateway.deps);
     await Bun.sleep(300);
-    expect((await chargeRows(permitId)).map((c) => [c.period, c.attempt, c.status])).toEqual([["2025-04-02", 0, "succeeded"]]);
+    expect((await chargeRows(database, permitId)).map((c) => [c.period, c.attempt, c.status])).toEqual([["2025-04-02", 0, "succeeded"]]);
     expect(sim.chargesOf(token).length).toBe(1);
   });
 
@@ -220,9 +217,9 @@ describe("a period whose failed charge later succeeds", () => {
     });
     expect((await executePermitCharge(gw.gateway.deps, retry.id)).status).toBe("failed");
     // …when provider B completes the first attempt's invoice after all.
-    const first = (await chargeRows(permitId)).find((c) => c.attempt === 0)!;
+    const first = (await chargeRows(database, permitId)).find((c) => c.attempt === 0)!;
     expect((await sim.press(first.invoice_token!, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
+    await waitUntil(async () => (await chargeRows(database, permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
       what: "the first attempt settled as succeeded",
       timeoutMs: 10_000,
     });

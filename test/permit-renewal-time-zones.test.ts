@@ -6,12 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { sweepRenewals } from "../src/services/permits/renewals.ts";
-import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
+import { activePermit, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
-import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { listCharges, putSchedule, scheduleOf, startRenewalRig, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/wait.ts";
-
-type Json = Record<string, any>;
 
 const clock = testClock(new Date("2024-01-20T12:00:00Z"));
 let rig: PermitRig<RecordingSimulator>;
@@ -19,16 +17,10 @@ let sim: RecordingSimulator;
 let gw: RigGateway;
 
 beforeAll(async () => {
-  ({ sim, gw } = rig = await startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } }));
+  ({ sim, gw } = rig = await startRenewalRig(clock));
 }, 60_000);
 
 afterAll(() => rig?.stop());
-
-async function chargesOf(tenantId: string, permitId: string): Promise<Json[]> {
-  const response = await gw.call("GET", `/providerB/permits/${permitId}/charges?limit=100`, tenantId);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as Json).data as Json[];
-}
 
 /** The local date (`YYYY-MM-DD`) of an instant in `timeZone`. */
 function localDate(at: string | Date, timeZone: string): string {
@@ -74,7 +66,7 @@ describe("a monthly schedule started at local midnight on January 31", () => {
         clock.set(new Date(due - 60_000));
         await sweepRenewals(gw.gateway.deps);
         await Bun.sleep(50);
-        expect((await chargesOf(tenantId, s.permitId)).length, `${s.zone} before ${key}`).toBe(month);
+        expect((await listCharges(gw, tenantId, s.permitId)).length, `${s.zone} before ${key}`).toBe(month);
         // At local midnight: this month's charge, once, and the schedule moves to next month.
         clock.set(new Date(due));
         await Promise.all([sweepRenewals(gw.gateway.deps), sweepRenewals(gw.gateway.deps)]);
@@ -90,7 +82,7 @@ describe("a monthly schedule started at local midnight on January 31", () => {
     }
 
     for (const s of schedules) {
-      const charges = await chargesOf(tenantId, s.permitId);
+      const charges = await listCharges(gw, tenantId, s.permitId);
       expect(charges.map((c) => c.period).sort(), s.zone).toEqual(MONTH_ENDS_2024);
       expect(charges.every((c) => c.status === "succeeded")).toBe(true);
       // Made on the due day of the customer's calendar: one charge in each local month, none missing.

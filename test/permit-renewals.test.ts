@@ -7,14 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { TEST_ENV } from "./support/gateway.ts";
 import { runRenewalCharge, sweepRenewals } from "../src/services/permits/renewals.ts";
 import type { TestDatabase } from "./support/db.ts";
-import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
+import { activePermit, type PermitRig } from "./support/permit-rig.ts";
 import { startRigGateway, type RigGateway } from "./support/provider-b-rig.ts";
 import { testQueuePrefix, deleteKeysUnderPrefix } from "./support/redis.ts";
-import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { listCharges, putSchedule, scheduleOf, startRenewalRig, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/wait.ts";
 import type { WebhookReceiver } from "./support/webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const DAY = 86_400_000;
 const clock = testClock(new Date("2025-01-31T09:00:00Z"));
@@ -23,12 +22,6 @@ let sim: RecordingSimulator;
 let database: TestDatabase;
 let gw: RigGateway;
 let receiver: WebhookReceiver;
-
-async function chargesOf(tenantId: string, permitId: string): Promise<Json[]> {
-  const response = await gw.call("GET", `/providerB/permits/${permitId}/charges?limit=100`, tenantId);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as Json).data as Json[];
-}
 
 /** Sweeps (twice at once, like two workers) and waits until the schedule has moved off `from` (period or attempt). */
 async function sweepUntilMoved(tenantId: string, permitId: string, from: Json): Promise<Json> {
@@ -46,15 +39,11 @@ async function sweepUntilMoved(tenantId: string, permitId: string, from: Json): 
 async function expectNoCharge(tenantId: string, permitId: string, expectedCount: number): Promise<void> {
   await sweepRenewals(gw.gateway.deps);
   await Bun.sleep(300);
-  expect((await chargesOf(tenantId, permitId)).length).toBe(expectedCount);
+  expect((await listCharges(gw, tenantId, permitId)).length).toBe(expectedCount);
 }
 
 beforeAll(async () => {
-  ({ sim, database, gw, receiver } = rig = await startPermitRig({
-    sim: await startRecordingSimulator(),
-    now: clock.now,
-    workerOptions: { renewalSweepEveryMs: 3_600_000 },
-  }));
+  ({ sim, database, gw, receiver } = rig = await startRenewalRig(clock));
 }, 60_000);
 
 afterAll(() => rig?.stop());
@@ -83,7 +72,7 @@ describe("renewal schedules", () => {
       await expectNoCharge(tenantId, permitId, sim.chargesOf(token).length);
     }
 
-    const charges = await chargesOf(tenantId, permitId);
+    const charges = await listCharges(gw, tenantId, permitId);
     expect(charges.map((c) => [c.period, c.attempt, c.status, c.amount, c.scheduleId]).sort()).toEqual([
       ["2025-01-31", 0, "succeeded", 5000, schedule.id],
       ["2025-02-28", 0, "succeeded", 5000, schedule.id],
@@ -120,7 +109,7 @@ describe("renewal schedules", () => {
     schedule = await sweepUntilMoved(tenantId, permitId, schedule);
     expect(schedule).toMatchObject({ status: "past_due", nextChargeAt: null, pastDueAt: new Date(due + 5 * DAY).toISOString() });
 
-    const charges = await chargesOf(tenantId, permitId);
+    const charges = await listCharges(gw, tenantId, permitId);
     expect(charges.map((c) => [c.period, c.attempt, c.status, c.failReason]).sort()).toEqual(
       [0, 1, 2, 3].map((a) => ["2025-05-12", a, "failed", "insufficient_funds"]),
     );
@@ -156,7 +145,7 @@ describe("renewal schedules", () => {
     await sweepRenewals(gw.gateway.deps);
     const [pending] = await waitUntil(
       async () => {
-        const charges = await chargesOf(tenantId, permitId);
+        const charges = await listCharges(gw, tenantId, permitId);
         return charges.length === 1 && charges[0]!.invoiceToken ? charges : null;
       },
       { what: "the pending charge answered" },
@@ -171,7 +160,10 @@ describe("renewal schedules", () => {
 
     // Provider B completes it (IPN); the next sweep moves the schedule to the next week.
     expect((await sim.press(pending!.invoiceToken, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargesOf(tenantId, permitId))[0]!.status === "succeeded", { what: "the charge settled by IPN", timeoutMs: 10_000 });
+    await waitUntil(async () => (await listCharges(gw, tenantId, permitId))[0]!.status === "succeeded", {
+      what: "the charge settled by IPN",
+      timeoutMs: 10_000,
+    });
     const moved = await sweepUntilMoved(tenantId, permitId, schedule);
     expect(moved).toMatchObject({ period: "2025-06-08", attempt: 0 });
     expect(sim.chargesOf(token).length).toBe(1);
@@ -227,7 +219,7 @@ describe("renewal schedules", () => {
       { what: "the period in progress paid" },
     );
     expect(schedule).toMatchObject({ status: "active", paused: false });
-    const charges = await chargesOf(tenantId, permitId);
+    const charges = await listCharges(gw, tenantId, permitId);
     expect(charges.map((c) => c.period).sort()).toEqual(["2025-08-01", "2025-08-04"]);
     expect(sim.chargesOf(token).length).toBe(2);
   });
@@ -276,7 +268,7 @@ describe("two workers on one database and queue", () => {
     }
     clock.set(new Date(start));
     for (const { permitId, token } of permits) {
-      const charges = await chargesOf(tenantId, permitId);
+      const charges = await listCharges(gw, tenantId, permitId);
       expect(charges.map((c) => c.period).sort()).toEqual([0, 1, 2].map((d) => periodOf(start + d * DAY)));
       expect(charges.every((c) => c.status === "succeeded")).toBe(true);
       expect(sim.chargesOf(token).length).toBe(3);

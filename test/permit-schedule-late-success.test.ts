@@ -11,12 +11,11 @@ import { confirmChargeAndApply } from "../src/services/permits/charge-settle.ts"
 import { createPermitCharge, executePermitCharge, RenewalNotDueError } from "../src/services/permits/charges.ts";
 import { applyRenewalOutcome, runRenewalCharge, sweepRenewals } from "../src/services/permits/renewals.ts";
 import type { TestDatabase } from "./support/db.ts";
-import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
+import { activePermit, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
-import { putSchedule, scheduleOf, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { chargeRows, putSchedule, scheduleOf, startRenewalRig, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/wait.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const DAY = 86_400_000;
 const clock = testClock(new Date("2025-04-02T08:00:00Z"));
@@ -26,18 +25,10 @@ let database: TestDatabase;
 let gw: RigGateway;
 
 beforeAll(async () => {
-  ({ sim, database, gw } = rig = await startPermitRig({
-    sim: await startRecordingSimulator(),
-    now: clock.now,
-    workerOptions: { renewalSweepEveryMs: 3_600_000 },
-  }));
+  ({ sim, database, gw } = rig = await startRenewalRig(clock));
 }, 60_000);
 
 afterAll(() => rig?.stop());
-
-async function chargeRows(permitId: string) {
-  return database.db.selectFrom("permit_charges").selectAll().where("permit_id", "=", permitId).orderBy("created_at").execute();
-}
 
 async function eventsOf(tenantId: string, type: string) {
   return database.db
@@ -102,7 +93,7 @@ async function expectPeriodNeverChargedAgain(tenantId: string, permitId: string,
     }),
   ).rejects.toBeInstanceOf(RenewalNotDueError);
   await Bun.sleep(300);
-  expect((await chargeRows(permitId)).length).toBe(charges);
+  expect((await chargeRows(database, permitId)).length).toBe(charges);
 }
 
 describe("a renewal that succeeds after its schedule went past_due", () => {
@@ -111,7 +102,7 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     const { tenantId, permitId, token, schedule } = await scheduleAtLastAttempt(due, "Avril");
     const pastDue = await sweepAt(tenantId, permitId, due + 5 * DAY);
     expect(pastDue).toMatchObject({ status: "past_due", period: "2025-04-02", nextChargeAt: null, pastDueAt: new Date(due + 5 * DAY).toISOString() });
-    expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([
+    expect((await chargeRows(database, permitId)).map((c) => [c.attempt, c.status])).toEqual([
       [0, "failed"],
       [1, "failed"],
       [2, "failed"],
@@ -121,7 +112,7 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     // Days later provider B completes the last attempt's invoice after all: IPN → confirm → succeeded.
     clock.set(new Date(due + 8 * DAY));
     expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
-    const last = (await chargeRows(permitId)).find((c) => c.attempt === 3)!;
+    const last = (await chargeRows(database, permitId)).find((c) => c.attempt === 3)!;
     expect((await sim.press(last.invoice_token!, "pay")).status).toBe(200);
     const healed = await waitUntil(
       async () => {
@@ -138,7 +129,7 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
       pastDueAt: null,
       nextChargeAt: "2025-05-02T08:00:00.000Z",
     });
-    expect((await chargeRows(permitId)).find((c) => c.id === last.id)).toMatchObject({ status: "succeeded" });
+    expect((await chargeRows(database, permitId)).find((c) => c.id === last.id)).toMatchObject({ status: "succeeded" });
     // The charge's event, recorded with the move.
     expect((await eventsOf(tenantId, "permit.charge.succeeded")).map((e) => e.data.chargeId)).toEqual([last.id]);
 
@@ -152,7 +143,7 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     expect(may).toMatchObject({ status: "active", period: "2025-06-02", attempt: 0 });
     await sweepRenewals(gw.gateway.deps);
     await Bun.sleep(300);
-    expect((await chargeRows(permitId)).map((c) => [c.period, c.attempt, c.status])).toEqual([
+    expect((await chargeRows(database, permitId)).map((c) => [c.period, c.attempt, c.status])).toEqual([
       ["2025-04-02", 0, "failed"],
       ["2025-04-02", 1, "failed"],
       ["2025-04-02", 2, "failed"],
@@ -167,10 +158,10 @@ describe("a renewal that succeeds after its schedule went past_due", () => {
     const { tenantId, permitId, token } = await scheduleAtLastAttempt(due, "Juillet");
     await sweepAt(tenantId, permitId, due + 5 * DAY);
     expect((await gw.call("DELETE", `/providerB/permits/${permitId}/schedule`, tenantId)).status).toBe(200);
-    const first = (await chargeRows(permitId)).find((c) => c.attempt === 0)!;
+    const first = (await chargeRows(database, permitId)).find((c) => c.attempt === 0)!;
     expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
     expect((await sim.press(first.invoice_token!, "pay")).status).toBe(200);
-    await waitUntil(async () => (await chargeRows(permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
+    await waitUntil(async () => (await chargeRows(database, permitId)).find((c) => c.attempt === 0)!.status === "succeeded", {
       what: "the late success",
       timeoutMs: 10_000,
     });
@@ -210,7 +201,7 @@ describe("a late success racing the last retry's outcome", () => {
       expect((await executePermitCharge(gw.gateway.deps, retry.id)).status).toBe("failed");
       // …when provider B completes the first attempt's invoice. Its IPN is held off (gateway down), so the
       // late success lands exactly when this test applies it.
-      const first = (await chargeRows(permitId)).find((c) => c.attempt === 0)!;
+      const first = (await chargeRows(database, permitId)).find((c) => c.attempt === 0)!;
       expect((await sim.permitControl(token, "succeed-next")).status).toBe(200);
       await gw.down();
       try {
@@ -232,7 +223,7 @@ describe("a late success racing the last retry's outcome", () => {
         gw.up();
       }
       await expectPeriodNeverChargedAgain(tenantId, permitId, schedule.id, schedule.period, 4);
-      expect((await chargeRows(permitId)).map((c) => [c.attempt, c.status])).toEqual([
+      expect((await chargeRows(database, permitId)).map((c) => [c.attempt, c.status])).toEqual([
         [0, "succeeded"],
         [1, "failed"],
         [2, "failed"],

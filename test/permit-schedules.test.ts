@@ -9,12 +9,11 @@ import { sweepRenewals } from "../src/services/permits/renewals.ts";
 import type { TestDatabase } from "./support/db.ts";
 import type { TestGateway } from "./support/gateway.ts";
 import { expectIsolated } from "./support/isolation.ts";
-import { activePermit, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
+import { activePermit, type PermitRig } from "./support/permit-rig.ts";
 import type { RigGateway } from "./support/provider-b-rig.ts";
-import { schedulePath, startRecordingSimulator, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
+import { schedulePath, startRenewalRig, testClock, type RecordingSimulator } from "./support/renewal-rig.ts";
 import { waitUntil } from "./support/wait.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const clock = testClock(new Date("2025-01-10T08:00:00Z"));
 let rig: PermitRig<RecordingSimulator>;
@@ -29,11 +28,7 @@ async function put(tenantId: string, permitId: string, body: Json): Promise<{ st
 
 beforeAll(async () => {
   // Renewal sweeps run only when a test calls them.
-  ({ sim, database, gw } = rig = await startPermitRig({
-    sim: await startRecordingSimulator(),
-    now: clock.now,
-    workerOptions: { renewalSweepEveryMs: 3_600_000 },
-  }));
+  ({ sim, database, gw } = rig = await startRenewalRig(clock));
 }, 60_000);
 
 afterAll(() => rig?.stop());

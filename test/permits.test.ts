@@ -12,11 +12,10 @@ import { revokePermit } from "../src/services/permits/revoke-permit.ts";
 import { expectIsolated } from "./support/isolation.ts";
 import type { TestGateway } from "./support/gateway.ts";
 import { createPermit as createPermitOf, permitBody, permitControl, startPermitRig, type PermitRig } from "./support/permit-rig.ts";
-import { startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
+import { addWebhookEndpoint, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import { waitUntil } from "./support/wait.ts";
 import type { WebhookReceiver } from "./support/webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 let rig: PermitRig<SimulatorServer>;
 let sim: SimulatorServer;
@@ -26,12 +25,6 @@ let receiver: WebhookReceiver;
 async function json(response: Response): Promise<Json> {
   const text = await response.text();
   return text ? (JSON.parse(text) as Json) : {};
-}
-
-async function webhookFor(tenantId: string, path: string): Promise<string> {
-  const response = await gw.call("POST", "/webhooks", tenantId, { url: `${receiver.url}${path}` });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { secret: string }).secret;
 }
 
 const createPermit = (tenantId: string, over: Json = {}, headers: Record<string, string> = {}) => createPermitOf(gw, tenantId, over, headers);
@@ -221,7 +214,7 @@ describe("GET /providerB/permits", () => {
 describe("the permit's life: authorise, decline, revoke, expire — with events", () => {
   it("authorising on provider B's side sends the IPN: the permit becomes active and permit.activated is delivered", async () => {
     const { tenantId } = await gw.tenantWithAccount(sim);
-    const secret = await webhookFor(tenantId, "/activated");
+    const secret = await addWebhookEndpoint(gw, tenantId, `${receiver.url}/activated`);
     const { permitId, token } = await createPermit(tenantId);
     expect((await simControl(token, "authorize")).status).toBe(200);
     const permit = await waitForStatus(tenantId, permitId, "active");
@@ -265,7 +258,7 @@ describe("the permit's life: authorise, decline, revoke, expire — with events"
 
   it("DELETE revokes at provider B and locally, once: permit.revoked, and the revoke IPN changes nothing", async () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
-    const secret = await webhookFor(tenantId, "/revoked");
+    const secret = await addWebhookEndpoint(gw, tenantId, `${receiver.url}/revoked`);
     const { permitId, token } = await createPermit(tenantId);
     await simControl(token, "authorize");
     await waitForStatus(tenantId, permitId, "active");

@@ -8,12 +8,11 @@ import { createHash } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
 import { rematchOrphans } from "../src/services/ipn/orphans.ts";
-import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
+import { addWebhookEndpoint, createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import type { TestDatabase } from "./support/db.ts";
 import { waitUntil } from "./support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const checkoutBody = (over: Json = {}) => ({
   amount: 5000,
@@ -29,12 +28,6 @@ let sim: SimulatorServer;
 let database: TestDatabase;
 let gw: RigGateway;
 let receiver: WebhookReceiver;
-
-async function webhookFor(tenantId: string, path = "/hooks"): Promise<string> {
-  const response = await gw.call("POST", "/webhooks", tenantId, { url: `${receiver.url}${path}` });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { secret: string }).secret;
-}
 
 async function checkout(tenantId: string, over: Json = {}, headers: Record<string, string> = {}): Promise<Json> {
   const response = await gw.call("POST", "/providerB/checkout", tenantId, checkoutBody(over), headers);
@@ -166,7 +159,7 @@ describe("POST /providerB/checkout", () => {
 describe("a complete sandbox payment", () => {
   it("checkout, pay on the hosted page, IPN, and a signed payment.completed at the tenant's webhook", async () => {
     const { tenantId } = await gw.tenantWithAccount(sim);
-    const secret = await webhookFor(tenantId, "/complete");
+    const secret = await addWebhookEndpoint(gw, tenantId, `${receiver.url}/complete`);
     const answer = await checkout(tenantId);
     expect((await sim.press(answer.token, "pay", { payment_method: "wave-senegal" })).status).toBe(200);
     const receipt = await waitUntil(() => receiver.receipts.find((r) => r.path === "/complete"), { what: "the tenant's webhook", timeoutMs: 10_000 });
@@ -205,8 +198,8 @@ describe("a complete sandbox payment", () => {
   it("attributes each IPN to the right tenant when two tenants have different credentials", async () => {
     const a = await gw.tenantWithAccount(sim);
     const b = await gw.tenantWithAccount(sim);
-    await webhookFor(a.tenantId, "/tenant-a");
-    await webhookFor(b.tenantId, "/tenant-b");
+    await addWebhookEndpoint(gw, a.tenantId, `${receiver.url}/tenant-a`);
+    await addWebhookEndpoint(gw, b.tenantId, `${receiver.url}/tenant-b`);
     const payA = await checkout(a.tenantId, { amount: 1000 });
     const payB = await checkout(b.tenantId, { amount: 2000 });
     await Promise.all([sim.press(payA.token, "pay"), sim.press(payB.token, "pay")]);
@@ -218,8 +211,8 @@ describe("a complete sandbox payment", () => {
 
   it("the same IPN 50 times at once records one completion and one delivery per endpoint", async () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
-    await webhookFor(tenantId, "/fifty-1");
-    await webhookFor(tenantId, "/fifty-2");
+    await addWebhookEndpoint(gw, tenantId, `${receiver.url}/fifty-1`);
+    await addWebhookEndpoint(gw, tenantId, `${receiver.url}/fifty-2`);
     const answer = await checkout(tenantId);
     await sim.press(answer.token, "pay");
     const body = await ipnBodyOf(keys, answer.token);

@@ -9,8 +9,7 @@ import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, t
 import type { TestDatabase } from "./support/db.ts";
 import { freePort } from "./support/ports.ts";
 import { waitUntil } from "./support/wait.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./support/json.ts";
 
 const body = {
   amount: 2500,

@@ -9,6 +9,7 @@ import { Elysia } from "elysia";
 import { createSimulatorApp, simulatorMountPath } from "../src/providers/simulators/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulator } from "../src/providers/simulators/providerB/mod.ts";
 import { waitUntil } from "./support/wait.ts";
+import type { Json } from "./support/json.ts";
 
 interface Keys {
   masterKey: string;
@@ -23,8 +24,6 @@ interface ReceivedIpn {
   raw: string;
   fields: Record<string, string>;
 }
-
-type Json = Record<string, any>;
 
 /** A merchant's IPN endpoint on 127.0.0.1; `failFirst` paths answer 500 to their first request. */
 function startIpnReceiver() {

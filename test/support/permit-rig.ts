@@ -8,8 +8,7 @@ import type { TestDatabase } from "./db.ts";
 import { createTestDatabase, startRigGateway, type RigGateway, type RigOptions, type SimulatorServer } from "./provider-b-rig.ts";
 import { waitUntil } from "./wait.ts";
 import { startReceiver, type WebhookReceiver } from "./webhook-receiver.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 /** A valid `POST /providerB/permits` body (a boolean in customData, which must come back a boolean); `over` replaces top-level fields. */
 export const permitBody = (over: Json = {}): Json => ({

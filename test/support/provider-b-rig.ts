@@ -3,6 +3,7 @@
  * gateways on a database that can outlive them (a restart), each served on a port the test can stop and
  * start again (the gateway "down"), with `PUBLIC_BASE_URL` pointing at that port.
  */
+import { expect } from "bun:test";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { createJobQueue } from "../../src/jobs/mod.ts";
 import type { JobQueue } from "../../src/jobs/queue.ts";
@@ -160,6 +161,13 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
     },
   };
   return rig;
+}
+
+/** `POST /webhooks` for `tenantId` at `url`, expecting 200; answers the endpoint's signing secret. */
+export async function addWebhookEndpoint(gw: RigGateway, tenantId: string, url: string): Promise<string> {
+  const response = await gw.call("POST", "/webhooks", tenantId, { url });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { secret: string }).secret;
 }
 
 export { createTestDatabase };

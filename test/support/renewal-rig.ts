@@ -4,10 +4,10 @@
  * through the API. Active permits come from `permit-rig.ts`.
  */
 import { expect } from "bun:test";
-import { permitControl } from "./permit-rig.ts";
+import type { TestDatabase } from "./db.ts";
+import { permitControl, startPermitRig, type PermitRig } from "./permit-rig.ts";
 import { startSimulator, type RigGateway, type SimulatorServer } from "./provider-b-rig.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 /** One permit charge as provider B answered it. */
 export interface SimCharge {
@@ -87,4 +87,24 @@ export async function putSchedule(gw: RigGateway, tenantId: string, permitId: st
 /** `GET …/schedule`'s body. */
 export async function scheduleOf(gw: RigGateway, tenantId: string, permitId: string): Promise<Json> {
   return (await (await gw.call("GET", schedulePath(permitId), tenantId)).json()) as Json;
+}
+
+/**
+ * The renewal tests' rig: a recording simulator, the gateway on `clock`, and renewal sweeps that run
+ * only when a test calls them.
+ */
+export async function startRenewalRig(clock: { now: () => Date }): Promise<PermitRig<RecordingSimulator>> {
+  return startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } });
+}
+
+/** A permit's charges through the API (`GET …/charges`, expecting 200), up to 100. */
+export async function listCharges(gw: RigGateway, tenantId: string, permitId: string): Promise<Json[]> {
+  const response = await gw.call("GET", `/providerB/permits/${permitId}/charges?limit=100`, tenantId);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as Json).data as Json[];
+}
+
+/** A permit's rows in `permit_charges`, oldest first. */
+export async function chargeRows(database: TestDatabase, permitId: string) {
+  return database.db.selectFrom("permit_charges").selectAll().where("permit_id", "=", permitId).orderBy("created_at").execute();
 }
