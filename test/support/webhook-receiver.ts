@@ -92,6 +92,3 @@ export async function startReceiver(options: { port?: number; respond?: Responde
     },
   };
 }
-
-/** @deprecated moved to `ports.ts`; kept only until every importer imports it from there. */
-export { freePort } from "./ports.ts";
