@@ -377,13 +377,14 @@ describe("keeping status true without readers", () => {
       if (process.env.REDIS_URL) await deleteKeysUnderPrefix(process.env.REDIS_URL, tg.config.queuePrefix);
       await Bun.sleep(5_200);
       await runSweeper(tg.gateway.deps);
-      await waitUntil(
+      const rows = await waitUntil(
         async () => {
           const rows = await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "in", ids).execute();
-          return rows.every((r) => r.state === "succeeded") ? true : undefined;
+          return rows.every((r) => r.state === "succeeded") ? rows : undefined;
         },
         { what: "every pending payment settled", timeoutMs: 8_000, intervalMs: 100 },
       );
+      expect(rows.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     } finally {
       await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
         method: "PUT",
