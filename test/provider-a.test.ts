@@ -101,6 +101,15 @@ async function waitForStatus(transactionId: number, status: string, timeoutMs = 
   );
 }
 
+/** Points the service account's webhooks at `url` in the simulator (null: the provider sends none). */
+async function pointProviderWebhooks(url: string | null): Promise<void> {
+  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
+    method: "PUT",
+    body: JSON.stringify({ url }),
+    headers: { "content-type": "application/json" },
+  });
+}
+
 async function eventsOf(paymentId: string): Promise<{ type: string }[]> {
   return tg.gateway.deps.db.selectFrom("events").select(["type"]).where("payment_id", "=", paymentId).execute();
 }
@@ -121,11 +130,7 @@ beforeAll(async () => {
   });
   const { url } = await tg.gateway.start();
   base = url!;
-  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-    method: "PUT",
-    body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
-    headers: { "content-type": "application/json" },
-  });
+  await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
   receiver = await startReceiver();
   tenant = await newTenant();
 });
@@ -365,11 +370,7 @@ describe("POST /providerA/webhook/{environment}", () => {
 
 describe("keeping status true without readers", () => {
   it("settles pending payments after their jobs were lost with Redis", async () => {
-    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-      method: "PUT",
-      body: JSON.stringify({ url: null }),
-      headers: { "content-type": "application/json" },
-    });
+    await pointProviderWebhooks(null);
     try {
       const created = await Promise.all(Array.from({ length: 3 }, () => api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1500 }) })));
       const ids = created.map((c) => c.body.paymentId as string);
@@ -386,11 +387,7 @@ describe("keeping status true without readers", () => {
       );
       expect(rows.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     } finally {
-      await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-        method: "PUT",
-        body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
-        headers: { "content-type": "application/json" },
-      });
+      await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
     }
   }, 20_000);
 });
@@ -400,11 +397,7 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
 
   it("the provider created it but its answer never came: 504, pending; the sync job finds it by our pay_ id and settles it", async () => {
     // No webhook from the provider: only the providerA-sync job can learn the outcome.
-    await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-      method: "PUT",
-      body: JSON.stringify({ url: null }),
-      headers: { "content-type": "application/json" },
-    });
+    await pointProviderWebhooks(null);
     try {
       faults.push({ match: /^POST \/v1\/transactions$/, kind: "slow" });
       const { status, body } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1300, description: "create lost" }) });
@@ -428,11 +421,7 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
       expect(status_.body).toMatchObject({ status: "approved", approved: true, paymentId: row.id, outcomeUnknown: false });
       expect((await eventsOf(row.id)).map((e) => e.type)).toEqual(["payment.completed"]);
     } finally {
-      await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-        method: "PUT",
-        body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
-        headers: { "content-type": "application/json" },
-      });
+      await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
     }
   }, 20_000);
 

@@ -44,12 +44,17 @@ async function eventsOf(paymentId: string) {
   return gw.gateway.deps.db.selectFrom("events").selectAll().where("payment_id", "=", paymentId).execute();
 }
 
-/** The IPN provider B would send for the invoice now (the confirm answer, form-encoded). */
-async function ipnBodyOf(keys: Json, token: string): Promise<string> {
+/** What provider B confirms for the invoice now (its confirm answer, read with the account's keys). */
+async function confirmOf(keys: Json, token: string): Promise<Json> {
   const confirm = await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${token}`, {
     headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
   });
-  return encodePhpForm({ data: (await confirm.json()) as Json });
+  return (await confirm.json()) as Json;
+}
+
+/** The IPN provider B would send for the invoice now (the confirm answer, form-encoded). */
+async function ipnBodyOf(keys: Json, token: string): Promise<string> {
+  return encodePhpForm({ data: await confirmOf(keys, token) });
 }
 
 const postIpn = (body: string, type = "application/x-www-form-urlencoded") =>
@@ -228,11 +233,7 @@ describe("a complete sandbox payment", () => {
   it("refuses a forged IPN (the hash of another master key) with 401 and changes nothing", async () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
     const answer = await checkout(tenantId);
-    const confirm = (await (
-      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
-        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
-      })
-    ).json()) as Json;
+    const confirm = await confirmOf(keys, answer.token);
     const forged = { ...confirm, status: "completed", hash: createHash("sha512").update("another-master-key").digest("hex") };
     const response = await postIpn(encodePhpForm({ data: forged }));
     expect(response.status).toBe(401);
@@ -284,11 +285,7 @@ describe("POST /providerB/webhook bodies", () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
     const answer = await checkout(tenantId);
     await sim.press(answer.token, "pay");
-    const data = (await (
-      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
-        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
-      })
-    ).json()) as Json;
+    const data = await confirmOf(keys, answer.token);
     expect((await postIpn(`data=${encodeURIComponent(JSON.stringify(data))}`)).status).toBe(200);
     expect((await postIpn(JSON.stringify({ data }), "application/json")).status).toBe(200);
     expect((await postIpn(JSON.stringify(data), "application/json")).status).toBe(200);
@@ -340,11 +337,7 @@ describe("the receipt on the payment record (issue 6)", () => {
       { what: "the checkout completed", timeoutMs: 10_000 },
     );
     // What provider B confirms now is what the record keeps.
-    const confirm = (await (
-      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
-        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
-      })
-    ).json()) as Json;
+    const confirm = await confirmOf(keys, answer.token);
     expect(confirm.receipt_url).toContain(answer.token);
     expect(settled).toMatchObject({
       paymentMethod: "orange-money-senegal",
@@ -364,11 +357,7 @@ describe("forged IPNs are rate-limited (issue 6, point 4)", () => {
   it("answers 401 up to the budget for one token, then 429, and nothing changes", async () => {
     const { tenantId, keys } = await gw.tenantWithAccount(sim);
     const answer = await checkout(tenantId);
-    const confirm = (await (
-      await fetch(`${sim.url}/sandbox-api/v1/checkout-invoice/confirm/${answer.token}`, {
-        headers: { "PAYDUNYA-MASTER-KEY": keys.masterKey, "PAYDUNYA-PRIVATE-KEY": keys.privateKey, "PAYDUNYA-TOKEN": keys.token },
-      })
-    ).json()) as Json;
+    const confirm = await confirmOf(keys, answer.token);
     const forged = encodePhpForm({ data: { ...confirm, status: "completed", hash: createHash("sha512").update("not-the-master-key").digest("hex") } });
     const statuses: number[] = [];
     for (let i = 0; i < 30; i++) statuses.push((await postIpn(forged)).status);
