@@ -208,7 +208,8 @@ export interface PaymentsTable {
   id: string;
   tenant_id: string;
   environment: Environment;
-  provider: Provider;
+  /** Any provider the gateway runs (its registry name; migration 0010): `providerA`, `providerB`, or another. */
+  provider: string;
   kind: PaymentKind;
   provider_account: string;
   /** Provider A's integer id as text, or provider B's invoice token; null until the provider answered. */

@@ -187,6 +187,8 @@ export interface InboundRoute {
 /** What the gateway asks of a provider. */
 export interface PaymentProvider {
   readonly name: ProviderName;
+  /** How answers and logs name it (`Provider A`). */
+  readonly label: string;
   readonly capabilities: ProviderCapabilities;
   /**
    * The account a new payment of this tenant and environment is made on.

@@ -4,7 +4,7 @@
  * counts the same rows).
  */
 import { z } from "zod";
-import { listStuckPayments, paymentSchema, PROVIDERS } from "../services/payments/mod.ts";
+import { listStuckPayments, paymentSchema, providerNameSchema } from "../services/payments/mod.ts";
 import { pageQuery } from "../services/paging.ts";
 import { adminProcedure, router } from "./trpc.ts";
 
@@ -38,7 +38,7 @@ export const adminRouter = router({
     .input(
       z.object({
         ...pageQuery,
-        provider: z.enum(PROVIDERS).optional(),
+        provider: providerNameSchema.optional(),
         environment: z.enum(["sandbox", "live"]).optional(),
         tenantId: z.string().min(1).max(64).optional().meta({ description: "Only this tenant's (ten_…)" }),
       }),

@@ -2,15 +2,25 @@
  * `/payments` (contract §6): the tenant's payments of every kind, in the caller's environment.
  */
 import { z } from "zod";
-import { getPayment, listPayments, PAYMENT_KINDS, PAYMENT_STATES, paymentSchema, PROVIDERS } from "../services/payments/mod.ts";
+import {
+  createPayment,
+  getPayment,
+  listPayments,
+  PAYMENT_KINDS,
+  PAYMENT_STATES,
+  paymentRequest,
+  paymentSchema,
+  providerNameSchema,
+} from "../services/payments/mod.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { deliverySchema } from "./webhooks.ts";
-import { router, tenantProcedure } from "./trpc.ts";
+import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const listPaymentsInput = z.object({
   ...pageQuery,
-  provider: z.enum(PROVIDERS).optional(),
+  provider: providerNameSchema.optional(),
   kind: z.enum(PAYMENT_KINDS).optional(),
   state: z.enum(PAYMENT_STATES).optional(),
   providerTransactionId: z.string().min(1).max(255).meta({ description: "Provider A's integer transaction id, or provider B's invoice token" }).optional(),
@@ -25,6 +35,32 @@ const paymentListSchema = z
   .meta({ id: "PaymentList" });
 
 export const paymentsRouter = router({
+  create: tenantProcedure
+    .use(idempotent())
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/payments",
+        tags: ["payments"],
+        summary: "Take a mobile-money payment from any operator",
+        description:
+          "Names the operator and the customer's phone; the gateway picks the provider that serves that operator in that country " +
+          "(the first of the providers it runs), records the payment and asks the provider to push the prompt to the phone; " +
+          "answers the payment, pending. Failures as POST /providerA/direct-payment: a refusal → 422 (failed), " +
+          "unreachable before sending → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending " +
+          "and settled from the provider; the same Idempotency-Key answers it again.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+      tenantHeader: "accepted",
+      errors: [424, 502, 504],
+    })
+    .input(paymentRequest)
+    .output(paymentSchema)
+    .mutation(({ ctx, input }) => {
+      assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
+      return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+    }),
+
   list: tenantProcedure
     .meta({
       openapi: {

@@ -3,7 +3,6 @@
  * quick approved check. Thin: validate, resolve the caller, call `services/direct-payments`.
  */
 import { z } from "zod";
-import { PAYMENT_METHODS } from "../services/direct-payments/payment-methods.ts";
 import {
   createDirectPayment,
   getTransactionStatus,
@@ -11,42 +10,9 @@ import {
   isTransactionApproved,
   transactionStatusSchema,
 } from "../services/direct-payments/mod.ts";
-import { DOCUMENTED_MAX_AMOUNT } from "./documented-max-amount.ts";
+import { directPaymentRequest } from "../services/direct-payments/direct-payment-request.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
-
-const directPaymentInput = z
-  .object({
-    description: z.string().trim().min(1).max(255).meta({ description: "Free text label of the payment", example: "Order 1042" }),
-    amount: z.number().int().min(1).meta({
-      description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT (the maximum shown is its default)",
-      example: 500,
-      maximum: DOCUMENTED_MAX_AMOUNT,
-    }),
-    payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
-    phone_number: z.object({
-      number: z
-        .string()
-        .regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" })
-        .meta({ example: "+22997000000" }),
-      country: z
-        .string()
-        .regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" })
-        .meta({ example: "bj" }),
-    }),
-    firstname: z.string().max(255).optional().meta({ example: "Awa" }),
-    lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
-    email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-    callback_url: z
-      .string()
-      .max(2048)
-      .optional()
-      .meta({
-        example: "https://merchant.example/passerelle/callback",
-        description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A",
-      }),
-  })
-  .meta({ id: "DirectPaymentRequest" });
 
 const directPaymentOutput = z
   .object({
@@ -79,7 +45,7 @@ export const providerARouter = router({
       tenantHeader: "accepted",
       errors: [424, 502, 504],
     })
-    .input(directPaymentInput)
+    .input(directPaymentRequest)
     .output(directPaymentOutput)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);

@@ -7,7 +7,7 @@ import { ulid } from "ulid";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { createJobQueue } from "../../src/jobs/mod.ts";
 import { createLogger } from "../../src/logger.ts";
-import { createGateway, mintToken, type Gateway } from "../../src/mod.ts";
+import { createGateway, type Gateway, type GatewayParts, mintToken } from "../../src/mod.ts";
 import { createTestDatabase } from "./db.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 
@@ -41,7 +41,10 @@ export interface TestGateway {
 
 /** Builds a gateway on fresh storage; `env` adds or overrides configuration variables. */
 /** `parts.now` injects the gateway's clock (default the real one). */
-export async function startTestGateway(env: Record<string, string> = {}, parts: { now?: () => Date } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  parts: { now?: () => Date; providers?: GatewayParts["providers"] } = {},
+): Promise<TestGateway> {
   const prefix = testQueuePrefix();
   // Everything this gateway keeps in Redis (jobs, rate limits) lives under the test's own prefix.
   const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env });
@@ -50,7 +53,13 @@ export async function startTestGateway(env: Record<string, string> = {}, parts: 
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const queue = createJobQueue({ redisUrl, prefix, logger });
-  const gateway = await createGateway(config, { database, queue, logger, ...(parts.now ? { now: parts.now } : {}) });
+  const gateway = await createGateway(config, {
+    database,
+    queue,
+    logger,
+    ...(parts.now ? { now: parts.now } : {}),
+    ...(parts.providers ? { providers: parts.providers } : {}),
+  });
 
   return {
     gateway,

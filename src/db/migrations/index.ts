@@ -14,6 +14,7 @@ import { receiptsStuckMigration } from "./0007_receipts_stuck.ts";
 import { permitsMigration } from "./0008_permits.ts";
 import { permitSchedulesMigration } from "./0009_permit_schedules.ts";
 import { scheduleTimeZoneMigration } from "./0009_schedule_time_zone.ts";
+import { anyProviderMigration } from "./0010_any_provider.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0008_permits": permitsMigration,
   "0009_permit_schedules": permitSchedulesMigration,
   "0009_schedule_time_zone": scheduleTimeZoneMigration,
+  "0010_any_provider": anyProviderMigration,
 };

@@ -12,7 +12,7 @@ import { WIRE_STATUSES } from "./wire.ts";
 export const METHOD_WIRE: Record<PaymentMethod, { mode: WireMode; operator: string; country: string }> = {
   mnoA_open: { mode: "mtn_open", operator: "mtn", country: "bj" },
   mnoB: { mode: "moov", operator: "moov", country: "bj" },
-  mnoC: { mode: "sbin", operator: "sbin", country: "bj" },
+  mnoC: { mode: "sbin", operator: "celtiis", country: "bj" },
   mnoB_tg: { mode: "moov_tg", operator: "moov", country: "tg" },
   mnoD: { mode: "togocel", operator: "togocel", country: "tg" },
   mnoA_open_gn: { mode: "mtn_open_gn", operator: "mtn", country: "gn" },

@@ -85,6 +85,7 @@ async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport 
 
 export const providerA: PaymentProvider = {
   name: "providerA",
+  label: "Provider A",
   capabilities: {
     collect: ["ussd_push"],
     recurring: false,

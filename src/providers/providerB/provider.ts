@@ -160,6 +160,7 @@ const versionOf = (account: AccountVersion): { tenantId: string; environment: En
 
 export const providerB: PaymentProvider = {
   name: "providerB",
+  label: "Provider B",
   capabilities: {
     collect: ["hosted_checkout", "recurring_authorisation"],
     recurring: true,

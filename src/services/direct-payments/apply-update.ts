@@ -52,7 +52,8 @@ export function directPaymentEventData(row: Payment): Record<string, JsonValue> 
     provider: row.provider,
     kind: "direct_payment",
     providerTransactionId: row.provider_transaction_id,
-    transactionId: row.provider_transaction_id === null ? null : Number(row.provider_transaction_id),
+    // Provider A's ids are integers (the spec's `transactionId`); another provider's id is in providerTransactionId only.
+    transactionId: row.provider_transaction_id !== null && /^\d+$/.test(row.provider_transaction_id) ? Number(row.provider_transaction_id) : null,
     reference: row.reference,
     status: directPaymentStatus(row),
     amount: Number(row.amount),

@@ -9,6 +9,14 @@ import { DIRECT_PAYMENT_STATUSES, type DirectPaymentStatus, PAID_STATUSES, PAYME
 
 export { DIRECT_PAYMENT_STATUSES, type DirectPaymentStatus } from "./payment-methods.ts";
 
+const STATUS_OF_STATE: Record<Payment["state"], DirectPaymentStatus> = {
+  pending: "pending",
+  succeeded: "approved",
+  failed: "failed",
+  cancelled: "canceled",
+  refunded: "refunded",
+};
+
 /**
  * The status word of a direct payment row: provider A's last word, except our own `failed` (the provider
  * refused, or never received, the request) which no provider status replaces unless the provider later
@@ -17,7 +25,9 @@ export { DIRECT_PAYMENT_STATUSES, type DirectPaymentStatus } from "./payment-met
 export function directPaymentStatus(row: Pick<Payment, "state" | "provider_status">): DirectPaymentStatus {
   if (row.state === "failed" && row.provider_status !== "declined") return "failed";
   const status = row.provider_status ?? "pending";
-  return (DIRECT_PAYMENT_STATUSES as readonly string[]).includes(status) ? (status as DirectPaymentStatus) : "pending";
+  if ((DIRECT_PAYMENT_STATUSES as readonly string[]).includes(status)) return status as DirectPaymentStatus;
+  // Another provider's own word (kept as `providerStatus`): the contract's word for our state.
+  return STATUS_OF_STATE[row.state];
 }
 
 /** True when the money is the merchant's: approved, transferred, or partially refunded (not refunded). */

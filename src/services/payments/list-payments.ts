@@ -1,10 +1,10 @@
 /**
  * The tenant's payments of every kind, newest first, in pages (contract §6, `GET /payments`).
  */
-import type { Environment, PaymentKind, PaymentState, Provider } from "../../db/schema.ts";
+import type { Environment, PaymentKind, PaymentState } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { decodeCursor, encodeCursor } from "../paging.ts";
-import { toPaymentView, type PaymentView } from "./payment-view.ts";
+import { assertKnownProvider, toPaymentView, type PaymentView } from "./payment-view.ts";
 
 export interface ListPaymentsInput {
   tenantId: string;
@@ -13,7 +13,7 @@ export interface ListPaymentsInput {
   limit: number;
   /** A `nextCursor` from the page before; absent for the first page. */
   cursor?: string;
-  provider?: Provider;
+  provider?: string;
   kind?: PaymentKind;
   state?: PaymentState;
   providerTransactionId?: string;
@@ -35,9 +35,10 @@ export interface PaymentPage {
  * let page = await listPayments(deps, { tenantId, environment: "sandbox", limit: 20, state: "succeeded" });
  * while (page.nextCursor) page = await listPayments(deps, { tenantId, environment: "sandbox", limit: 20, state: "succeeded", cursor: page.nextCursor });
  * ```
- * @throws {ValidationError} for a cursor this list did not hand out.
+ * @throws {ValidationError} for a cursor this list did not hand out, or a provider the gateway does not run.
  */
-export async function listPayments(deps: Pick<Deps, "db">, input: ListPaymentsInput): Promise<PaymentPage> {
+export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: ListPaymentsInput): Promise<PaymentPage> {
+  assertKnownProvider(deps, input.provider);
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
   let query = deps.db.selectFrom("payments").selectAll().where("tenant_id", "=", input.tenantId).where("environment", "=", input.environment);
   if (input.provider !== undefined) query = query.where("provider", "=", input.provider);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+export { createPayment, paymentRequest, type PaymentRequest } from "./create-payment.ts";
 export { getPayment, type GetPaymentInput } from "./get-payment.ts";
 export { countStuckPayments, listStuckPayments, STUCK_AFTER_MS, type ListStuckInput, type StuckPaymentView } from "./stuck-payments.ts";
 export { listPayments, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";
@@ -11,7 +12,8 @@ export {
   CURRENCIES,
   PAYMENT_KINDS,
   PAYMENT_STATES,
-  PROVIDERS,
+  assertKnownProvider,
+  providerNameSchema,
   paymentCustomerSchema,
   paymentSchema,
   toPaymentView,

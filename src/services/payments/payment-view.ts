@@ -4,7 +4,9 @@
  * shows a payment goes through {@link toPaymentView}.
  */
 import { z } from "zod";
-import type { Currency, Environment, Payment, PaymentKind, PaymentState, Provider } from "../../db/schema.ts";
+import type { Currency, Environment, Payment, PaymentKind, PaymentState } from "../../db/schema.ts";
+import { ValidationError } from "../../errors.ts";
+import type { Deps } from "../deps.ts";
 
 /** Every payment kind, in the contract's order. */
 export const PAYMENT_KINDS = ["direct_payment", "checkout", "permit_charge"] as const satisfies readonly PaymentKind[];
@@ -12,7 +14,25 @@ export const PAYMENT_KINDS = ["direct_payment", "checkout", "permit_charge"] as 
 /** Every payment state, in the contract's order. */
 export const PAYMENT_STATES = ["pending", "succeeded", "failed", "cancelled", "refunded"] as const satisfies readonly PaymentState[];
 
-export const PROVIDERS = ["providerA", "providerB"] as const satisfies readonly Provider[];
+/**
+ * A provider's name as a filter takes it; which names exist is the registry's to say
+ * ({@link assertKnownProvider}), so a gateway running a third provider filters by it too.
+ */
+export const providerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, { error: "must be a provider name, like providerA" })
+  .meta({ description: "A provider the gateway runs: providerA, providerB, or another registered provider", example: "providerA" });
+
+/**
+ * Refuses a provider the gateway does not run, as a filter's 400.
+ *
+ * @throws {ValidationError} naming the providers it runs.
+ */
+export function assertKnownProvider(deps: Pick<Deps, "providers">, provider: string | undefined): void {
+  if (provider === undefined || deps.providers.find(provider)) return;
+  const names = deps.providers.all.map((known) => known.name).sort();
+  throw new ValidationError([`provider must be one of the following values: ${names.join(", ")}`]);
+}
 
 export const CURRENCIES = ["XOF", "GNF"] as const satisfies readonly Currency[];
 
@@ -34,7 +54,9 @@ export const paymentCustomerSchema = z
 export const paymentSchema = z
   .object({
     id: z.string().meta({ description: "Our payment id", example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC" }),
-    provider: z.enum(PROVIDERS),
+    provider: z
+      .string()
+      .meta({ description: "The provider that carries it: providerA, providerB, or another provider the gateway runs", example: "providerA" }),
     kind: z.enum(PAYMENT_KINDS),
     state: z.enum(PAYMENT_STATES).meta({ description: "Our normalised state" }),
     providerStatus: z.string().nullable().meta({ description: "The provider's own status word, as last seen" }),

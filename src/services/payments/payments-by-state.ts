@@ -6,31 +6,31 @@
 import { sql } from "kysely";
 import { Gauge } from "prom-client";
 import type { Registry } from "prom-client";
-import type { PaymentState, Provider } from "../../db/schema.ts";
+import type { PaymentState } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 
 /** How long one count serves the scrapes. */
 export const PAYMENTS_GAUGE_TTL_MS = 10_000;
 
-const PROVIDERS: readonly Provider[] = ["providerA", "providerB"];
 const STATES: readonly PaymentState[] = ["pending", "succeeded", "failed", "cancelled", "refunded"];
 
-/** Payments per provider and state, every pair present (0 when none). */
-export async function countPaymentsByState(deps: Pick<Deps, "db">): Promise<{ provider: Provider; state: PaymentState; count: number }[]> {
+/** Payments per provider and state, every pair of a provider the gateway runs present (0 when none). */
+export async function countPaymentsByState(deps: Pick<Deps, "db" | "providers">): Promise<{ provider: string; state: PaymentState; count: number }[]> {
   const rows = await deps.db
     .selectFrom("payments")
     .select(["provider", "state", sql<string>`count(*)`.as("n")])
     .groupBy(["provider", "state"])
     .execute();
   const counts = new Map(rows.map((row) => [`${row.provider} ${row.state}`, Number(row.n)]));
-  return PROVIDERS.flatMap((provider) => STATES.map((state) => ({ provider, state, count: counts.get(`${provider} ${state}`) ?? 0 })));
+  const providers = new Set([...deps.providers.all.map((provider) => provider.name), ...rows.map((row) => row.provider)]);
+  return [...providers].flatMap((provider) => STATES.map((state) => ({ provider, state, count: counts.get(`${provider} ${state}`) ?? 0 })));
 }
 
 /**
  * Registers the gauge on the gateway's registry, counted at a scrape at most every {@link PAYMENTS_GAUGE_TTL_MS}
  * (a failed count leaves the last values and is logged).
  */
-export function registerPaymentsByStateGauge(registry: Registry, deps: Pick<Deps, "db" | "logger">): Gauge<"provider" | "state"> {
+export function registerPaymentsByStateGauge(registry: Registry, deps: Pick<Deps, "db" | "logger" | "providers">): Gauge<"provider" | "state"> {
   let countedAt = -Infinity;
   let counting: Promise<void> | undefined;
   return new Gauge({

@@ -12,10 +12,10 @@
 import { sql } from "kysely";
 import type { Gauge, Registry } from "prom-client";
 import { Gauge as PromGauge } from "prom-client";
-import type { Environment, Provider } from "../../db/schema.ts";
+import type { Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { decodeCursor, encodeCursor } from "../paging.ts";
-import { toPaymentView, type PaymentView } from "./payment-view.ts";
+import { assertKnownProvider, toPaymentView, type PaymentView } from "./payment-view.ts";
 
 /** The sync window of both providers (contract §8): after it, a pending payment is stuck. */
 export const STUCK_AFTER_MS = 24 * 60 * 60_000;
@@ -28,7 +28,7 @@ export function stuckBefore(now: Date): Date {
 export interface ListStuckInput {
   limit: number;
   cursor?: string;
-  provider?: Provider;
+  provider?: string;
   environment?: Environment;
   tenantId?: string;
 }
@@ -44,9 +44,10 @@ export type StuckPaymentView = PaymentView & { tenantId: string; pendingSeconds:
  * ```
  */
 export async function listStuckPayments(
-  deps: Pick<Deps, "db" | "now">,
+  deps: Pick<Deps, "db" | "now" | "providers">,
   input: ListStuckInput,
 ): Promise<{ data: StuckPaymentView[]; nextCursor: string | null }> {
+  assertKnownProvider(deps, input.provider);
   const now = deps.now();
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
   let query = deps.db.selectFrom("payments").selectAll().where("state", "=", "pending").where("created_at", "<=", stuckBefore(now));
@@ -69,8 +70,8 @@ export async function listStuckPayments(
   };
 }
 
-/** How many payments are stuck, per provider (both providers always present). */
-export async function countStuckPayments(deps: Pick<Deps, "db" | "now">): Promise<Record<Provider, number>> {
+/** How many payments are stuck, per provider (every provider the gateway runs always present). */
+export async function countStuckPayments(deps: Pick<Deps, "db" | "now" | "providers">): Promise<Record<string, number>> {
   const rows = await deps.db
     .selectFrom("payments")
     .select(["provider", sql<string>`count(*)`.as("n")])
@@ -78,7 +79,7 @@ export async function countStuckPayments(deps: Pick<Deps, "db" | "now">): Promis
     .where("created_at", "<=", stuckBefore(deps.now()))
     .groupBy("provider")
     .execute();
-  const counts: Record<Provider, number> = { providerA: 0, providerB: 0 };
+  const counts: Record<string, number> = Object.fromEntries(deps.providers.all.map((provider) => [provider.name, 0]));
   for (const row of rows) counts[row.provider] = Number(row.n);
   return counts;
 }
@@ -87,7 +88,7 @@ export async function countStuckPayments(deps: Pick<Deps, "db" | "now">): Promis
  * Registers `passerelle_payments_stuck_pending{provider}` on the gateway's registry: computed from the
  * database at each scrape (a failed count leaves the last values and is logged).
  */
-export function registerStuckPaymentsGauge(registry: Registry, deps: Pick<Deps, "db" | "now" | "logger">): Gauge<"provider"> {
+export function registerStuckPaymentsGauge(registry: Registry, deps: Pick<Deps, "db" | "now" | "logger" | "providers">): Gauge<"provider"> {
   return new PromGauge({
     name: "passerelle_payments_stuck_pending",
     help: "Payments still pending after the 24 h sync window, flagged for the operator (GET /admin/payments/stuck), by provider",

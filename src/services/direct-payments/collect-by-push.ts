@@ -1,0 +1,216 @@
+/**
+ * Collecting by a push to the customer's phone (a USSD prompt or an app notification), whatever provider
+ * carries it: record the payment, schedule its first sync, ask the provider through the port
+ * (`startCollection`), and answer its failures as contract §4 says:
+ *
+ * | what happened                                            | answer                    | record                    |
+ * |----------------------------------------------------------|---------------------------|---------------------------|
+ * | the provider refused (4xx)                               | 422                       | `failed`                  |
+ * | the connection was refused before anything was sent      | 502                       | `failed`                  |
+ * | 5xx / timeout on a step that may have reached the phone  | 502/504 naming `paymentId`| `pending`, outcomeUnknown |
+ * | 5xx / timeout on a step that cannot have (no push sent)  | 502/504                   | `failed`                  |
+ *
+ * Only the answer that names the payment is replayed to a retry with the same `Idempotency-Key`: the
+ * others left nothing that could still charge, so the retry runs again (services/idempotency).
+ *
+ * The merchant's `callback_url` is ours to call: it is stored, never sent to the provider.
+ *
+ * @module
+ */
+import type { Insertable } from "kysely";
+import type { Environment } from "../../config.ts";
+import { precompile } from "../../db/precompiled.ts";
+import type { PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
+import { ProviderError } from "../../errors.ts";
+import { CollectionError, type PaymentMethodCapability, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
+import type { Deps } from "../deps.ts";
+import { newId } from "../ids.ts";
+import { applyDirectPaymentUpdate } from "./apply-update.ts";
+import { scheduleFirstSync } from "./first-sync.ts";
+import { syncWaitMs } from "./sync-jobs.ts";
+
+type PaymentColumns = Insertable<PaymentsTable>;
+
+/** The new row (precompiled: this runs on every payment). */
+const insertDirectPayment = precompile<{
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  provider: Provider;
+  provider_account: string;
+  credential_version: number | null;
+  amount: number;
+  currency: PaymentColumns["currency"];
+  description: string;
+  customer: PaymentCustomer;
+  payment_method: string;
+  callback_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+  next_sync_at: Date;
+}>()((db, p) =>
+  db.insertInto("payments").values({
+    id: p.id,
+    tenant_id: p.tenant_id,
+    environment: p.environment,
+    provider: p.provider,
+    kind: "direct_payment",
+    provider_account: p.provider_account,
+    credential_version: p.credential_version,
+    amount: p.amount,
+    currency: p.currency,
+    description: p.description,
+    customer: p.customer,
+    payment_method: p.payment_method,
+    callback_url: p.callback_url,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    sync_attempt: 0,
+    next_sync_at: p.next_sync_at,
+  }),
+);
+
+/** The provider's id, once the create call answered. */
+const storeProviderTransaction = precompile<{
+  id: string;
+  provider_transaction_id: string;
+  reference: string | null;
+  provider_status: string;
+  updated_at: Date;
+}>()((db, p) =>
+  db
+    .updateTable("payments")
+    .set({ provider_transaction_id: p.provider_transaction_id, reference: p.reference, provider_status: p.provider_status, updated_at: p.updated_at })
+    .where("id", "=", p.id),
+);
+
+/** The payment a failure left in flight at the provider: the error names it, so the caller can follow it. */
+interface InFlightPayment {
+  paymentId: string;
+  transactionId?: number;
+}
+
+/**
+ * The answer to a failed provider call. With `inFlight` (the push may have reached the phone) the 502/504
+ * names the payment, and the same `Idempotency-Key` replays it; without it nothing was left that could
+ * still charge, so the answer names nothing and a retry may run again.
+ */
+function failureAnswer(label: string, error: ProviderCallError, inFlight: InFlightPayment | undefined): ProviderError {
+  if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
+  if (error.kind === "unreachable") return new ProviderError(502, `${label} could not be reached; nothing was sent`);
+  const status = error.kind === "timeout" ? 504 : 502;
+  const what = error.kind === "timeout" ? `${label} did not answer in time` : `${label} failed to answer`;
+  if (!inFlight) return new ProviderError(status, `${what} before the USSD push was sent; the payment failed and nothing was sent to the phone`);
+  return new ProviderError(status, `${what}; the payment's outcome will be settled from the provider: follow it by its paymentId`, inFlight);
+}
+
+/** A push collection to start: who, where, how much, by which provider and method. */
+export interface PushCollection {
+  tenantId: string;
+  environment: Environment;
+  provider: PaymentProvider;
+  /** The provider's capability the payment uses (its method, country and currency). */
+  method: PaymentMethodCapability;
+  amount: number;
+  description: string;
+  phone: { number: string; country: string };
+  customer: { firstname?: string; lastname?: string; email?: string };
+  /** Already checked (`validateTargetUrl`). */
+  callbackUrl: string | undefined;
+}
+
+/** A started push collection: our id and the provider's. */
+export interface PushStarted {
+  paymentId: string;
+  providerPaymentId: string;
+}
+
+/**
+ * Records and starts a push collection.
+ *
+ * @example
+ * ```ts
+ * const { paymentId } = await collectByPush(deps, { tenantId, environment, provider, method, amount: 500, … });
+ * ```
+ * @throws {ProviderError} per the table above; `NotConfiguredError` (424) when the provider has no account there.
+ */
+export async function collectByPush(deps: Deps, collection: PushCollection): Promise<PushStarted> {
+  const { tenantId, environment, provider, method } = collection;
+  const account = await provider.accountFor(deps, tenantId, environment);
+  const paymentId = newId("pay");
+  const now = deps.now();
+  const firstSyncAt = new Date(now.getTime() + syncWaitMs(0));
+  await insertDirectPayment(deps.db, {
+    id: paymentId,
+    tenant_id: tenantId,
+    environment,
+    provider: provider.name as Provider,
+    provider_account: account.accountId,
+    credential_version: account.credentialVersion,
+    amount: collection.amount,
+    currency: method.currency,
+    description: collection.description,
+    customer: { ...collection.customer, phone: collection.phone.number, country: collection.phone.country },
+    payment_method: method.method,
+    callback_url: collection.callbackUrl ?? null,
+    created_at: now,
+    updated_at: now,
+    next_sync_at: firstSyncAt,
+  });
+
+  // The first sync run is scheduled now: it only needs the row (the provider finds the payment by our `pay_`
+  // id when its own id is not stored yet), and on every outcome below the payment needs it or the run
+  // finds it final and stops. It is held in this process until due and skipped when the payment is
+  // settled here before then (first-sync.ts); the row's `next_sync_at` lets the sweeper cover the rest.
+  scheduleFirstSync(deps, paymentId, firstSyncAt);
+  try {
+    const started = await provider.startCollection(deps, {
+      kind: "ussd_push",
+      paymentId,
+      tenantId,
+      environment,
+      account,
+      amount: collection.amount,
+      currency: method.currency,
+      description: collection.description,
+      method: method.method,
+      phone: collection.phone,
+      customer: collection.customer,
+      // The provider's id is stored before the phone is prompted: a failed store stops the payment there.
+      recorded: (collected) =>
+        storeProviderTransaction(deps.db, {
+          id: paymentId,
+          provider_transaction_id: collected.providerPaymentId,
+          reference: collected.reference,
+          provider_status: collected.providerStatus,
+          updated_at: deps.now(),
+        }),
+    });
+    return { paymentId, providerPaymentId: started.providerPaymentId };
+  } catch (collectionError) {
+    if (!(collectionError instanceof CollectionError)) throw collectionError;
+    const error = collectionError.failure;
+    let inFlight: InFlightPayment | undefined;
+    if (collectionError.mayHaveActed) {
+      const providerId = collectionError.started?.providerPaymentId;
+      inFlight = providerId !== undefined && /^\d+$/.test(providerId) ? { paymentId, transactionId: Number(providerId) } : { paymentId };
+      // Only while pending: a webhook may already have settled it from the provider's side.
+      await deps.db
+        .updateTable("payments")
+        .set({ outcome_unknown: true, updated_at: deps.now() })
+        .where("id", "=", paymentId)
+        .where("state", "=", "pending")
+        .execute();
+      deps.logger.warn(
+        { paymentId, provider: provider.name, step: collectionError.step, kind: error.kind, status: error.status },
+        "provider outcome unknown: left pending for the sync job",
+      );
+    } else {
+      await applyDirectPaymentUpdate(deps, paymentId, {
+        kind: "failed",
+        failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error",
+      });
+    }
+    throw failureAnswer(provider.label, error, inFlight);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The body of `POST /providerA/direct-payment` (spec 2.1): the one schema the router validates with (and
+ * documents as `DirectPaymentRequest`) and the service's input type is inferred from.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { PAYMENT_METHODS } from "./payment-methods.ts";
+
+export const directPaymentRequest = z
+  .object({
+    description: z.string().trim().min(1).max(255).meta({ description: "Free text label of the payment", example: "Order 1042" }),
+    amount: z.number().int().min(1).meta({
+      description: "Whole units: FCFA (XOF), or GNF for gn; at most MAX_AMOUNT (the maximum shown is its default)",
+      example: 500,
+      maximum: DOCUMENTED_MAX_AMOUNT,
+    }),
+    payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
+    phone_number: z.object({
+      number: z
+        .string()
+        .regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" })
+        .meta({ example: "+22997000000" }),
+      country: z
+        .string()
+        .regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" })
+        .meta({ example: "bj" }),
+    }),
+    firstname: z.string().max(255).optional().meta({ example: "Awa" }),
+    lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
+    email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
+    callback_url: z.string().max(2048).optional().meta({
+      example: "https://merchant.example/passerelle/callback",
+      description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A",
+    }),
+  })
+  .meta({ id: "DirectPaymentRequest" });
+
+/** Spec 2.1, as validated by {@link directPaymentRequest}. */
+export type DirectPaymentInput = z.infer<typeof directPaymentRequest>;
