@@ -45,9 +45,6 @@ export type Meta = OpenApiMeta<{
   oauthErrors?: true;
 }>;
 
-/** Re-exported from the one error mapping (`http/error-body.ts`), for the importers of this module. */
-export { trpcErrorShape, UNKNOWN_REQUEST_ID, type ErrorData, type TrpcErrorShape } from "../http/error-body.ts";
-
 const t = initTRPC
   .context<Context>()
   .meta<Meta>()
