@@ -83,7 +83,14 @@ describe("final transaction reads", () => {
     const { id, transactionId } = await insertPayment(tenantA, "succeeded", "approved");
     const lookup = { tenantId: tenantA, environment: "sandbox" as const, transactionId };
     expect((await isTransactionApproved(deps, lookup)).approved).toBe(true);
-    const report = { providerPaymentId: String(transactionId), reference: null, providerStatus: "refunded", state: "refunded", errorCode: null, approvedAt: null } as const;
+    const report = {
+      providerPaymentId: String(transactionId),
+      reference: null,
+      providerStatus: "refunded",
+      state: "refunded",
+      errorCode: null,
+      approvedAt: null,
+    } as const;
     await applyDirectPaymentUpdate(deps, id, { kind: "provider", report });
     expect(await isTransactionApproved(deps, lookup)).toEqual({ transactionId, approved: false, status: "refunded" });
   });

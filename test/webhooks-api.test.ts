@@ -219,17 +219,15 @@ describe("GET /events", () => {
     await createEndpoint(await tg.tenantToken(tenant, "live"), { url: "https://hooks.example.com/other-env" });
 
     const db = tg.gateway.deps.db;
-    const recorded = await db
-      .transaction()
-      .execute((tx) =>
-        recordEvent(tx, new Date(), {
-          tenantId: tenant,
-          environment: "sandbox",
-          type: "payment.completed",
-          data: {},
-          directTargetUrl: "http://127.0.0.1:9/callback",
-        }),
-      );
+    const recorded = await db.transaction().execute((tx) =>
+      recordEvent(tx, new Date(), {
+        tenantId: tenant,
+        environment: "sandbox",
+        type: "payment.completed",
+        data: {},
+        directTargetUrl: "http://127.0.0.1:9/callback",
+      }),
+    );
     const rows = await db.selectFrom("deliveries").select(["endpoint_id", "target_url", "state"]).where("event_id", "=", recorded.eventId).execute();
     expect(rows.length).toBe(3);
     expect(recorded.deliveryIds.length).toBe(3);

@@ -17,9 +17,6 @@ import { mapError } from "./error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 
-/** @deprecated The limit lives in `body-limit.ts` (read bodies with its `readRawBody`); kept for importers not yet moved. */
-export { MAX_BODY_BYTES } from "./body-limit.ts";
-
 type Coerce = (values: string[]) => unknown;
 
 interface ZodLike {

@@ -359,3 +359,15 @@ export interface NotificationSignatures {
   /** Is a kept digest this account version's signature? `null` when the account version or its secret is gone (nothing to tell). */
   verifyDigest(deps: Deps, digest: string | null, account: AccountVersion): Promise<boolean | null>;
 }
+
+/** The providers a gateway runs with (`registry.ts` builds it; `Deps.providers`). */
+export interface ProviderRegistry {
+  /** The provider of that name. @throws {Error} when the gateway runs no such provider (a programming error). */
+  get(name: ProviderName): PaymentProvider;
+  /** The provider of that name, or undefined. */
+  find(name: string): PaymentProvider | undefined;
+  /** Every provider, in registration order. */
+  readonly all: readonly PaymentProvider[];
+  /** Every provider's inbound routes. */
+  readonly inbound: readonly InboundRoute[];
+}

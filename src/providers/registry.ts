@@ -6,23 +6,14 @@
  *
  * @module
  */
-import type { InboundRoute, PaymentProvider, ProviderName } from "./provider.ts";
+import type { PaymentProvider, ProviderRegistry } from "./provider.ts";
+
+export type { ProviderRegistry } from "./provider.ts";
 import { providerA } from "./providerA/provider.ts";
 import { providerB } from "./providerB/provider.ts";
 
 /** The providers a gateway runs with unless told otherwise (provider B first: its IPN route comes first in the OpenAPI document, as it always has). */
 export const DEFAULT_PROVIDERS: readonly PaymentProvider[] = [providerB, providerA];
-
-export interface ProviderRegistry {
-  /** The provider of that name. @throws {Error} when the gateway runs no such provider (a programming error). */
-  get(name: ProviderName): PaymentProvider;
-  /** The provider of that name, or undefined. */
-  find(name: string): PaymentProvider | undefined;
-  /** Every provider, in registration order. */
-  readonly all: readonly PaymentProvider[];
-  /** Every provider's inbound routes. */
-  readonly inbound: readonly InboundRoute[];
-}
 
 /**
  * A registry of `providers` (names must be unique).

@@ -13,7 +13,7 @@ import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
-import type { ProviderRegistry } from "../providers/registry.ts";
+import type { ProviderRegistry } from "../providers/provider.ts";
 
 export interface Deps {
   config: Config;

@@ -12,9 +12,9 @@ import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
 import type { Payment } from "../../db/schema.ts";
-import { NotFoundError, PayloadTooLargeError, UnauthorizedError } from "../../errors.ts";
+import { NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { errorBodySchema } from "../../http/error-body.ts";
-import { MAX_BODY_BYTES } from "../../http/rest-bridge.ts";
+import { readRawBody } from "../../http/body-limit.ts";
 import { syncFromProvider } from "../../services/direct-payments/refresh.ts";
 import type { Deps } from "../../services/deps.ts";
 import { isId } from "../../services/ids.ts";
@@ -109,13 +109,6 @@ export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebh
   return { received: true };
 }
 
-async function readRaw(request: Request): Promise<Uint8Array> {
-  if (Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-  return bytes;
-}
-
 function describe(withTenant: boolean): ZodOpenApiPathItemObject {
   return {
     post: {
@@ -144,7 +137,7 @@ const handle: InboundRoute["handle"] = async (deps, request, params) => {
   const result = await receiveProviderAWebhook(deps, {
     environment: params.environment ?? "",
     tenantId: params.tenant_id,
-    rawBody: await readRaw(request),
+    rawBody: await readRawBody(request),
     signature: request.headers.get("x-fedapay-signature"),
   });
   return Response.json(result);
