@@ -219,7 +219,7 @@ const COMMANDS: Record<string, Command> = {
       };
       const host = process.env.HOST ?? "127.0.0.1";
       // Loaded by this command only: `serve` and `worker` in production never load the simulators.
-      const { createSimulatorApp } = await import("./providers/simulators/mod.ts");
+      const { createSimulatorApp } = await import("./providers/simulators.ts");
       const running = (["providerA", "providerB"] as const).map((name) => {
         const simulator = createSimulatorApp(name, { approveDelayMs });
         const server = Bun.serve({ port: ports[name], hostname: host, fetch: simulator.fetch });

@@ -162,7 +162,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     openapi,
     metrics,
     // Loaded only when they are mounted (development): production never loads the simulators' code.
-    simulators: config.simulators ? await import("./providers/simulators/mod.ts") : undefined,
+    simulators: config.simulators ? await import("./providers/simulators.ts") : undefined,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
   // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).

@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
+import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "./support/gateway.ts";
 import { freePort } from "./support/ports.ts";
 import { waitUntil } from "./support/wait.ts";

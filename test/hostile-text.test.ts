@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import { mintToken } from "../src/mod.ts";
-import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
+import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { restRequest, routesWithInputs, takesBody, trpcRequest, type Place, type Route, type Segment } from "./support/route-inputs.ts";
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { mintToken } from "../src/mod.ts";
-import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
+import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 import { revokePermit } from "../src/services/permits/revoke-permit.ts";
 import { expectIsolated } from "./support/isolation.ts";
 import type { TestGateway } from "./support/gateway.ts";

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { signProviderAWebhook } from "../src/providers/providerA/mod.ts";
-import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
+import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { waitUntil } from "./support/wait.ts";
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
+import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
 import { signProviderAWebhook } from "../src/providers/providerA/mod.ts";
 import { runSweeper } from "../src/services/webhooks/sweeper.ts";
 import { runSyncJob } from "../src/services/direct-payments/mod.ts";

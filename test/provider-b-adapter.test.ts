@@ -5,7 +5,7 @@ import { describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
 import { ipnHashOf, ipnSubject, parseIpnBody, verifyIpnHash, withoutHash, hashDigest, verifyHashDigest, IpnBodyError } from "../src/providers/providerB/ipn.ts";
 import { mayMove } from "../src/services/checkout/apply-confirmation.ts";
-import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
+import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 
 const data = {
   response_code: "00",

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
+import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 import { rematchOrphans } from "../src/services/ipn/orphans.ts";
 import { addWebhookEndpoint, createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "./support/provider-b-rig.ts";
 import type { TestDatabase } from "./support/db.ts";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "bun:test";
-import { encodePhpForm } from "../src/providers/simulators/providerB/php-form.ts";
+import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, sweepOrphans } from "../src/services/ipn/orphans.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import { createSimulatorApp } from "../src/providers/simulators/mod.ts";
-import { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "../src/providers/simulators/providerA/mod.ts";
+import { createSimulatorApp } from "../src/providers/simulators.ts";
+import { createProviderASimulator, type ProviderASimulator, type ProviderASimulatorOptions } from "../src/providers/providerA/simulator/mod.ts";
 import { waitUntil } from "./support/wait.ts";
 
 const APPROVE_DELAY_MS = 50;

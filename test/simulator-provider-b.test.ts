@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
-import { createSimulatorApp, simulatorMountPath } from "../src/providers/simulators/mod.ts";
-import { createProviderBSimulator, type ProviderBSimulator } from "../src/providers/simulators/providerB/mod.ts";
+import { createSimulatorApp, simulatorMountPath } from "../src/providers/simulators.ts";
+import { createProviderBSimulator, type ProviderBSimulator } from "../src/providers/providerB/simulator/mod.ts";
 import { waitUntil } from "./support/wait.ts";
 import type { Json } from "./support/json.ts";
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mintToken } from "../src/mod.ts";
-import { createProviderASimulator, type ProviderASimulator } from "../src/providers/simulators/providerA/mod.ts";
+import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
 import { runSyncJob } from "../src/services/direct-payments/mod.ts";
 import { syncCheckout } from "../src/services/checkout/checkout-sync.ts";
 import { syncOffsetMs } from "../src/services/payments/sync-chain.ts";

@@ -10,7 +10,7 @@ import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
 import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
-import type * as SimulatorsModule from "../providers/simulators/mod.ts";
+import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { createCors } from "./cors.ts";

@@ -10,7 +10,7 @@ import type { JobQueue } from "../../src/jobs/queue.ts";
 import type { WorkerOptions } from "../../src/jobs/workers.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, mintToken, type Gateway } from "../../src/mod.ts";
-import { createProviderBSimulator, type ProviderBSimulator } from "../../src/providers/simulators/providerB/mod.ts";
+import { createProviderBSimulator, type ProviderBSimulator } from "../../src/providers/providerB/simulator/mod.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { TEST_ENV } from "./gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";

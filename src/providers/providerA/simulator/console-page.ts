@@ -5,7 +5,7 @@
  * the page works both standalone (`/console`) and under the gateway's mount (`/sandbox/providerA/console`).
  * A payment's mode is shown as the merchant's `payment_method` (`mnoA_open`, …), the name the developer sent.
  */
-import { METHOD_WIRE } from "../../providerA/map.ts";
+import { METHOD_WIRE } from "../map.ts";
 import type { SimTransaction } from "./ledger.ts";
 
 /**

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { createProviderASimulator } from "./providerA/mod.ts";
+ * import { createProviderASimulator } from "./providerA/simulator/mod.ts";
  * const simulator = createProviderASimulator({ approveDelayMs: 50 });
  * const server = Bun.serve({ port: 0, fetch: simulator.fetch });
  * // …

@@ -4,11 +4,12 @@
  * `/sandbox/providerB` when `SIMULATORS` is on, or served standalone by `passerelle sandbox` (each from
  * `/` on a port of its own) so a benchmark keeps them out of the gateway's process.
  *
- * Each simulator is a plain fetch handler over its own paths; the protocols themselves are added by the
- * provider A and provider B work. What every simulator answers already is its liveness route.
+ * Each simulator lives in its provider's folder (`providerA/simulator/`, `providerB/simulator/`), beside
+ * the client it answers, and is a plain fetch handler over its own paths. This module is the list of
+ * them and where they are mounted; the gateway imports it dynamically, only when they are mounted.
  */
-import { createProviderASimulator, type ProviderASimulatorOptions } from "./providerA/mod.ts";
-import { createProviderBSimulator, type ProviderBSimulatorOptions } from "./providerB/mod.ts";
+import { createProviderASimulator, type ProviderASimulatorOptions } from "./providerA/simulator/mod.ts";
+import { createProviderBSimulator, type ProviderBSimulatorOptions } from "./providerB/simulator/mod.ts";
 
 export type SimulatorName = "providerA" | "providerB";
 
