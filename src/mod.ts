@@ -19,7 +19,7 @@ import { createKeyring } from "./crypto/seal.ts";
 import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { createHttpApp } from "./http/app.ts";
-import { releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
+import { createFirstSyncHold, releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
@@ -143,6 +143,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
     rateLimiter,
     providers: createProviderRegistry(parts.providers ?? DEFAULT_PROVIDERS),
+    syncHold: createFirstSyncHold(),
     now: parts.now ?? (() => new Date()),
     metrics,
   };

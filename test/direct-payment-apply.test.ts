@@ -6,7 +6,7 @@ import type { EventType, Payment } from "../src/db/schema.ts";
 import type { JobQueue } from "../src/jobs/queue.ts";
 import type { PaymentReport } from "../src/providers/provider.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../src/services/direct-payments/apply-update.ts";
-import { heldFirstSyncs, markSettled, releaseHeldFirstSyncs, scheduleFirstSync, TICK_MS } from "../src/services/direct-payments/first-sync.ts";
+import { createFirstSyncHold, releaseHeldFirstSyncs, TICK_MS } from "../src/services/direct-payments/first-sync.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "./support/db.ts";
 
 let database: TestDatabase;
@@ -18,7 +18,8 @@ const queue = {
   },
 } as unknown as JobQueue;
 const logger = { warn() {}, error() {}, info() {}, debug() {} } as never;
-const deps = () => ({ db: database.db, queue, logger, now: () => new Date() });
+const syncHold = createFirstSyncHold();
+const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold });
 
 /** `deps()` whose database counts the statements it runs (BEGIN and COMMIT aside). */
 function countingDeps() {
@@ -49,8 +50,6 @@ async function newPayment(tenantId: string, fields: { callback_url?: string } = 
     callback_url: fields.callback_url ?? null,
     created_at: now,
     updated_at: now,
-    sync_attempt: 0,
-    next_sync_at: new Date(now.getTime() + 5_000),
   });
 }
 
@@ -109,7 +108,7 @@ describe("applying a provider read to the row the caller read", () => {
     const result = await applyDirectPaymentUpdate(counted, seen.id, approved(seen), seen);
     expect(counter.statements).toBe(1);
     expect(result.eventType).toBe("payment.completed");
-    expect(result.row).toMatchObject({ state: "succeeded", provider_status: "approved", reference: "trx_41", next_sync_at: null });
+    expect(result.row).toMatchObject({ state: "succeeded", provider_status: "approved", reference: "trx_41" });
     expect(result.row.approved_at?.toISOString()).toBe("2026-01-02T03:04:05.678Z");
     const events = await eventsOf(seen.id);
     expect(events.length).toBe(1);
@@ -197,28 +196,33 @@ describe("applying a provider read to the row the caller read", () => {
   });
 });
 
-describe("the first sync run, held in-process", () => {
-  it("is enqueued when due, and not when the payment was settled here first", async () => {
+describe("the first sync step, held in-process", () => {
+  it("is enqueued when due on the provider's sync queue, and not when the payment was settled here first", async () => {
     added.length = 0;
     const d = deps();
-    const now = Date.now();
-    scheduleFirstSync(d, "pay_due", new Date(now));
-    scheduleFirstSync(d, "pay_settled", new Date(now));
-    expect(heldFirstSyncs(d)).toBe(2);
-    markSettled(d, "pay_settled");
+    // Made 5 s ago: the first step (5 s after creation) is due.
+    const createdAt = new Date(Date.now() - 5_000);
+    d.syncHold.hold(d, { id: "pay_due", provider: "providerA", createdAt });
+    d.syncHold.hold(d, { id: "pay_settled", provider: "providerA", createdAt });
+    d.syncHold.hold(d, { id: "pay_other", provider: "providerC", createdAt });
+    expect(d.syncHold.size).toBe(3);
+    d.syncHold.settled("pay_settled");
     await Bun.sleep(TICK_MS * 3);
-    expect(heldFirstSyncs(d)).toBe(0);
-    expect(added).toEqual([{ queue: "providerA-sync", jobId: "pay_due:0", delayMs: 0 }]);
+    expect(d.syncHold.size).toBe(0);
+    expect(added).toEqual([
+      { queue: "providerA-sync", jobId: "pay_due.sync0", delayMs: 0 },
+      { queue: "providerC-sync", jobId: "pay_other.sync0", delayMs: 0 },
+    ]);
   });
 
-  it("is enqueued at once, with the wait it has left, when the process releases what it holds", async () => {
+  it("is enqueued at once, with the wait it has left, when the gateway releases what it holds", async () => {
     added.length = 0;
     const d = deps();
-    scheduleFirstSync(d, "pay_released", new Date(Date.now() + 5_000));
+    d.syncHold.hold(d, { id: "pay_released", provider: "providerA", createdAt: new Date() });
     expect(await releaseHeldFirstSyncs(d)).toBe(1);
-    expect(heldFirstSyncs(d)).toBe(0);
+    expect(d.syncHold.size).toBe(0);
     expect(added.length).toBe(1);
-    expect(added[0]).toMatchObject({ queue: "providerA-sync", jobId: "pay_released:0" });
+    expect(added[0]).toMatchObject({ queue: "providerA-sync", jobId: "pay_released.sync0" });
     expect(added[0]!.delayMs).toBeGreaterThan(4_000);
     expect(added[0]!.delayMs).toBeLessThanOrEqual(5_000);
   });
@@ -227,9 +231,22 @@ describe("the first sync run, held in-process", () => {
     added.length = 0;
     const tenantId = await newTenant();
     const seen = await newPayment(tenantId);
-    scheduleFirstSync(deps(), seen.id, new Date(Date.now() + 60_000));
-    expect(heldFirstSyncs(deps())).toBe(1);
+    syncHold.hold(deps(), { id: seen.id, provider: "providerA", createdAt: new Date(Date.now() + 60_000) });
+    expect(syncHold.size).toBe(1);
     await applyDirectPaymentUpdate(deps(), seen.id, approved(seen), seen);
-    expect(heldFirstSyncs(deps())).toBe(0);
+    expect(syncHold.size).toBe(0);
+    await Bun.sleep(TICK_MS * 2);
+    expect(added).toEqual([]);
+  });
+
+  it("belongs to its gateway: another hold neither sees nor releases it", async () => {
+    added.length = 0;
+    const other = createFirstSyncHold();
+    syncHold.hold(deps(), { id: "pay_mine", provider: "providerA", createdAt: new Date() });
+    expect(other.size).toBe(0);
+    expect(await other.release()).toBe(0);
+    expect(syncHold.size).toBe(1);
+    expect(await syncHold.release()).toBe(1);
+    expect(added.map((a) => a.jobId)).toEqual(["pay_mine.sync0"]);
   });
 });

@@ -7,7 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
 import { signProviderAWebhook } from "../src/providers/providerA/mod.ts";
 import { runSweeper } from "../src/services/webhooks/sweeper.ts";
-import { runSyncJob } from "../src/services/direct-payments/mod.ts";
+import { syncDirectPayment } from "../src/services/direct-payments/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { deleteKeysUnderPrefix } from "./support/redis.ts";
 import { waitUntil } from "./support/wait.ts";
@@ -431,12 +431,12 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
     expect(status).toBe(502);
     const id = (await api("/payments?limit=1")).body.data[0].id as string;
     const at = (offsetMs: number) => ({ ...tg.gateway.deps, now: () => new Date(Date.now() + offsetMs) });
-    // One minute on: the provider does not know our pay_ id yet, which proves nothing — still pending.
-    await runSyncJob(at(60_000), { paymentId: id, attempt: (await rowOf(id)).sync_attempt });
+    // One minute on (the sync chain's step 3): the provider does not know our pay_ id yet, which proves nothing — still pending.
+    await syncDirectPayment(at(60_000), { paymentId: id, step: 3 });
     expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
     expect(upstreamCalls).toContain(`GET /v1/transactions/merchant/${id}`);
     // Three minutes on, still unknown to the provider: it never received the request.
-    await runSyncJob(at(3 * 60_000), { paymentId: id, attempt: (await rowOf(id)).sync_attempt });
+    await syncDirectPayment(at(3 * 60_000), { paymentId: id, step: 3 });
     const failed = (await api(`/payments/${id}`)).body;
     expect(failed).toMatchObject({ state: "failed", failureCode: "not_received", outcomeUnknown: false, providerTransactionId: null });
     expect((await eventsOf(id)).map((e) => e.type)).toEqual(["payment.failed"]);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
 import { ipnHashOf, ipnSubject, parseIpnBody, verifyIpnHash, withoutHash, hashDigest, verifyHashDigest, IpnBodyError } from "../src/providers/providerB/ipn.ts";
-import { mayMove } from "../src/services/checkout/apply-confirmation.ts";
+import { mayMove } from "../src/services/payments/state-order.ts";
 import { encodePhpForm } from "../src/providers/providerB/simulator/php-form.ts";
 
 const data = {

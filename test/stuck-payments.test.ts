@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mintToken } from "../src/mod.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../src/providers/providerA/simulator/mod.ts";
-import { runSyncJob } from "../src/services/direct-payments/mod.ts";
+import { DIRECT_PAYMENT_SYNC, syncDirectPayment } from "../src/services/direct-payments/mod.ts";
 import { syncCheckout } from "../src/services/checkout/checkout-sync.ts";
-import { syncOffsetMs } from "../src/services/payments/sync-chain.ts";
+import { syncOffsetMs, syncQueueOf } from "../src/services/payments/sync-chain.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { startSimulator, type SimulatorServer } from "./support/provider-b-rig.ts";
 import { waitUntil } from "./support/wait.ts";
@@ -134,15 +134,15 @@ describe("payments still pending after the 24 h sync window", () => {
   it("after 24 h: the sync jobs stop without failing them, and both are flagged (admin list + gauge)", async () => {
     offsetMs = 25 * HOUR_MS;
     const deps = tg.gateway.deps;
-    // The last runs of both sync jobs: still pending at the provider → left pending, no further run.
-    const aRow = await deps.db.selectFrom("payments").select("sync_attempt").where("id", "=", ids.aPending!).executeTakeFirstOrThrow();
-    await runSyncJob(deps, { paymentId: ids.aPending!, attempt: aRow.sync_attempt });
+    // The last steps of both sync chains: still pending at the provider → left pending, no further step.
     let lastStep = 0;
     while (syncOffsetMs(lastStep + 1) <= 24 * HOUR_MS) lastStep++;
+    await syncDirectPayment(deps, { paymentId: ids.aPending!, step: lastStep });
     await syncCheckout(deps, { paymentId: ids.bPending!, step: lastStep });
-    const rows = await deps.db.selectFrom("payments").select(["id", "state", "next_sync_at"]).where("id", "in", [ids.aPending!, ids.bPending!]).execute();
+    const rows = await deps.db.selectFrom("payments").select(["id", "state"]).where("id", "in", [ids.aPending!, ids.bPending!]).execute();
     expect(rows.every((r) => r.state === "pending")).toBe(true);
-    expect(rows.find((r) => r.id === ids.aPending)!.next_sync_at).toBeNull();
+    expect(await deps.queue.has(syncQueueOf("providerA"), DIRECT_PAYMENT_SYNC.jobId(ids.aPending!, lastStep + 1))).toBe(false);
+    expect(tg.logs.some((l) => l.msg === "direct payment still pending after 24 h: left for the operator" && l.paymentId === ids.aPending)).toBe(true);
     expect(tg.logs.some((l) => l.alert === "providerB_checkout_stuck" && l.paymentId === ids.bPending)).toBe(true);
 
     expect(await stuckIds()).toEqual([ids.aPending!, ids.bPending!].sort());

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { DEFAULT_PROVIDERS } from "../src/mod.ts";
-import { runSyncJob } from "../src/services/direct-payments/mod.ts";
+import { syncDirectPayment } from "../src/services/direct-payments/mod.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { providerC, type ProviderCServer, signProviderC, startProviderC } from "./support/third-provider.ts";
 import { waitUntil } from "./support/wait.ts";
@@ -121,7 +121,7 @@ describe("a third provider registered beside the defaults", () => {
     const payment = await api("/payments", { method: "POST", json: wavePayment({ amount: 900 }) });
     await server.settle(payment.body.providerTransactionId, "SUCCESSFUL", { notify: false });
     expect((await api(`/payments/${payment.body.id}`)).body.state).toBe("pending");
-    await runSyncJob(tg.gateway.deps, { paymentId: payment.body.id, attempt: 0 });
+    await syncDirectPayment(tg.gateway.deps, { paymentId: payment.body.id, step: 0 });
     expect((await api(`/payments/${payment.body.id}`)).body).toMatchObject({ state: "succeeded", providerStatus: "SUCCESSFUL" });
   });
 

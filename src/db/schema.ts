@@ -241,9 +241,9 @@ export interface PaymentsTable {
   approved_at: NullableTimestamp;
   /** Provider A: the last read from the provider (refresh-on-read's one-second floor). */
   provider_synced_at: NullableTimestamp;
-  /** Provider A: how many `providerA-sync` runs have happened; the sweeper derives the job id from it. */
+  /** Unused since the sync chain (`payments/sync-chain.ts`) keys its steps on `created_at`; was the `providerA-sync` run count. */
   sync_attempt: Generated<number>;
-  /** Provider A: when the next `providerA-sync` run is due; null when no more are scheduled. */
+  /** Unused since the sync chain (`payments/sync-chain.ts`); was when the next `providerA-sync` run was due. */
   next_sync_at: NullableTimestamp;
   /** Provider B: the receipt's URL as confirmed (migration 0007). */
   receipt_url: Nullable<string>;

@@ -6,7 +6,8 @@
  * |------------|-------------------------------|---------------------------------------------------------|
  * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 100)          |
  * | `sweeper`  | `runSweeper`                  | repeatable, every `sweepEveryMs` (default 1 minute)     |
- * | `providerA-sync` | `runSyncJob` of one direct payment | concurrency 10; schedule in `services/direct-payments/sync-jobs.ts` |
+ * | `<provider>-sync` | one step of a pending subject's sync chain | one queue per provider; concurrency 10; `sync-workers.ts` |
+ * | `ipn`      | `processIpn` of one stored provider B IPN | concurrency 20; `provider-b-workers.ts` |
  * | `permits`  | `sweepRenewals` (repeatable, every minute) and `runRenewalCharge` of one schedule period | concurrency 5; rules in `services/permits/renewals.ts` |
  *
  * Every attempt has a time limit (`time-limit.ts`): a delivery 2 × `WEBHOOK_TIMEOUT_MS` + 30 s, a job that calls
@@ -26,7 +27,7 @@ import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
 import { isRedisConnectionError } from "./redis-outage.ts";
-import { PROVIDER_A_SYNC_QUEUE, runSyncJob, type SyncJobData } from "../services/direct-payments/sync-jobs.ts";
+import { registerSyncWorkers } from "./sync-workers.ts";
 import { PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, RENEWAL_SWEEP_JOB, runRenewalCharge, sweepRenewals, type RenewalJobData } from "../services/permits/renewals.ts";
 
 /** The queue of the periodic sweep (contract §8). */
@@ -83,7 +84,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     { concurrency: options.webhookConcurrency ?? DEFAULT_WEBHOOK_CONCURRENCY, timeLimitMs: 2 * deps.config.webhookTimeoutMs + 30_000 },
   );
   const providerTimeLimitMs = providerJobTimeLimitMs(deps.config);
-  deps.queue.process<SyncJobData>(PROVIDER_A_SYNC_QUEUE, (job) => runSyncJob(deps, job.data), { concurrency: 10, timeLimitMs: providerTimeLimitMs });
+  registerSyncWorkers(deps);
   deps.queue.process(SWEEPER_QUEUE, async () => {
     await runSweeper(deps, options.sweep);
     await sweepProviderB(deps);

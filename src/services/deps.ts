@@ -14,6 +14,7 @@ import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
 import type { ProviderRegistry } from "../providers/provider.ts";
+import type { FirstSyncHold } from "./direct-payments/first-sync.ts";
 
 export interface Deps {
   config: Config;
@@ -29,6 +30,8 @@ export interface Deps {
   rateLimiter: RateLimiter;
   /** The payment providers this gateway runs with (`providers/registry.ts`), reached through the port. */
   providers: ProviderRegistry;
+  /** New direct payments' first sync steps, held in this gateway until due (`direct-payments/first-sync.ts`). */
+  syncHold: FirstSyncHold;
   /** The clock; tests pass their own. */
   now: () => Date;
   /** Counters and histograms the services feed (`http/metrics.ts`); absent in deps a test builds itself. */

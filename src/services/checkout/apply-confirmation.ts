@@ -1,32 +1,23 @@
 /**
  * Applying what provider B confirmed to a checkout (its {@link PaymentReport}, read through the port):
- * checked against our record first (token, amount, environment), then — in one database transaction — the new state, its event and the event's deliveries
- * (contract §5, §6). Used by the `ipn` job and the `providerB-sync` job alike.
+ * checked against our record first (token, amount, environment), then — in one database transaction — the new state, its event and the
+ * event's deliveries (contract §5, §6). The state moves by the order every payment follows (`payments/state-order.ts`: `completed` wins
+ * over `cancelled` and `failed`, which only replace `pending`). Used by the `ipn` job and the `providerB-sync` job alike.
  */
 import type { EventType, JsonValue, Payment, PaymentState } from "../../db/schema.ts";
 import { type PaymentReport, ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
+import { mayMove } from "../payments/state-order.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { providerBOf } from "./provider-b.ts";
 
-export const EVENT_OF: Partial<Record<PaymentState, EventType>> = {
+export const EVENT_OF: Record<Exclude<PaymentState, "pending">, EventType> = {
   succeeded: "payment.completed",
   cancelled: "payment.cancelled",
   failed: "payment.failed",
+  refunded: "payment.refunded",
 };
-
-/**
- * May a checkout in state `from` move to `to`? Pending moves to any outcome; a cancelled or failed one
- * may still complete (or change between the two); a succeeded one is final (contract §5: `completed` wins
- * over `cancelled` and `failed`, since a customer may pay after cancelling once).
- */
-export function mayMove(from: PaymentState, to: PaymentState): boolean {
-  if (from === to || to === "pending") return false;
-  if (from === "pending") return true;
-  if (from === "cancelled" || from === "failed") return to !== "refunded";
-  return false;
-}
 
 /** What a confirmation did. */
 export type ConfirmOutcome =
@@ -137,7 +128,7 @@ export async function applyConfirmation(deps: Deps, paymentId: string, report: P
       const recorded = await recordEvent(tx, now, {
         tenantId: updated.tenant_id,
         environment: updated.environment,
-        type: EVENT_OF[to]!,
+        type: EVENT_OF[to as Exclude<PaymentState, "pending">],
         data: eventData(updated, report),
         paymentId,
       });

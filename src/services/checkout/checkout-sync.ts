@@ -15,6 +15,7 @@ export const CHECKOUT_SYNC = defineSyncChain({
   jobName: "confirm-checkout",
   idField: "paymentId",
   label: "provider B sync",
+  provider: "providerB",
   logExpired: (logger, paymentId) =>
     logger.error({ alert: "providerB_checkout_stuck", paymentId }, "provider B checkout still pending after 24 h; left pending for the operator"),
 });

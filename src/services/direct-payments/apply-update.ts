@@ -1,12 +1,12 @@
 /**
- * Moving a direct payment forward (contract §4, "Order of states"), in one database transaction with the
- * event it causes and that event's deliveries (tenant webhooks and the payment's `callback_url`):
+ * Moving a direct payment forward, in one database transaction with the event it causes and that event's
+ * deliveries (tenant webhooks and the payment's `callback_url`). The state moves by the order of states
+ * every payment follows (`payments/state-order.ts`, contract §4):
  *
- * - a paid state (approved, transferred, partially refunded) wins over pending, failed, declined and
- *   canceled — a provider may report a late success — and sends `payment.completed` once: only the move
- *   from a non-paid state into a paid one sends it, and nothing leaves the paid states but `refunded`;
- * - `refunded` follows a paid state (or a pending one whose approval we missed) and sends `payment.refunded`;
- * - declined / canceled / our `failed` only replace `pending`;
+ * - a paid state (approved, transferred, partially refunded: our `succeeded`) wins over pending, failed,
+ *   declined and canceled and sends `payment.completed` once: only the move from a non-paid state into a
+ *   paid one sends it, and a paid word inside the paid states only updates `provider_status`;
+ * - `refunded` follows and sends `payment.refunded`; declined / canceled / our `failed` only replace `pending`;
  * - nothing moves a record back to `pending`.
  *
  * The row is locked (`for update`) while deciding, or — when the caller passes the row it read — updated
@@ -21,8 +21,8 @@ import type { PaymentReport } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
+import { nextState } from "../payments/state-order.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { markSettled } from "./first-sync.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
@@ -35,15 +35,6 @@ const EVENT_OF_STATE: Partial<Record<PaymentState, EventType>> = {
   cancelled: "payment.cancelled",
   refunded: "payment.refunded",
 };
-
-/** The state a payment moves to, or the current one when the order of states forbids the move. */
-export function nextState(current: PaymentState, proposed: PaymentState): PaymentState {
-  if (proposed === current || proposed === "pending") return current;
-  if (proposed === "succeeded") return current === "refunded" ? current : "succeeded";
-  if (proposed === "refunded") return "refunded";
-  // failed / cancelled
-  return current === "pending" ? proposed : current;
-}
 
 /** The event data of a direct payment (contract §6). */
 export function directPaymentEventData(row: Payment): Record<string, JsonValue> {
@@ -133,7 +124,6 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
   if (stateChanged) {
     changes.state = target;
     changes.completed_at = row.completed_at ?? now;
-    changes.next_sync_at = null;
   }
   return { changes, target, stateChanged };
 }
@@ -305,7 +295,7 @@ async function updateIfUnchanged(db: Executor, seen: Payment, decision: Decision
  * ```
  */
 export async function applyDirectPaymentUpdate(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now">,
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold">,
   paymentId: string,
   update: DirectPaymentUpdate,
   seen?: Payment,
@@ -337,7 +327,8 @@ export async function applyDirectPaymentUpdate(
     }
   }
   result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update));
-  if (result.row.state !== "pending") markSettled(deps, paymentId);
+  // Its first sync step, if this gateway still holds it, has nothing left to do (first-sync.ts).
+  if (result.row.state !== "pending") deps.syncHold.settled(paymentId);
   forgetFinalRead(deps, result.row);
   if (result.deliveryIds.length > 0) await scheduleDeliveries(deps, result.deliveryIds);
   return { row: result.row, eventType: result.eventType };

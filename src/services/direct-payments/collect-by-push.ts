@@ -26,8 +26,6 @@ import { CollectionError, type PaymentMethodCapability, type PaymentProvider, ty
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
-import { scheduleFirstSync } from "./first-sync.ts";
-import { syncWaitMs } from "./sync-jobs.ts";
 
 type PaymentColumns = Insertable<PaymentsTable>;
 
@@ -47,7 +45,6 @@ const insertDirectPayment = precompile<{
   callback_url: string | null;
   created_at: Date;
   updated_at: Date;
-  next_sync_at: Date;
 }>()((db, p) =>
   db.insertInto("payments").values({
     id: p.id,
@@ -65,8 +62,6 @@ const insertDirectPayment = precompile<{
     callback_url: p.callback_url,
     created_at: p.created_at,
     updated_at: p.updated_at,
-    sync_attempt: 0,
-    next_sync_at: p.next_sync_at,
   }),
 );
 
@@ -139,7 +134,6 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
   const account = await provider.accountFor(deps, tenantId, environment);
   const paymentId = newId("pay");
   const now = deps.now();
-  const firstSyncAt = new Date(now.getTime() + syncWaitMs(0));
   await insertDirectPayment(deps.db, {
     id: paymentId,
     tenant_id: tenantId,
@@ -155,14 +149,13 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     callback_url: collection.callbackUrl ?? null,
     created_at: now,
     updated_at: now,
-    next_sync_at: firstSyncAt,
   });
 
-  // The first sync run is scheduled now: it only needs the row (the provider finds the payment by our `pay_`
-  // id when its own id is not stored yet), and on every outcome below the payment needs it or the run
-  // finds it final and stops. It is held in this process until due and skipped when the payment is
-  // settled here before then (first-sync.ts); the row's `next_sync_at` lets the sweeper cover the rest.
-  scheduleFirstSync(deps, paymentId, firstSyncAt);
+  // The sync chain starts now: it only needs the row (the provider finds the payment by our `pay_` id when
+  // its own id is not stored yet), and on every outcome below the payment needs it or the step finds it
+  // final and stops. Its first step is held in this gateway until due and skipped when the payment is
+  // settled here before then (first-sync.ts); the sweeper re-creates a chain lost with a stopped process.
+  deps.syncHold.hold(deps, { id: paymentId, provider: provider.name, createdAt: now });
   try {
     const started = await provider.startCollection(deps, {
       kind: "ussd_push",

@@ -21,7 +21,7 @@ export const REFRESH_FLOOR_MS = 1_000;
 /** After this long without the provider knowing our `merchant_reference`, the create call never reached it. */
 export const NOT_RECEIVED_AFTER_MS = 2 * 60_000;
 
-type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics">;
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics" | "syncHold">;
 
 /**
  * Reads the payment from its provider (the port's `readPayment`) and applies the answer. Never throws for a

@@ -1,24 +1,37 @@
 /**
- * The sync schedule of contract §8 — 5 s, 15 s, 30 s, 1 min, then every 5 min up to 24 h — and the
- * `providerB-sync` chain built on it: one job per step, due at a fixed offset after the subject's
- * creation, each step enqueuing the next while the subject is pending, and a sweeper clause that
- * re-creates a chain whose job was lost. Checkouts, permit charges and permits each define one chain
- * ({@link defineSyncChain}) and keep only their own load-and-confirm step.
+ * The one sync schedule of every pending subject (contract §8) — direct payments of any provider, provider
+ * B's checkouts, permit charges and permits: a chain of jobs, one per step, step `n` due
+ * {@link syncOffsetMs}(n) after the subject's creation (5 s, 15 s, 30 s, 1 min, then every 5 min up to 24 h:
+ * the contract's times read as offsets after creation, for every subject alike). Each step enqueues the
+ * next one not yet due while the subject is pending; past 24 h the chain stops and the subject is flagged for the
+ * operator (`stuck-payments.ts`), never assumed failed. The sweeper's clause ({@link SyncChain.resume})
+ * re-creates a chain whose job was lost.
  *
- * Provider A's direct payments read the same schedule as waits between runs, with the position kept in
- * the row (`direct-payments/sync-jobs.ts`); they share {@link SYNC_SCHEDULE} only.
+ * Queues: one per provider, `<provider>-sync` ({@link syncQueueOf}): `providerA-sync` carries provider A's
+ * direct payments, `providerB-sync` provider B's checkouts, charges and permits, a third provider's
+ * direct payments go to its own. The job name says which kind of subject a job is for; `src/jobs/`
+ * registers the queues of the providers a gateway runs and each chain's step.
+ *
+ * A chain is declared here ({@link defineSyncChain}) without its step: the module that starts a chain
+ * (a payment's creation) and the one that runs its step both import the declaration, never each other.
  */
+import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 
-/** Contract §8's schedule: the first waits, the wait after them, and the age past which no run is due. */
+/** Contract §8's schedule: the first offsets, the interval after them, and the age past which no step is due. */
 export const SYNC_SCHEDULE = {
   firstMs: [5_000, 15_000, 30_000, 60_000],
   everyMs: 5 * 60_000,
   horizonMs: 24 * 60 * 60_000,
 } as const;
 
-/** The queue every provider B chain runs on; the job name says which kind of subject a job is for. */
-export const PROVIDER_B_SYNC_QUEUE = "providerB-sync";
+/** The sync queue of a provider's subjects: `providerA-sync`, `providerB-sync`… (contract §8). */
+export function syncQueueOf(provider: ProviderName): string {
+  return `${provider}-sync`;
+}
+
+/** The queue of provider B's chains (checkouts, permit charges, permits). */
+export const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");
 
 /** When step `step` of a chain is due, in milliseconds after its subject's creation. */
 export function syncOffsetMs(step: number): number {
@@ -41,22 +54,38 @@ export type SyncStepData<Field extends string> = { [K in Field]: string } & {
 };
 
 export interface SyncChainSpec<Field extends string> {
-  /** The job name on {@link PROVIDER_B_SYNC_QUEUE}. */
+  /** The job name on the provider's sync queue; unique across chains (it picks the step to run). */
   jobName: string;
   /** The field of the job data (and of the log lines) that names the subject: `paymentId`, `chargeId`… */
   idField: Field;
   /** What the log lines call one job: `provider B sync`, `permit charge sync`… */
   label: string;
-  /** Logs that the subject is still pending once the schedule has run out (24 h). */
-  logExpired(logger: Deps["logger"], subjectId: string): void;
+  /** Logs that the subject is still pending once the schedule has run out (24 h), with the step's `context`. */
+  logExpired(logger: Deps["logger"], subjectId: string, context: Record<string, unknown>): void;
+  /**
+   * The provider of every subject of this chain (provider B's checkouts, charges and permits); left out
+   * when subjects belong to different providers (direct payments): each step then names its own.
+   */
+  provider?: ProviderName;
 }
 
 /** One subject's place in its chain. */
 export interface SyncStepInput {
   subjectId: string;
+  /** The subject's provider, whose queue its chain runs on (the chain's own when its spec names one). */
+  provider?: ProviderName;
   createdAt: Date;
   step: number;
 }
+
+/** A subject still pending, as a sweeper clause reads it. */
+export interface PendingSubject {
+  id: string;
+  provider?: ProviderName;
+  created_at: Date;
+}
+
+type QueueDeps = Pick<Deps, "queue" | "logger" | "now">;
 
 // biome-ignore lint/correctness/noUnusedVariables: the subject field names the chain's job data type at the call sites
 export interface SyncChain<Field extends string> {
@@ -64,33 +93,41 @@ export interface SyncChain<Field extends string> {
   /** One id per subject and step: a duplicate enqueue of a step is a no-op. */
   jobId(subjectId: string, step: number): string;
   /** Enqueues step `step` at its due time (or now). Never throws: the sweeper covers a failure. */
-  enqueue(deps: Pick<Deps, "queue" | "logger" | "now">, input: SyncStepInput & { now?: boolean }): Promise<boolean>;
-  /** After a step that left the subject pending: enqueues the next step, or logs the expiry past 24 h. */
-  enqueueNext(deps: Pick<Deps, "queue" | "logger" | "now">, input: SyncStepInput): Promise<void>;
+  enqueue(deps: QueueDeps, input: SyncStepInput & { now?: boolean }): Promise<boolean>;
+  /**
+   * After a step that left the subject pending: enqueues the next step not yet due (a late step does not
+   * make the ones it overran run in a burst), or logs the expiry past 24 h (with `context`).
+   */
+  enqueueNext(deps: QueueDeps, input: SyncStepInput & { context?: Record<string, unknown> }): Promise<void>;
   /**
    * Sweeper clause: each of `pending` (subjects still pending and younger than 24 h) whose chain has no
    * live job around its due step gets that step now. Returns how many were enqueued.
    */
-  resume(deps: Pick<Deps, "queue" | "logger" | "now">, pending: readonly { id: string; created_at: Date }[]): Promise<number>;
+  resume(deps: QueueDeps, pending: readonly PendingSubject[]): Promise<number>;
 }
 
 /**
- * A `providerB-sync` chain for one kind of subject.
+ * A sync chain for one kind of subject.
  *
  * @example
  * ```ts
- * const chain = defineSyncChain({ jobName: "confirm-permit", idField: "permitId", label: "permit sync", logExpired });
+ * const chain = defineSyncChain({ jobName: "confirm-permit", idField: "permitId", label: "permit sync", provider: "providerB", logExpired });
  * await chain.enqueue(deps, { subjectId: permitId, createdAt: now, step: 0 });
  * ```
  */
 export function defineSyncChain<Field extends string>(spec: SyncChainSpec<Field>): SyncChain<Field> {
   const jobId = (subjectId: string, step: number): string => `${subjectId}.sync${step}`;
+  const queueOf = (provider: ProviderName | undefined): string => {
+    const name = spec.provider ?? provider;
+    if (name === undefined) throw new Error(`the ${spec.label} of a subject needs its provider`);
+    return syncQueueOf(name);
+  };
 
   const enqueue: SyncChain<Field>["enqueue"] = async (deps, input) => {
     const delayMs = input.now ? 0 : Math.max(0, input.createdAt.getTime() + syncOffsetMs(input.step) - deps.now().getTime());
     const data = { [spec.idField]: input.subjectId, step: input.step } as SyncStepData<Field>;
     try {
-      await deps.queue.add<SyncStepData<Field>>(PROVIDER_B_SYNC_QUEUE, spec.jobName, data, { jobId: jobId(input.subjectId, input.step), delayMs });
+      await deps.queue.add<SyncStepData<Field>>(queueOf(input.provider), spec.jobName, data, { jobId: jobId(input.subjectId, input.step), delayMs });
       return true;
     } catch (err) {
       deps.logger.warn({ err, [spec.idField]: input.subjectId, step: input.step }, `could not enqueue a ${spec.label}; the sweeper will`);
@@ -102,23 +139,25 @@ export function defineSyncChain<Field extends string>(spec: SyncChainSpec<Field>
     jobName: spec.jobName,
     jobId,
     enqueue,
-    async enqueueNext(deps, input) {
-      const next = input.step + 1;
+    async enqueueNext(deps, { context, ...input }) {
+      const next = Math.max(input.step + 1, stepAfter(deps.now().getTime() - input.createdAt.getTime()));
       if (syncOffsetMs(next) > SYNC_SCHEDULE.horizonMs) {
-        spec.logExpired(deps.logger, input.subjectId);
+        spec.logExpired(deps.logger, input.subjectId, context ?? {});
         return;
       }
-      await enqueue(deps, { subjectId: input.subjectId, createdAt: input.createdAt, step: next });
+      await enqueue(deps, { ...input, step: next });
     },
     async resume(deps, pending) {
       const now = deps.now();
       let enqueued = 0;
       for (const row of pending) {
         const step = stepAfter(now.getTime() - row.created_at.getTime());
+        const queue = queueOf(row.provider);
         const candidates = [step - 1, step, step + 1].filter((s) => s >= 0);
-        const live = await Promise.all(candidates.map((s) => deps.queue.has(PROVIDER_B_SYNC_QUEUE, jobId(row.id, s))));
+        const live = await Promise.all(candidates.map((s) => deps.queue.has(queue, jobId(row.id, s))));
         if (live.some(Boolean)) continue;
-        if (await enqueue(deps, { subjectId: row.id, createdAt: row.created_at, step, now: true })) enqueued++;
+        const subject = { subjectId: row.id, createdAt: row.created_at, step, now: true };
+        if (await enqueue(deps, row.provider === undefined ? subject : { ...subject, provider: row.provider })) enqueued++;
       }
       if (enqueued > 0) deps.logger.info({ enqueued }, `sweeper re-enqueued ${spec.label}s whose job was missing`);
       return enqueued;

@@ -15,14 +15,14 @@ import type { PaymentReport } from "../../providers/provider.ts";
 import { readConfirmation } from "../checkout/apply-confirmation.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
+import { mayMove } from "../payments/state-order.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { permitEventData } from "./permit-view.ts";
 import { healPastDueSchedule } from "./schedules.ts";
 
-/** May a charge in `from` move to `to`? */
+/** May a charge in `from` move to `to`? A charge is a payment: the order of payment states (`payments/state-order.ts`). */
 export function mayMoveCharge(from: PermitChargeStatus, to: PermitChargeStatus): boolean {
-  if (from === to || to === "pending") return false;
-  return from === "pending" || (from === "failed" && to === "succeeded");
+  return mayMove(from, to);
 }
 
 export interface SettleDetails {

@@ -13,6 +13,7 @@ export const CHARGE_SYNC = defineSyncChain({
   jobName: "confirm-permit-charge",
   idField: "chargeId",
   label: "permit charge sync",
+  provider: "providerB",
   logExpired: (logger, chargeId) =>
     logger.error({ alert: "providerB_charge_stuck", chargeId }, "permit charge still pending after 24 h; left pending for the operator"),
 });

@@ -19,6 +19,7 @@ export const PERMIT_SYNC = defineSyncChain({
   jobName: "confirm-permit",
   idField: "permitId",
   label: "permit sync",
+  provider: "providerB",
   logExpired: (logger, permitId) => logger.info({ permitId }, "permit still pending after 24 h (not authorised at provider B); its sync chain stops"),
 });
 

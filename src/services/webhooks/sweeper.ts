@@ -82,7 +82,7 @@ export async function runSweeper(
 ): Promise<SweepReport & { idempotencyKeysPurged: number }> {
   const report = await sweepDueDeliveries(deps, options);
   const { deleted } = await purgeExpiredIdempotencyKeys(deps);
-  // Pending direct payments whose providerA-sync job is missing are re-enqueued (contract §8).
+  // Pending direct payments whose sync chain lost its job get their due step again (contract §8).
   await sweepDirectPaymentSyncs(deps);
   return { ...report, idempotencyKeysPurged: deleted };
 }
