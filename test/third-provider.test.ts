@@ -125,6 +125,22 @@ describe("a third provider registered beside the defaults", () => {
     expect((await api(`/payments/${payment.body.id}`)).body).toMatchObject({ state: "succeeded", providerStatus: "SUCCESSFUL" });
   });
 
+  it("follows a pending payment on its own providerC-sync queue: the first step, 5 s after creation, settles it", async () => {
+    const payment = await api("/payments", { method: "POST", json: wavePayment({ amount: 950 }) });
+    await server.settle(payment.body.providerTransactionId, "SUCCESSFUL", { notify: false });
+    expect(tg.gateway.deps.syncHold.size).toBeGreaterThanOrEqual(1);
+    const settled = await waitUntil(
+      async () => {
+        const row = await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "=", payment.body.id).executeTakeFirstOrThrow();
+        return row.state === "succeeded" ? row.state : undefined;
+      },
+      { what: "the first sync step on providerC-sync", timeoutMs: 10_000, intervalMs: 100 },
+    );
+    expect(settled).toBe("succeeded");
+    // Nothing else could have settled it (no notification, no read): the gateway runs a sync queue per provider.
+    expect((await tg.gateway.deps.queue.stats?.())?.map((q) => q.queue)).toContain("providerC-sync");
+  }, 15_000);
+
   it("answers a refusal as a direct payment's: 422, the payment failed", async () => {
     const refused = await api("/payments", { method: "POST", json: wavePayment({ amount: 200_000 }) });
     expect(refused.status).toBe(422);
