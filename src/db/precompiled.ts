@@ -13,7 +13,18 @@
  * it alone, never from the values. One compiled form is kept per shape.
  *
  * Both drivers compile with Kysely's PostgreSQL compiler (postgres.js and PGlite), and no Kysely plugin is
- * installed, so one compiled text serves every database handle, and a transaction.
+ * installed, so one compiled text serves a database handle and its transactions.
+ *
+ * Where the compiled forms live: with the database the statement runs on, not in the module. A statement
+ * is a definition (a module constant, like a function); its compiled forms are kept in a map that hangs
+ * off the database's Kysely adapter — the one object a handle (`deps.db`), its transactions and its
+ * `withPlugin` copies share — created at its first run there ({@link compiledStatementsOf}). So each
+ * gateway, which opens its own database, compiles into its own map, and two gateways in one process share
+ * nothing; no call site passes anything more than the database it already passes (so a transaction
+ * deep in a service needs no extra argument). A run costs what it did plus reaching the adapter (a method
+ * call and two property reads) and one more map look-up (the statement's entry, then its shape's), with
+ * no allocation. The adapter is reached through `getExecutor()`, the method of Kysely's public
+ * `QueryExecutorProvider` interface (what `` sql`…`.execute(db) `` runs through).
  *
  * Limits, checked at the first run of a shape: a stand-in must be a whole parameter (a value in `.values()`,
  * `.set()`, a comparison, `eb.val()` or a `sql` template), not part of one (inside a jsonb object) nor the
@@ -34,7 +45,7 @@
  *
  * @module
  */
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from "kysely";
+import { CompiledQuery, type Compilable, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from "kysely";
 import type { Database } from "./schema.ts";
 
 /** Where a value goes; replaced by the run's value in the compiled parameters. */
@@ -43,6 +54,24 @@ class Placeholder {
 }
 
 type Compiled = { sql: string; slots: (Placeholder | { constant: unknown })[] };
+
+/** How a statement is built from its stand-ins and shape (the argument of `precompile()(…)`): its identity. */
+type Build = (db: Kysely<Database>, p: never, shape: string) => Compilable<unknown>;
+
+/** The compiled forms of one database's statements: by statement, then by shape. */
+export type CompiledStatements = Map<Build, Map<string, Compiled>>;
+
+/** The adapter's property holding its database's compiled statements (a symbol: no clash with Kysely's own). */
+const COMPILED = Symbol("passerelle.compiledStatements");
+
+/**
+ * The compiled statements of the database `db` runs on (its handle, a transaction or a `withPlugin` copy of
+ * it: they share one adapter), created empty at the first call.
+ */
+export function compiledStatementsOf(db: Kysely<Database> | Transaction<Database>): CompiledStatements {
+  const adapter = db.getExecutor().adapter as DialectAdapter & { [COMPILED]?: CompiledStatements };
+  return (adapter[COMPILED] ??= new Map());
+}
 
 /** One statement: give it a database (or a transaction), the values, and its shape when it has several (default `""`). */
 export type PrecompiledStatement<P, R> = (db: Kysely<Database> | Transaction<Database>, values: P, shape?: string) => Promise<QueryResult<R>>;
@@ -54,8 +83,6 @@ export type PrecompiledStatement<P, R> = (db: Kysely<Database> | Transaction<Dat
  */
 export function precompile<P extends object>() {
   return <R>(build: (db: Kysely<Database>, p: P, shape: string) => Compilable<R>): PrecompiledStatement<P, R> => {
-    const byShape = new Map<string, Compiled>();
-
     function compile(db: Kysely<Database>, shape: string): Compiled {
       const names = new Set<string>();
       const placeholders = new Proxy({} as P, {
@@ -73,6 +100,9 @@ export function precompile<P extends object>() {
     }
 
     return async (db, values, shape = "") => {
+      const statements = compiledStatementsOf(db);
+      let byShape = statements.get(build as Build);
+      if (!byShape) statements.set(build as Build, (byShape = new Map()));
       let compiled = byShape.get(shape);
       if (!compiled) byShape.set(shape, (compiled = compile(db as Kysely<Database>, shape)));
       const source = values as Record<string, unknown>;
