@@ -32,6 +32,7 @@ import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
 import type { Deps } from "./services/deps.ts";
+import { createGatewayCaches } from "./services/caches.ts";
 import { createTenantFinder } from "./services/tenants/find-tenant.ts";
 import { createApiKeyStatus } from "./services/api-keys/key-status.ts";
 import { createRateLimiter } from "./services/rate-limit/mod.ts";
@@ -146,6 +147,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     syncHold: createFirstSyncHold(),
     now: parts.now ?? (() => new Date()),
     metrics,
+    caches: createGatewayCaches(),
   };
   const workers = registerWorkers(deps, parts.workers);
   registerStuckPaymentsGauge(metrics.registry, deps);

@@ -5,6 +5,7 @@ import { ulid } from "ulid";
 import type { EventType, Payment } from "../src/db/schema.ts";
 import type { JobQueue } from "../src/jobs/queue.ts";
 import type { PaymentReport } from "../src/providers/provider.ts";
+import { createGatewayCaches } from "../src/services/caches.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../src/services/direct-payments/apply-update.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs, TICK_MS } from "../src/services/direct-payments/first-sync.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "./support/db.ts";
@@ -19,7 +20,8 @@ const queue = {
 } as unknown as JobQueue;
 const logger = { warn() {}, error() {}, info() {}, debug() {} } as never;
 const syncHold = createFirstSyncHold();
-const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold });
+const caches = createGatewayCaches();
+const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold, caches });
 
 /** `deps()` whose database counts the statements it runs (BEGIN and COMMIT aside). */
 function countingDeps() {

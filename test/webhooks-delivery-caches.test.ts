@@ -5,35 +5,39 @@
  */
 import { beforeAll, describe, expect, it } from "bun:test";
 import { createKeyring, SealError, type Keyring } from "../src/crypto/seal.ts";
+import { createGatewayCaches, type GatewayCaches } from "../src/services/caches.ts";
 import { openSigningSecrets, OPENED_SECRETS_MAX } from "../src/services/webhooks/signing-secrets.ts";
-import { cachingLookup, resolveSafeAddress, type LookupFunction } from "../src/services/webhooks/url-safety.ts";
+import { cachingLookup, createTargetCaches, resolveSafeAddress, type LookupFunction } from "../src/services/webhooks/url-safety.ts";
 
 describe("openSigningSecrets", () => {
   let keyring: Keyring;
+  /** What a gateway's deliveries pass: its keyring and its caches. */
+  let gateway: { keyring: Keyring; caches: GatewayCaches };
   let opened: number;
   beforeAll(async () => {
     const ring = await createKeyring([{ version: 1, key: Buffer.alloc(32, 7) }]);
     opened = 0;
     keyring = { ...ring, open: (sealed, context) => (opened++, ring.open(sealed, context)) };
+    gateway = { keyring, caches: createGatewayCaches() };
   });
   const context = { tenantId: "ten_a", field: "webhookEndpoint.secret" };
 
   it("opens each sealed value once, in order, and serves it from memory afterwards", async () => {
     const sealed = [await keyring.seal("whsec_new", context), await keyring.seal("whsec_old", context)];
     opened = 0;
-    expect(await openSigningSecrets(keyring, sealed, context)).toEqual(["whsec_new", "whsec_old"]);
-    expect(await openSigningSecrets(keyring, sealed, context)).toEqual(["whsec_new", "whsec_old"]);
+    expect(await openSigningSecrets(gateway, sealed, context)).toEqual(["whsec_new", "whsec_old"]);
+    expect(await openSigningSecrets(gateway, sealed, context)).toEqual(["whsec_new", "whsec_old"]);
     expect(opened).toBe(2);
-    expect(await openSigningSecrets(keyring, [], context)).toEqual([]);
+    expect(await openSigningSecrets(gateway, [], context)).toEqual([]);
   });
 
   it("opens afresh, and refuses, a value copied to another tenant or field; a failure is not kept", async () => {
     const sealed = await keyring.seal("whsec_a", context);
-    expect(await openSigningSecrets(keyring, [sealed], context)).toEqual(["whsec_a"]);
-    await expect(openSigningSecrets(keyring, [sealed], { ...context, tenantId: "ten_b" })).rejects.toBeInstanceOf(SealError);
-    await expect(openSigningSecrets(keyring, [sealed], { ...context, field: "tenant.callback" })).rejects.toBeInstanceOf(SealError);
+    expect(await openSigningSecrets(gateway, [sealed], context)).toEqual(["whsec_a"]);
+    await expect(openSigningSecrets(gateway, [sealed], { ...context, tenantId: "ten_b" })).rejects.toBeInstanceOf(SealError);
+    await expect(openSigningSecrets(gateway, [sealed], { ...context, field: "tenant.callback" })).rejects.toBeInstanceOf(SealError);
     opened = 0;
-    await expect(openSigningSecrets(keyring, [sealed], { ...context, tenantId: "ten_b" })).rejects.toBeInstanceOf(SealError);
+    await expect(openSigningSecrets(gateway, [sealed], { ...context, tenantId: "ten_b" })).rejects.toBeInstanceOf(SealError);
     expect(opened).toBe(1);
   });
 
@@ -41,11 +45,12 @@ describe("openSigningSecrets", () => {
     const other = await createKeyring([{ version: 1, key: Buffer.alloc(32, 9) }]);
     let count = 0;
     const counting: Keyring = { ...other, open: (sealed, ctx) => (count++, other.open(sealed, ctx)) };
+    const bounded = { keyring: counting, caches: createGatewayCaches() };
     const first = await counting.seal("whsec_first", context);
-    await openSigningSecrets(counting, [first], context);
-    for (let i = 0; i < OPENED_SECRETS_MAX; i++) await openSigningSecrets(counting, [await counting.seal(`whsec_${i}`, context)], context);
+    await openSigningSecrets(bounded, [first], context);
+    for (let i = 0; i < OPENED_SECRETS_MAX; i++) await openSigningSecrets(bounded, [await counting.seal(`whsec_${i}`, context)], context);
     count = 0;
-    expect(await openSigningSecrets(counting, [first], context)).toEqual(["whsec_first"]);
+    expect(await openSigningSecrets(bounded, [first], context)).toEqual(["whsec_first"]);
     expect(count).toBe(1); // dropped, opened again
   });
 });
@@ -82,10 +87,12 @@ describe("cachingLookup and the URL checks", () => {
   });
 
   it("checks the same URL under each policy on its own", async () => {
-    const sandbox = { environment: "sandbox", allowPrivateTargets: true } as const;
+    const caches = createTargetCaches();
+    const sandbox = { environment: "sandbox", allowPrivateTargets: true, caches } as const;
     expect((await resolveSafeAddress("http://127.0.0.1:9/in", sandbox)).address).toBe("127.0.0.1");
     await expect(resolveSafeAddress("http://127.0.0.1:9/in", { ...sandbox, allowPrivateTargets: false })).rejects.toThrow("must not point at a private");
     await expect(resolveSafeAddress("http://127.0.0.1:9/in", { ...sandbox, environment: "live" })).rejects.toThrow("must use https in live");
     expect((await resolveSafeAddress("http://127.0.0.1:9/in", sandbox)).address).toBe("127.0.0.1");
+    expect(caches.checks.size).toBe(3); // one remembered check per policy
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import { createKeyring, type Keyring } from "../src/crypto/seal.ts";
 import { precompile } from "../src/db/precompiled.ts";
+import { createGatewayCaches } from "../src/services/caches.ts";
 import { ACTIVE_CREDENTIALS_CACHE_MS, deactivateCredentials, openCredentials, putCredentials } from "../src/services/credentials/provider-credentials.ts";
 import type { Deps } from "../src/services/deps.ts";
 import { createTestDatabase, type TestDatabase } from "./support/db.ts";
@@ -77,7 +78,8 @@ describe("precompiled statements", () => {
 });
 
 describe("opened provider credentials are cached per process", () => {
-  const deps = () => ({ db: database.db, keyring, now: () => new Date() }) as unknown as Deps;
+  const caches = createGatewayCaches();
+  const deps = () => ({ db: database.db, keyring, now: () => new Date(), caches }) as unknown as Deps;
   const lookup = { provider: "providerB" as const, environment: "sandbox" as const };
 
   it("serves a stored or deactivated set at once in this process, and the active set again after the bound", async () => {

@@ -14,6 +14,7 @@ import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
 import type { ProviderRegistry } from "../providers/provider.ts";
+import type { GatewayCaches } from "./caches.ts";
 import type { FirstSyncHold } from "./direct-payments/first-sync.ts";
 
 export interface Deps {
@@ -34,6 +35,12 @@ export interface Deps {
   syncHold: FirstSyncHold;
   /** The clock; tests pass their own. */
   now: () => Date;
+  /**
+   * Everything this gateway keeps in memory between calls (`services/caches.ts`): final reads, refreshes in
+   * flight, opened credentials and signing secrets, verified IPN signers, URL checks and DNS answers. Built
+   * by `createGateway`; a test building deps by hand passes `createGatewayCaches()` (or spreads a gateway's).
+   */
+  caches: GatewayCaches;
   /** Counters and histograms the services feed (`http/metrics.ts`); absent in deps a test builds itself. */
   metrics?: ServiceMetrics;
 }

@@ -34,7 +34,7 @@ export function serviceAccount(deps: Pick<Deps, "config">, environment: Environm
 
 /** A tenant's own account: its active set, or the given version. Null when there is none. */
 export async function tenantAccount(
-  deps: Pick<Deps, "db" | "keyring">,
+  deps: Pick<Deps, "db" | "keyring" | "caches">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderAAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: input.version });
@@ -48,7 +48,7 @@ export async function tenantAccount(
  * @throws {NotConfiguredError} (424) when neither the tenant nor the service has an account there.
  */
 export async function accountForNewPayment(
-  deps: Pick<Deps, "db" | "keyring" | "config">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "caches">,
   tenantId: string,
   environment: Environment,
 ): Promise<ProviderAAccount> {
@@ -59,7 +59,7 @@ export async function accountForNewPayment(
 
 /** The account a payment was made on, or null when its secret is no longer available. */
 export async function accountOfPayment(
-  deps: Pick<Deps, "db" | "keyring" | "config">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "caches">,
   payment: Pick<Payment, "provider_account" | "credential_version" | "tenant_id" | "environment">,
 ): Promise<ProviderAAccount | null> {
   if (payment.provider_account === SERVICE_ACCOUNT) return serviceAccount(deps, payment.environment);

@@ -23,7 +23,7 @@ export interface ProviderBAccount {
 
 /** Opens the tenant's set (active, or `version`) and builds its clients; null when there is none. */
 export async function openProviderBAccount(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "logger" | "metrics">,
+  deps: Pick<Deps, "db" | "keyring" | "config" | "logger" | "metrics" | "caches">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderBAccount | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
@@ -42,18 +42,18 @@ export async function openProviderBAccount(
 /**
  * What an IPN signed with this version's master key carries as `data[hash]`, as bytes for a constant-time
  * comparison (`verifyIpnHashWith`); null when the version or its master key is not there. Computed once
- * per opened set: kept beside the cached set itself (a `WeakMap` on its frozen fields), so it lives exactly
- * as long as the cache keeps that set. Never logged.
+ * per opened set: kept beside the cached set itself (`deps.caches.ipnHashes`, a `WeakMap` on its frozen
+ * fields), so it lives exactly as long as the gateway's cache keeps that set. Never logged.
  */
 export async function openProviderBIpnHash(
-  deps: Pick<Deps, "db" | "keyring">,
+  deps: Pick<Deps, "db" | "keyring" | "caches">,
   input: { tenantId: string; environment: Environment; version: number },
 ): Promise<Buffer | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   const masterKey = opened?.fields.masterKey;
   if (!opened || !masterKey) return null;
-  let expected = expectedIpnHashes.get(opened.fields);
-  if (!expected) expectedIpnHashes.set(opened.fields, (expected = Buffer.from(ipnHashOf(masterKey), "utf8")));
+  let expected = deps.caches.ipnHashes.get(opened.fields);
+  if (!expected) deps.caches.ipnHashes.set(opened.fields, (expected = Buffer.from(ipnHashOf(masterKey), "utf8")));
   return expected;
 }
 
@@ -62,11 +62,9 @@ export async function openProviderBIpnHash(
  * master key is not there.
  */
 export async function openProviderBMasterKey(
-  deps: Pick<Deps, "db" | "keyring">,
+  deps: Pick<Deps, "db" | "keyring" | "caches">,
   input: { tenantId: string; environment: Environment; version: number },
 ): Promise<string | null> {
   const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   return opened?.fields.masterKey ?? null;
 }
-
-const expectedIpnHashes = new WeakMap<object, Buffer>();

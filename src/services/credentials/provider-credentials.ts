@@ -157,13 +157,12 @@ const CREDENTIALS_CACHE_MAX = 5_000;
 
 type CredentialLookup = { tenantId: string; provider: Provider; environment: Environment; version?: number };
 
-/** One cache per database handle (a process may run several gateways, e.g. in tests). */
-const caches = new WeakMap<object, LRUCache<string, { opened: Promise<OpenedCredentials | null> }>>();
+/** Opened sets by tenant, provider, environment and version ("active" for the active set): `deps.caches.credentials`. */
+export type CredentialsCache = LRUCache<string, { opened: Promise<OpenedCredentials | null> }>;
 
-function cacheOf(db: object): LRUCache<string, { opened: Promise<OpenedCredentials | null> }> {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new LRUCache({ max: CREDENTIALS_CACHE_MAX })));
-  return cache;
+/** A gateway's cache of opened sets, empty (built by `createGatewayCaches`). */
+export function createCredentialsCache(): CredentialsCache {
+  return new LRUCache({ max: CREDENTIALS_CACHE_MAX });
 }
 
 function cacheKey(input: CredentialLookup): string {
@@ -174,20 +173,20 @@ function cacheKey(input: CredentialLookup): string {
  * Forgets what this process cached about a tenant's sets of one provider and environment (after it stored
  * or deactivated one). Other instances see the change within {@link ACTIVE_CREDENTIALS_CACHE_MS}.
  */
-export function forgetCredentials(deps: Pick<Deps, "db">, input: { tenantId: string; provider: Provider; environment: Environment }): void {
-  caches.get(deps.db)?.delete(cacheKey(input));
+export function forgetCredentials(deps: Pick<Deps, "caches">, input: { tenantId: string; provider: Provider; environment: Environment }): void {
+  deps.caches.credentials.delete(cacheKey(input));
 }
 
 /**
  * The plaintext of a set, for a provider call: the active set of the environment, or a given version
  * (a payment's own). Null when there is none.
  *
- * Cached per process: a given version for {@link VERSION_CREDENTIALS_CACHE_MS}, the active set (and its
+ * Cached by the gateway (`deps.caches.credentials`): a given version for {@link VERSION_CREDENTIALS_CACHE_MS}, the active set (and its
  * absence) for {@link ACTIVE_CREDENTIALS_CACHE_MS}; concurrent callers share one read. The plaintext stays
  * in memory only, like the keyring's keys; it is never logged.
  */
-export function openCredentials(deps: Pick<Deps, "db" | "keyring">, input: CredentialLookup): Promise<OpenedCredentials | null> {
-  const cache = cacheOf(deps.db);
+export function openCredentials(deps: Pick<Deps, "db" | "keyring" | "caches">, input: CredentialLookup): Promise<OpenedCredentials | null> {
+  const cache = deps.caches.credentials;
   const key = cacheKey(input);
   const hit = cache.get(key);
   if (hit) return hit.opened;

@@ -14,7 +14,6 @@
  * webhooks, a sync run and a reader racing on one payment record one change and one event.
  */
 import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
-import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue, Payment, PaymentState, PaymentUpdate } from "../../db/schema.ts";
 import type { PaymentReport } from "../../providers/provider.ts";
@@ -223,13 +222,6 @@ function guardedShape(seen: Payment, changes: PaymentUpdate): string {
   return `${changedColumns(changes)}|${seen.approved_at === null ? 1 : 0}${seen.completed_at === null ? 1 : 0}`;
 }
 
-/**
- * Whether the last event of a tenant and environment had endpoint deliveries (a hint only: it picks which
- * path to try first; {@link settleWithoutTargets} checks for targets itself). Bounded, and re-learnt
- * after a minute.
- */
-const hadTargets = new LRUCache<string, boolean>({ max: 10_000, ttl: 60_000 });
-
 function settleValues(seen: Payment, decision: Decision, eventType: EventType): UpdateValues {
   const after = { ...seen, ...decision.changes } as Payment;
   return {
@@ -295,7 +287,7 @@ async function updateIfUnchanged(db: Executor, seen: Payment, decision: Decision
  * ```
  */
 export async function applyDirectPaymentUpdate(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold">,
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold" | "caches">,
   paymentId: string,
   update: DirectPaymentUpdate,
   seen?: Payment,
@@ -313,7 +305,8 @@ export async function applyDirectPaymentUpdate(
     } else {
       const eventType = EVENT_OF_STATE[optimistic.target]!;
       const targetsKey = `${seen!.tenant_id}:${seen!.environment}`;
-      if (seen!.callback_url === null && !hadTargets.get(targetsKey)) {
+      // Whether the last event of this tenant and environment had deliveries (`deps.caches.eventTargets`): a hint only.
+      if (seen!.callback_url === null && !deps.caches.eventTargets.get(targetsKey)) {
         // Most likely no target: the move and its event in one statement (nothing to deliver).
         const updated = (await settleWithoutTargets(deps.db, settleValues(seen!, optimistic, eventType), guardedShape(seen!, optimistic.changes))).rows[0];
         if (updated) result = { row: updated, eventType, deliveryIds: [] };
@@ -323,7 +316,7 @@ export async function applyDirectPaymentUpdate(
         if (!updated) return applyLocked(tx, now, paymentId, update);
         return { row: updated, ...(await recordMove(tx, now, updated, optimistic)) };
       });
-      if (result.eventType !== null) hadTargets.set(targetsKey, result.deliveryIds.length > (result.row.callback_url ? 1 : 0));
+      if (result.eventType !== null) deps.caches.eventTargets.set(targetsKey, result.deliveryIds.length > (result.row.callback_url ? 1 : 0));
     }
   }
   result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update));

@@ -1,6 +1,7 @@
 /**
- * This process's copies of final provider A transactions (see `read-transaction.ts`), in a module of its
- * own so that `apply-update.ts` can drop a copy without importing the read path (which imports it back).
+ * A gateway's copies of final provider A transactions (see `read-transaction.ts`), in a module of its own
+ * so that `apply-update.ts` can drop a copy without importing the read path (which imports it back). The
+ * cache itself is `deps.caches.finalReads`, built with the gateway (`services/caches.ts`).
  * {@link FINAL_READ_CACHE_MS} is the refresh floor of `refresh.ts` (`REFRESH_FLOOR_MS`, 1 s).
  *
  * @module
@@ -24,23 +25,15 @@ export interface FinalRead {
   approved?: IsApprovedView;
 }
 
-/** The cached answers, and the reads in flight (concurrent misses of one key share one query). */
-interface ReadCache {
+/** The cached answers, and the reads in flight (concurrent misses of one key share one query): `deps.caches.finalReads`. */
+export interface FinalReadCache {
   final: LRUCache<string, FinalRead>;
   inFlight: Map<string, Promise<FinalRead>>;
 }
 
-// One cache per database (tests run several gateways in one process), like refresh.ts's single flights.
-const caches = new WeakMap<object, ReadCache>();
-
-export function cacheOf(deps: Pick<Deps, "db">): ReadCache {
-  let cache = caches.get(deps.db);
-  if (!cache)
-    caches.set(
-      deps.db,
-      (cache = { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() }),
-    );
-  return cache;
+/** A gateway's final-read cache, empty (built by `createGatewayCaches`). */
+export function createFinalReadCache(): FinalReadCache {
+  return { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() };
 }
 
 export function cacheKey(lookup: Pick<TransactionLookup, "tenantId" | "environment" | "transactionId">): string {
@@ -51,7 +44,7 @@ export function cacheKey(lookup: Pick<TransactionLookup, "tenantId" | "environme
  * Drops this process's copy of a transaction that just moved (called by `applyDirectPaymentUpdate`), so
  * the instance that applied a change answers with it at once; other instances within {@link FINAL_READ_CACHE_MS}.
  */
-export function forgetFinalRead(deps: Pick<Deps, "db">, row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">): void {
+export function forgetFinalRead(deps: Pick<Deps, "caches">, row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">): void {
   if (row.provider_transaction_id === null) return;
-  caches.get(deps.db)?.final.delete(`${row.tenant_id}\u0000${row.environment}\u0000${row.provider_transaction_id}`);
+  deps.caches.finalReads.final.delete(`${row.tenant_id}\u0000${row.environment}\u0000${row.provider_transaction_id}`);
 }

@@ -16,7 +16,7 @@ import type { Payment } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { refreshOnRead } from "./refresh.ts";
-import { cacheKey, cacheOf, type FinalRead } from "./final-read-cache.ts";
+import { cacheKey, type FinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus, isApprovedStatus, toTransactionStatusView, type IsApprovedView, type TransactionStatusView } from "./status.ts";
 
 export { FINAL_READ_CACHE_MS, FINAL_READ_CACHE_SIZE, forgetFinalRead } from "./final-read-cache.ts";
@@ -54,7 +54,7 @@ async function findTransaction(deps: Pick<Deps, "db">, lookup: TransactionLookup
  * 50 requests in flight make one query, not 50.
  */
 async function readTransaction(deps: Deps, lookup: TransactionLookup): Promise<FinalRead> {
-  const cache = cacheOf(deps);
+  const cache = deps.caches.finalReads;
   const key = cacheKey(lookup);
   const hit = cache.final.get(key);
   if (hit) return hit;

@@ -21,7 +21,7 @@ export const REFRESH_FLOOR_MS = 1_000;
 /** After this long without the provider knowing our `merchant_reference`, the create call never reached it. */
 export const NOT_RECEIVED_AFTER_MS = 2 * 60_000;
 
-type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics" | "syncHold">;
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics" | "syncHold" | "caches">;
 
 /**
  * Reads the payment from its provider (the port's `readPayment`) and applies the answer. Never throws for a
@@ -46,11 +46,10 @@ export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Pa
   }
 }
 
-const inFlight = new WeakMap<object, Map<string, Promise<Payment>>>();
-
 /**
  * The row to show a reader: refreshed from provider A when it is pending and was not read in the last
- * second; served from the database otherwise.
+ * second; served from the database otherwise. Concurrent readers of one payment share one refresh
+ * (`deps.caches.refreshes`, the gateway's refreshes in flight by payment id).
  *
  * @example
  * ```ts
@@ -61,8 +60,7 @@ export async function refreshOnRead(deps: SyncDeps, row: Payment): Promise<Payme
   if (row.state !== "pending") return row;
   const now = deps.now();
   if (row.provider_synced_at && now.getTime() - row.provider_synced_at.getTime() < REFRESH_FLOOR_MS) return row;
-  let flights = inFlight.get(deps.db);
-  if (!flights) inFlight.set(deps.db, (flights = new Map()));
+  const flights = deps.caches.refreshes;
   const running = flights.get(row.id);
   if (running) return running;
   const flight = (async () => {

@@ -25,7 +25,7 @@ export const DIRECT_PAYMENT_SYNC = defineSyncChain({
   logExpired: (logger, paymentId, context) => logger.warn({ paymentId, ...context }, "direct payment still pending after 24 h: left for the operator"),
 });
 
-type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics" | "syncHold">;
+type SyncDeps = Pick<Deps, "db" | "queue" | "logger" | "now" | "config" | "keyring" | "providers" | "metrics" | "syncHold" | "caches">;
 
 /** Precompiled: one run per payment at least (usually finding it final already). */
 const paymentById = precompile<{ id: string }>()((db, p) => db.selectFrom("payments").selectAll().where("id", "=", p.id));

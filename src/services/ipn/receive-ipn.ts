@@ -69,7 +69,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   // Fast path: a checkout's IPN signed by an account this process has already verified — look-up and
   // insert in one statement. Anything else (a first IPN of the account, a duplicate, an orphan, a wrong
   // hash, a permit) falls through to the full path below, which decides exactly as before.
-  const signers = subject.kind === "checkout" && signedBy ? signersOf(deps.db).get(signedBy) : undefined;
+  const signers = subject.kind === "checkout" && signedBy ? deps.caches.ipnSigners.get(signedBy) : undefined;
   if (signers) {
     const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(",")];
     const [inserted] = (await deps.db.executeQuery<{ id: string | number }>(CompiledQuery.raw(INSERT_SIGNED_CHECKOUT_IPN, values))).rows;
@@ -92,7 +92,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
     if (target.credential_version === null) continue;
     const account = { tenantId: target.tenant_id, environment: target.environment, credentialVersion: target.credential_version };
     if (!(await signatures.verify(deps, notice.signature, account))) continue;
-    if (target.column === "payment_id" && signedBy) rememberSigner(deps.db, signedBy, target);
+    if (target.column === "payment_id" && signedBy) rememberSigner(deps.caches.ipnSigners, signedBy, target);
     const values = {
       subject: subject.kind,
       token: subject.token,
@@ -175,25 +175,25 @@ const insertVerified = precompile<{
 });
 
 /**
- * The accounts — `tenant environment version` — whose master key this process has checked an IPN's hash
+ * The accounts — `tenant environment version` — whose master key this gateway has checked an IPN's hash
  * against and found equal, by the SHA-256 of that hash (`hashDigest`; the hash itself is not kept). A
  * version's master key never changes (a key rotation re-seals the same plaintext), so an entry never goes
  * stale and needs no TTL; it is bounded by count. Finding a digest here is the hash check: equal SHA-256
  * digests mean equal hashes, and looking a digest up leaks nothing an attacker can steer towards the real
  * hash. Several accounts may share a master key (two versions of one merchant account, most often).
  */
-const signerCaches = new WeakMap<object, LRUCache<string, string[]>>();
 const SIGNER_CACHE_MAX = 10_000;
 const SIGNERS_PER_HASH_MAX = 32;
 
-function signersOf(db: object): LRUCache<string, string[]> {
-  let cache = signerCaches.get(db);
-  if (!cache) signerCaches.set(db, (cache = new LRUCache({ max: SIGNER_CACHE_MAX })));
-  return cache;
+/** The verified signers by hash digest: `deps.caches.ipnSigners`. */
+export type IpnSignerCache = LRUCache<string, string[]>;
+
+/** A gateway's cache of verified signers, empty (built by `createGatewayCaches`). */
+export function createIpnSignerCache(): IpnSignerCache {
+  return new LRUCache({ max: SIGNER_CACHE_MAX });
 }
 
-function rememberSigner(db: object, signedBy: string, target: IpnTarget): void {
-  const cache = signersOf(db);
+function rememberSigner(cache: IpnSignerCache, signedBy: string, target: IpnTarget): void {
   const account = `${target.tenant_id} ${target.environment} ${target.credential_version}`;
   const known = cache.get(signedBy) ?? [];
   if (known.includes(account) || known.length >= SIGNERS_PER_HASH_MAX) return;

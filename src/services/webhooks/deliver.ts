@@ -182,8 +182,8 @@ async function attemptLeased(deps: Deps, delivery: LeasedDelivery, options: Deli
   }
   const secrets =
     target.kind === "endpoint"
-      ? await openSigningSecrets(deps.keyring, delivery.endpoint_secrets, { tenantId: delivery.tenant_id, field: ENDPOINT_SECRET_FIELD })
-      : await openSigningSecrets(deps.keyring, delivery.callback_secrets, { tenantId: delivery.tenant_id, field: tenantSecretField("callback") });
+      ? await openSigningSecrets(deps, delivery.endpoint_secrets, { tenantId: delivery.tenant_id, field: ENDPOINT_SECRET_FIELD })
+      : await openSigningSecrets(deps, delivery.callback_secrets, { tenantId: delivery.tenant_id, field: tenantSecretField("callback") });
   if (secrets.length === 0) {
     const reason = target.kind === "endpoint" ? "the endpoint has no signing secret" : "the tenant has no callback signing secret";
     await finishWithoutAttempt(deps, delivery, reason);
@@ -258,6 +258,7 @@ async function post(
       timeoutMs: deps.config.webhookTimeoutMs,
       environment: delivery.environment,
       allowPrivateTargets: deps.config.allowPrivateTargets,
+      caches: deps.caches.targets,
       ...(lookup ? { lookup } : {}),
     });
     const redirect = answer.status >= 300 && answer.status < 400;

@@ -13,7 +13,7 @@
  * with `HTTP(S)_PROXY` set, Bun sends the pinned request through that proxy, which then reaches the
  * vetted IP; a URL whose host is an IP literal needs a certificate for that IP, as any client would.
  */
-import { UnsafeTargetError, resolveSafeAddress, type LookupFunction, type TargetPolicy } from "./url-safety.ts";
+import { UnsafeTargetError, resolveSafeAddress, type LookupFunction, type TargetCaches, type TargetPolicy } from "./url-safety.ts";
 
 /** How much of the answer is kept for the delivery log (contract §6). */
 export const BODY_PREFIX_BYTES = 2048;
@@ -38,8 +38,10 @@ export interface SafeFetchInit extends TargetPolicy {
   body: string | Uint8Array<ArrayBuffer>;
   /** Bounds the whole attempt: DNS, connect, answer and reading the body prefix. */
   timeoutMs: number;
-  /** Defaults to `node:dns/promises` `lookup`. */
+  /** Defaults to the caches' resolver, else `node:dns/promises` `lookup`. */
   lookup?: LookupFunction;
+  /** The gateway's URL checks and DNS answers (`deps.caches.targets`); without, each call checks and resolves afresh. */
+  caches?: TargetCaches;
   /** Extra trusted CA certificates in PEM, for a private PKI in development and the tests' receiver. */
   ca?: string | string[];
 }
@@ -77,6 +79,7 @@ export async function safeFetch(url: string, init: SafeFetchInit): Promise<SafeF
       environment: init.environment,
       allowPrivateTargets: init.allowPrivateTargets,
       lookup: init.lookup,
+      caches: init.caches,
       signal,
     });
     const pinned = new URL(target.url);

@@ -8,17 +8,19 @@
  * every instance. The key of an entry is the whole sealed value with the tenant and the field that are
  * bound into it, so a ciphertext copied to another tenant or field is opened (and refused) afresh.
  *
- * Bounded to {@link OPENED_SECRETS_MAX} entries per keyring (oldest dropped first); entries live as long
- * as the process and its keyring (a key removed from `ENCRYPTION_KEYS` takes a restart, as it does for
- * the keyring). What it saves: one AES-GCM open (Web Crypto, a round trip to Bun's crypto thread) per
+ * The cache is the gateway's (`deps.caches.signingSecrets`, built with it and its keyring), bounded to
+ * {@link OPENED_SECRETS_MAX} entries (oldest dropped first); entries live as long as the gateway (a key
+ * removed from `ENCRYPTION_KEYS` takes a restart, as it does for the keyring). What it saves: one AES-GCM open (Web Crypto, a round trip to Bun's crypto thread) per
  * secret per attempt.
  */
 import type { Keyring, SealContext } from "../../crypto/seal.ts";
+import type { Deps } from "../deps.ts";
 
-/** Opened secrets kept per keyring: a few per endpoint, for the busiest endpoints. */
+/** Opened secrets kept per gateway: a few per endpoint, for the busiest endpoints. */
 export const OPENED_SECRETS_MAX = 2000;
 
-const caches = new WeakMap<Keyring, Map<string, Promise<string>>>();
+/** Opened values by tenant, field and sealed value (insertion order: the oldest is dropped first). */
+export type OpenedSecrets = Map<string, Promise<string>>;
 
 /**
  * The plaintexts of `sealed`, in order. Rejects with the keyring's `SealError` when one cannot be opened
@@ -26,17 +28,15 @@ const caches = new WeakMap<Keyring, Map<string, Promise<string>>>();
  *
  * @example
  * ```ts
- * const secrets = await openSigningSecrets(deps.keyring, row.endpoint_secrets, { tenantId, field: ENDPOINT_SECRET_FIELD });
+ * const secrets = await openSigningSecrets(deps, row.endpoint_secrets, { tenantId, field: ENDPOINT_SECRET_FIELD });
  * // ["whsec_…", "whsec_…"]
  * ```
  */
-export function openSigningSecrets(keyring: Keyring, sealed: readonly string[], context: SealContext): Promise<string[]> {
-  let cache = caches.get(keyring);
-  if (!cache) caches.set(keyring, (cache = new Map()));
-  return Promise.all(sealed.map((value) => openOne(keyring, cache, value, context)));
+export function openSigningSecrets(deps: Pick<Deps, "keyring" | "caches">, sealed: readonly string[], context: SealContext): Promise<string[]> {
+  return Promise.all(sealed.map((value) => openOne(deps.keyring, deps.caches.signingSecrets, value, context)));
 }
 
-function openOne(keyring: Keyring, cache: Map<string, Promise<string>>, sealed: string, context: SealContext): Promise<string> {
+function openOne(keyring: Keyring, cache: OpenedSecrets, sealed: string, context: SealContext): Promise<string> {
   const key = `${context.tenantId}\u0000${context.field}\u0000${sealed}`;
   const hit = cache.get(key);
   if (hit) return hit;

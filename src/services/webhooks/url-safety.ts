@@ -7,8 +7,11 @@
  *   address rule for IP literals and well-known internal names;
  * - {@link resolveSafeAddress} when connecting: the hostname is resolved once and every answer must be
  *   public; `safe-fetch.ts` then connects to that vetted address and no other (no DNS rebinding). The
- *   default resolver's answers are reused for {@link DNS_CACHE_TTL_MS} (10 s, `cachingLookup`); the
+ *   gateway's resolver reuses its answers for {@link DNS_CACHE_TTL_MS} (10 s, `cachingLookup`); the
  *   policy is applied to them afresh on every call.
+ *
+ * What a gateway remembers (the URL checks, its resolver's answers) is its own: {@link TargetCaches},
+ * `deps.caches.targets`, built with the gateway; a call without it checks and resolves afresh.
  *
  * `allowPrivateTargets` (`ALLOW_PRIVATE_TARGETS`, development and tests) lifts the address rule only:
  * https in live stays required.
@@ -159,7 +162,8 @@ function isBlockedName(hostname: string): boolean {
   return BLOCKED_NAMES.has(name) || BLOCKED_NAME_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 
-interface TargetCheck {
+/** The rule check of one URL under one policy (its parsed URL, or why it is refused). */
+export interface TargetCheck {
   url: URL | undefined;
   messages: string[];
   reason: UnsafeTargetReason | undefined;
@@ -219,8 +223,10 @@ export function validateTargetUrl(url: string, opts: TargetPolicy & { field: str
 
 /** Options of {@link resolveSafeAddress}. */
 export interface ResolveOptions extends TargetPolicy {
-  /** Defaults to `node:dns/promises` `lookup`. */
+  /** Defaults to the caches' resolver, else `node:dns/promises` `lookup`. */
   lookup?: LookupFunction;
+  /** The gateway's (`deps.caches.targets`): checks and DNS answers reused. Without it, none is. */
+  caches?: TargetCaches;
   /** Abandons the lookup when it fires (the attempt's timeout); rejects with the signal's reason. */
   signal?: AbortSignal;
 }
@@ -274,23 +280,35 @@ export function cachingLookup(lookup: LookupFunction, ttlMs = DNS_CACHE_TTL_MS, 
   };
 }
 
-/** `node:dns/promises` `lookup`, its answers reused for {@link DNS_CACHE_TTL_MS}. */
-const defaultLookup: LookupFunction = cachingLookup((hostname, options) => dnsLookup(hostname, options));
+/** `node:dns/promises` `lookup`, as a {@link LookupFunction}: every call asks the resolver. */
+const systemLookup: LookupFunction = (hostname, options) => dnsLookup(hostname, options);
 
-/**
- * The connect-time rule check of one URL under one policy, remembered: it depends on nothing else, and
- * parsing and classifying the URL again for every delivery costs more than the lookup in this map.
- */
-const checkCache = new Map<string, TargetCheck>();
+/** At most this many URL checks remembered per gateway (oldest dropped first). */
 const CHECK_CACHE_MAX = 1000;
 
-function checkTargetCached(raw: string, policy: TargetPolicy): TargetCheck {
+/** What a gateway remembers of the targets it calls (`deps.caches.targets`). */
+export interface TargetCaches {
+  /**
+   * The connect-time rule check of a URL under a policy, by policy and URL: it depends on nothing else,
+   * and parsing and classifying the URL again for every delivery costs more than the lookup in this map.
+   */
+  checks: Map<string, TargetCheck>;
+  /** `node:dns/promises` `lookup`, its answers reused for {@link DNS_CACHE_TTL_MS} ({@link cachingLookup}). */
+  lookup: LookupFunction;
+}
+
+/** A gateway's target caches, empty (built by `createGatewayCaches`). */
+export function createTargetCaches(): TargetCaches {
+  return { checks: new Map(), lookup: cachingLookup(systemLookup) };
+}
+
+function checkTargetCached(checks: Map<string, TargetCheck>, raw: string, policy: TargetPolicy): TargetCheck {
   const key = `${policy.environment}\u0000${policy.allowPrivateTargets ? 1 : 0}\u0000${raw}`;
-  let check = checkCache.get(key);
+  let check = checks.get(key);
   if (!check) {
     check = checkTarget(raw, "url", policy);
-    if (checkCache.size >= CHECK_CACHE_MAX) checkCache.delete(checkCache.keys().next().value!);
-    checkCache.set(key, check);
+    if (checks.size >= CHECK_CACHE_MAX) checks.delete(checks.keys().next().value!);
+    checks.set(key, check);
   }
   return check;
 }
@@ -307,7 +325,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 
 /**
  * The connect-time check: re-applies the save-time rules (configuration or environment may have
- * changed since), resolves the hostname once (or reuses the default resolver's answers of the last
+ * changed since), resolves the hostname once (or reuses the gateway resolver's answers of the last
  * {@link DNS_CACHE_TTL_MS}), and refuses with {@link UnsafeTargetError} when ANY
  * answer is not public — a name with one private answer could be made to land there. Returns the first
  * answer in resolver order; the caller must connect to exactly that address. DNS failures reject with
@@ -320,7 +338,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
  * ```
  */
 export async function resolveSafeAddress(url: string, opts: ResolveOptions): Promise<SafeAddress> {
-  const check = checkTargetCached(url, opts);
+  const check = opts.caches ? checkTargetCached(opts.caches.checks, url, opts) : checkTarget(url, "url", opts);
   if (check.messages.length > 0 || !check.url) {
     throw new UnsafeTargetError(check.reason ?? "invalid_url", `refused target: ${check.messages.join("; ")}`, check.address);
   }
@@ -331,7 +349,7 @@ export async function resolveSafeAddress(url: string, opts: ResolveOptions): Pro
   }
 
   const hostname = target.hostname.replace(/\.+$/, "");
-  const answers = await raceAbort((opts.lookup ?? defaultLookup)(hostname, { all: true, verbatim: true }), opts.signal);
+  const answers = await raceAbort((opts.lookup ?? opts.caches?.lookup ?? systemLookup)(hostname, { all: true, verbatim: true }), opts.signal);
   if (answers.length === 0) throw Object.assign(new Error(`dns lookup of ${hostname} returned no address`), { code: "ENOTFOUND" });
 
   const vetted = answers.map(({ address }) => {
