@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { sweepProviderB } from "../src/services/ipn/sweep-provider-b.ts";
-import { PROVIDER_B_SYNC_QUEUE } from "../src/services/payments/sync-chain.ts";
+import { PROVIDER_B_SYNC_QUEUE } from "../src/jobs/queues.ts";
 import { PERMIT_SYNC } from "../src/services/permits/permit-sync.ts";
 import type { TestDatabase } from "./support/db.ts";
 import { createPermit, permitControl } from "./support/permit-rig.ts";

@@ -11,7 +11,7 @@
 import { describe, expect, it } from "bun:test";
 import type { Environment } from "../src/db/schema.ts";
 import { deliverOnce } from "../src/services/webhooks/deliver.ts";
-import { deliveryJobId, WEBHOOKS_QUEUE } from "../src/services/webhooks/delivery-jobs.ts";
+import { deliveryJobId, WEBHOOKS_QUEUE } from "../src/jobs/queues.ts";
 import { createEndpoint } from "../src/services/webhooks/endpoints.ts";
 import { scheduleDeliveries } from "../src/services/webhooks/schedule-deliveries.ts";
 import { runSweeper } from "../src/services/webhooks/sweeper.ts";

@@ -3,7 +3,8 @@
  * sync queues (`sync-workers.ts`). Registered by `registerWorkers`.
  */
 import type { Deps } from "../services/deps.ts";
-import { IPN_QUEUE, processIpn, type IpnJobData } from "../services/ipn/ipn-jobs.ts";
+import { processIpn } from "../services/ipn/ipn-jobs.ts";
+import { IPN_QUEUE, type IpnJobData } from "./queues.ts";
 
 export interface ProviderBWorkerOptions {
   /** IPNs processed at once by this process. Default 20. */

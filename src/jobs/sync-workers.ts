@@ -17,11 +17,11 @@
 import { CHECKOUT_SYNC, syncCheckout, type SyncJobData as CheckoutSyncJobData } from "../services/checkout/checkout-sync.ts";
 import type { Deps } from "../services/deps.ts";
 import { DIRECT_PAYMENT_SYNC, syncDirectPayment, type DirectPaymentSyncJobData } from "../services/direct-payments/sync-jobs.ts";
-import { syncQueueOf } from "../services/payments/sync-chain.ts";
 import { syncPermitCharge } from "../services/permits/charge-sync.ts";
 import { CHARGE_SYNC, type ChargeSyncJobData } from "../services/permits/charge-sync-chain.ts";
 import { PERMIT_SYNC, syncPermit, type PermitSyncJobData } from "../services/permits/permit-sync.ts";
 import { providerJobTimeLimitMs } from "./provider-b-workers.ts";
+import { syncQueueOf } from "./queues.ts";
 
 /** Each chain's step, by its job name. */
 const STEPS: Record<string, (deps: Deps, data: unknown) => Promise<void>> = {

@@ -1,14 +1,19 @@
 /**
  * The gateway's workers on a {@link JobQueue}: which handler runs each queue, how many at once, and the
- * repeatable jobs. The rules live in `services/`; this file only schedules them.
+ * repeatable jobs. The rules live in `services/`; this file only schedules them. Every queue's name, job
+ * names, job data and job ids, and the functions services enqueue through, are in `queues.ts`.
  *
- * | Queue      | Handler                       | Notes                                                   |
- * |------------|-------------------------------|---------------------------------------------------------|
- * | `webhooks` | `deliverOnce` of one delivery | concurrency `webhookConcurrency` (default 100)          |
- * | `sweeper`  | `runSweeper`                  | repeatable, every `sweepEveryMs` (default 1 minute)     |
- * | `<provider>-sync` | one step of a pending subject's sync chain | one queue per provider; concurrency 10; `sync-workers.ts` |
- * | `ipn`      | `processIpn` of one stored provider B IPN | concurrency 20; `provider-b-workers.ts` |
- * | `permits`  | `sweepRenewals` (repeatable, every minute) and `runRenewalCharge` of one schedule period | concurrency 5; rules in `services/permits/renewals.ts` |
+ * | Queue             | Job names                                   | Handler                                    | At once | Registered in           |
+ * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
+ * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
+ * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, then `sweepProviderB`        | 1       | here                    |
+ * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
+ * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
+ * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |
+ * |                   | `confirm-permit-charge`, `confirm-permit`   |                                            |         |                         |
+ *
+ * ¹ `webhookConcurrency`. ² Every `sweepEveryMs` / `renewalSweepEveryMs` (default 1 minute). ³ Per provider queue:
+ * one queue per provider the gateway runs.
  *
  * Every attempt has a time limit (`time-limit.ts`): a delivery 2 × `WEBHOOK_TIMEOUT_MS` + 30 s, a job that calls
  * a provider 3 × `PROVIDER_TIMEOUT_MS` + 30 s, the sweeps 5 minutes. A hung attempt fails and is retried.
@@ -22,18 +27,22 @@
  */
 import type { Deps } from "../services/deps.ts";
 import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
-import { WEBHOOKS_QUEUE, type DeliveryJobData } from "../services/webhooks/delivery-jobs.ts";
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
 import { isRedisConnectionError } from "./redis-outage.ts";
 import { registerSyncWorkers } from "./sync-workers.ts";
-import { PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, RENEWAL_SWEEP_JOB, runRenewalCharge, sweepRenewals, type RenewalJobData } from "../services/permits/renewals.ts";
-
-/** The queue of the periodic sweep (contract §8). */
-export const SWEEPER_QUEUE = "sweeper";
-/** The repeatable job's id on {@link SWEEPER_QUEUE}. */
-export const SWEEPER_SCHEDULER_ID = "sweep";
+import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
+import {
+  type DeliveryJobData,
+  PERMITS_QUEUE,
+  RENEWAL_SWEEP_JOB,
+  type RenewalJobData,
+  scheduleRenewalSweep,
+  scheduleSweeper,
+  SWEEPER_QUEUE,
+  WEBHOOKS_QUEUE,
+} from "./queues.ts";
 
 /** Options of {@link registerWorkers}; the defaults are production's, tests shorten them. */
 export interface WorkerOptions {
@@ -103,12 +112,12 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
   const assertSchedule = async (): Promise<void> => {
     // While Redis is down, the outage is logged once (redis-outage.ts): these say nothing more then.
     try {
-      await deps.queue.repeat(SWEEPER_QUEUE, SWEEPER_SCHEDULER_ID, sweepEveryMs, "sweep", {});
+      await scheduleSweeper(deps, sweepEveryMs);
     } catch (err) {
       if (!isRedisConnectionError(err)) deps.logger.warn({ err, queue: SWEEPER_QUEUE }, "could not schedule the sweeper; trying again in one interval");
     }
     try {
-      await deps.queue.repeat(PERMITS_QUEUE, RENEWAL_SCHEDULER_ID, renewalSweepEveryMs, RENEWAL_SWEEP_JOB, {});
+      await scheduleRenewalSweep(deps, renewalSweepEveryMs);
     } catch (err) {
       if (!isRedisConnectionError(err)) deps.logger.warn({ err, queue: PERMITS_QUEUE }, "could not schedule the renewal sweep; trying again in one interval");
     }

@@ -1,41 +1,16 @@
 /**
- * The `ipn` queue (contract §8): one job per stored IPN, carrying only its id. The job confirms with
+ * The `ipn` job (contract §8; the queue, its job data and `enqueueIpn` are in `jobs/queues.ts`): one job per
+ * stored IPN, carrying only its id. The job confirms with
  * provider B and applies the answer — a checkout's (`confirmAndApply`), a permit charge's through its
  * invoice (`confirmChargeAndApply`), or a permit's (`confirmPermitAndApply`); the sweeper re-enqueues
  * stored IPNs that are still unprocessed and have no live job.
  */
 import { precompile } from "../../db/precompiled.ts";
+import { enqueueIpn, isIpnJobLive } from "../../jobs/queues.ts";
 import { confirmAndApply } from "../checkout/apply-confirmation.ts";
 import type { Deps } from "../deps.ts";
 import { confirmPermitAndApply } from "../permits/apply-permit-status.ts";
 import { confirmChargeAndApply } from "../permits/charge-settle.ts";
-
-export const IPN_QUEUE = "ipn";
-export const PROCESS_IPN_JOB = "process-ipn";
-
-export interface IpnJobData {
-  ipnId: number;
-}
-
-export function ipnJobId(ipnId: number): string {
-  return `ipn${ipnId}`;
-}
-
-/** Enqueues the processing of a stored IPN. Never throws: the sweeper finds it otherwise. */
-export async function enqueueIpn(deps: Pick<Deps, "queue" | "logger">, ipnId: number, options: { jobId?: string } = {}): Promise<boolean> {
-  try {
-    await deps.queue.add<IpnJobData>(
-      IPN_QUEUE,
-      PROCESS_IPN_JOB,
-      { ipnId },
-      { jobId: options.jobId ?? ipnJobId(ipnId), attempts: 5, backoff: { type: "exponential", delayMs: 1_000 } },
-    );
-    return true;
-  } catch (err) {
-    deps.logger.warn({ err, ipnId }, "could not enqueue an IPN; the sweeper will");
-    return false;
-  }
-}
 
 /**
  * The `ipn` job: a stored, verified IPN only tells us to look — the confirm call decides. Already
@@ -92,7 +67,7 @@ export async function sweepUnprocessedIpns(
   let enqueued = 0;
   for (const row of rows) {
     const id = Number(row.id);
-    if (await deps.queue.has(IPN_QUEUE, ipnJobId(id))) continue;
+    if (await isIpnJobLive(deps, id)) continue;
     if (await enqueueIpn(deps, id)) enqueued++;
   }
   if (enqueued > 0) deps.logger.info({ enqueued }, "sweeper re-enqueued unprocessed IPNs");

@@ -5,7 +5,7 @@
  * is checked against that checkout's master key and processed like any IPN; a wrong one is dropped.
  */
 import type { Deps } from "../deps.ts";
-import { enqueueIpn } from "./ipn-jobs.ts";
+import { enqueueIpn } from "../../jobs/queues.ts";
 
 export const MAX_ORPHANS = 1_000;
 export const ORPHAN_TTL_MS = 7 * 24 * 3600 * 1000;

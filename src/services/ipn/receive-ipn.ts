@@ -26,7 +26,7 @@ import type { Environment, JsonValue } from "../../db/schema.ts";
 import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
 import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { enqueueIpn } from "./ipn-jobs.ts";
+import { enqueueIpn } from "../../jobs/queues.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS } from "./orphans.ts";
 
 /** Wrong hashes accepted per second for one token before 429. */

@@ -7,7 +7,7 @@
  * operator (`stuck-payments.ts`), never assumed failed. The sweeper's clause ({@link SyncChain.resume})
  * re-creates a chain whose job was lost.
  *
- * Queues: one per provider, `<provider>-sync` ({@link syncQueueOf}): `providerA-sync` carries provider A's
+ * Queues: one per provider, `<provider>-sync` (`syncQueueOf`, `jobs/queues.ts`): `providerA-sync` carries provider A's
  * direct payments, `providerB-sync` provider B's checkouts, charges and permits, a third provider's
  * direct payments go to its own. The job name says which kind of subject a job is for; `src/jobs/`
  * registers the queues of the providers a gateway runs and each chain's step.
@@ -15,6 +15,7 @@
  * A chain is declared here ({@link defineSyncChain}) without its step: the module that starts a chain
  * (a payment's creation) and the one that runs its step both import the declaration, never each other.
  */
+import { syncQueueOf } from "../../jobs/queues.ts";
 import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 
@@ -24,14 +25,6 @@ export const SYNC_SCHEDULE = {
   everyMs: 5 * 60_000,
   horizonMs: 24 * 60 * 60_000,
 } as const;
-
-/** The sync queue of a provider's subjects: `providerA-sync`, `providerB-sync`… (contract §8). */
-export function syncQueueOf(provider: ProviderName): string {
-  return `${provider}-sync`;
-}
-
-/** The queue of provider B's chains (checkouts, permit charges, permits). */
-export const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");
 
 /** When step `step` of a chain is due, in milliseconds after its subject's creation. */
 export function syncOffsetMs(step: number): number {

@@ -22,6 +22,7 @@
  */
 import type { PermitChargeRow, PermitSchedule } from "../../db/schema.ts";
 import { AppError } from "../../errors.ts";
+import { enqueueRenewalCharge, type RenewalJobData } from "../../jobs/queues.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
@@ -29,29 +30,6 @@ import { createPermitCharge, executePermitCharge, RenewalNotDueError } from "./c
 import { permitEventData } from "./permit-view.ts";
 import { currentPeriodIndex, nextPeriodAfterPaid, periodAt } from "./schedule-math.ts";
 import { cadenceOf } from "./schedules.ts";
-
-/** The queue of the renewal sweep and of the charge jobs. */
-export const PERMITS_QUEUE = "permits";
-/** The job scheduler's id on {@link PERMITS_QUEUE}. */
-export const RENEWAL_SCHEDULER_ID = "renewals";
-export const RENEWAL_SWEEP_JOB = "sweep";
-export const RENEWAL_CHARGE_JOB = "charge";
-
-/** One charge job: a schedule's period and dunning attempt. */
-export interface RenewalJobData {
-  scheduleId: string;
-  period: string;
-  attempt: number;
-}
-
-/** The charge job's id: one live job per (schedule, period, attempt). */
-export function renewalJobId(job: RenewalJobData): string {
-  return `${job.scheduleId}.${job.period}.${job.attempt}`;
-}
-
-export async function enqueueRenewalCharge(deps: Pick<Deps, "queue">, job: RenewalJobData): Promise<void> {
-  await deps.queue.add<RenewalJobData>(PERMITS_QUEUE, RENEWAL_CHARGE_JOB, job, { jobId: renewalJobId(job) });
-}
 
 /** What one sweep did. */
 export interface RenewalSweepReport {

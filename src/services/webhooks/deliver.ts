@@ -19,7 +19,7 @@ import type { Deps } from "../deps.ts";
 import { eventEnvelope } from "../events/event-types.ts";
 import { tenantSecretField } from "../../crypto/sealed-fields.ts";
 import { decideOutcome, describeFailure, type AttemptOutcome, type AttemptResult } from "./attempt-outcome.ts";
-import { enqueueDeliveryAttempt } from "./delivery-jobs.ts";
+import { enqueueDelivery } from "../../jobs/queues.ts";
 import { perTurnBatch } from "./per-turn-batch.ts";
 import { ENDPOINT_SECRET_FIELD } from "./endpoints.ts";
 import { openSigningSecrets } from "./signing-secrets.ts";
@@ -220,7 +220,7 @@ async function attemptLeased(deps: Deps, delivery: LeasedDelivery, options: Deli
   await recordAttempt(deps, delivery, target, { attempt, attemptedAt, recordedAt, durationMs, responseBody, result, outcome });
   deps.metrics?.deliveryAttempt(outcome.state === "pending" ? "retrying" : outcome.state, durationMs / 1000);
   if (outcome.state === "pending") {
-    await enqueueDeliveryAttempt(deps, { deliveryId: delivery.id, attempt: attempt + 1 }, { delayMs: outcome.retryInMs });
+    await enqueueDelivery(deps, { deliveryId: delivery.id, attempt: attempt + 1 }, { delayMs: outcome.retryInMs });
   }
   return {
     outcome: outcome.state === "pending" ? "retrying" : outcome.state,

@@ -13,7 +13,7 @@ import { ConflictError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { newId } from "../ids.ts";
-import { enqueueManualAttempt } from "./delivery-jobs.ts";
+import { enqueueManualDelivery } from "../../jobs/queues.ts";
 import { getDelivery, type DeliveryScope, type DeliveryView } from "./delivery-log.ts";
 import { findEndpoint } from "./endpoints.ts";
 import { scheduleDeliveries } from "./schedule-deliveries.ts";
@@ -56,7 +56,7 @@ export async function retryDelivery(deps: Deps, scope: DeliveryScope, deliveryId
   // Read before the attempt is queued: a fast worker could otherwise have made it already, and the answer
   // would say `succeeded` (or `failed`) for a retry that was only just asked for.
   const view = await getDelivery(deps, scope, deliveryId);
-  await enqueueManualAttempt(deps, { deliveryId, attempt: reopened.attempts + 1 });
+  await enqueueManualDelivery(deps, { deliveryId, attempt: reopened.attempts + 1 });
   return view;
 }
 
@@ -166,7 +166,7 @@ export async function replayEndpoint(
       .returning(["id", "attempts"])
       .execute();
     reopened.push(...inserted);
-    for (const row of reopened) await enqueueManualAttempt(deps, { deliveryId: row.id, attempt: row.attempts + 1 });
+    for (const row of reopened) await enqueueManualDelivery(deps, { deliveryId: row.id, attempt: row.attempts + 1 });
     replayed += reopened.length;
     if (batch.length < REPLAY_BATCH) break;
   }

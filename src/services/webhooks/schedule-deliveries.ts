@@ -3,7 +3,7 @@
  * committed (see `recordEvent`).
  */
 import type { Deps } from "../deps.ts";
-import { enqueueDeliveryAttempt } from "./delivery-jobs.ts";
+import { enqueueDelivery } from "../../jobs/queues.ts";
 
 /**
  * Enqueues the first attempt of each delivery under its own id (a second call with the same ids is a
@@ -17,5 +17,5 @@ import { enqueueDeliveryAttempt } from "./delivery-jobs.ts";
  * ```
  */
 export async function scheduleDeliveries(deps: Pick<Deps, "queue" | "logger">, deliveryIds: readonly string[]): Promise<void> {
-  await Promise.all(deliveryIds.map((deliveryId) => enqueueDeliveryAttempt(deps, { deliveryId, attempt: 1 })));
+  await Promise.all(deliveryIds.map((deliveryId) => enqueueDelivery(deps, { deliveryId, attempt: 1 })));
 }

@@ -7,7 +7,7 @@
 import type { Deps } from "../deps.ts";
 import { purgeExpiredIdempotencyKeys } from "../idempotency/mod.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
-import { deliveryJobId, enqueueDeliveryAttempt, lostLeaseJobId, WEBHOOKS_QUEUE } from "./delivery-jobs.ts";
+import { deliveryJobId, enqueueDelivery, isDeliveryJobLive, lostLeaseJobId } from "../../jobs/queues.ts";
 
 export interface SweepOptions {
   /** Deliveries looked at per query. Default 200. */
@@ -59,8 +59,8 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
       rows.map(async (row) => {
         const attempt = row.attempts + 1;
         const jobId = row.locked_until ? lostLeaseJobId(row.id, attempt, row.locked_until) : deliveryJobId(row.id, attempt);
-        if (await deps.queue.has(WEBHOOKS_QUEUE, jobId)) return false;
-        return enqueueDeliveryAttempt(deps, { deliveryId: row.id, attempt }, { jobId });
+        if (await isDeliveryJobLive(deps, jobId)) return false;
+        return enqueueDelivery(deps, { deliveryId: row.id, attempt }, { jobId });
       }),
     );
     report.enqueued += enqueued.filter(Boolean).length;

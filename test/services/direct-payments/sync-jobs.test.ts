@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import { createJobQueue, type JobQueue } from "../../../src/jobs/mod.ts";
 import { DIRECT_PAYMENT_SYNC, sweepDirectPaymentSyncs } from "../../../src/services/direct-payments/sync-jobs.ts";
-import { syncQueueOf } from "../../../src/services/payments/sync-chain.ts";
+import { syncQueueOf } from "../../../src/jobs/queues.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "../../support/db.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "../../support/redis.ts";
 
