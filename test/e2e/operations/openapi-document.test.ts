@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+// What Scalar (the /docs reference) uses to build a request body from the document: the curl it shows.
+import { getExampleFromSchema } from "@scalar/workspace-store/request-example";
+import { loadConfig } from "../../../src/config.ts";
+import { ERROR_CODES } from "../../../src/errors.ts";
+import { generateOpenApi } from "../../../src/mod.ts";
+import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gateway.ts";
+
+interface Operation {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: { name: string; in: string; schema?: unknown }[];
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>;
+}
+
+const document = (await generateOpenApi()) as unknown as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+};
+const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+);
+const operation = (method: string, path: string): Operation => document.paths[path]![method.toLowerCase()]!;
+const statuses = (op: Operation): number[] => Object.keys(op.responses).map(Number);
+
+/** The schema with every `$ref` to a component replaced by the component (the document has no cycles). */
+function dereference(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(dereference);
+  if (!node || typeof node !== "object") return node;
+  const ref = (node as { $ref?: string }).$ref;
+  if (ref) return dereference(document.components.schemas[ref.replace("#/components/schemas/", "")]);
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, dereference(value)]));
+}
+
+/** The JSON body Scalar's generated request sends for an operation, built from the document alone. */
+function scalarBody(op: Operation): unknown {
+  const schema = dereference(op.requestBody!.content["application/json"]!.schema);
+  return getExampleFromSchema(schema as never, { mode: "write" }, { schemaPath: ["requestBody"] });
+}
+
+describe("the OpenAPI document's error responses", () => {
+  it("describes every error with the one Error schema, whose code is the enum of contract §1", () => {
+    const error = document.components.schemas.Error as { properties: Record<string, { enum?: string[]; minimum?: number }> };
+    expect(error.properties.code!.enum).toEqual([...ERROR_CODES]);
+    expect(Object.keys(error.properties)).toEqual(
+      expect.arrayContaining(["statusCode", "message", "error", "code", "requestId", "providerErrors", "providerResponseCode", "paymentId", "transactionId"]),
+    );
+    for (const { path, method, operation: op } of operations) {
+      if (path.startsWith("/health") || path.includes("/webhook")) continue; // plain routes describe their own
+      // The OAuth2 token endpoint answers RFC 6749 §5.2's body, which keeps the contract's members beside its own.
+      const schema = path === "/auth/token" && document.components.schemas.OAuthError ? "OAuthError" : "Error";
+      for (const status of statuses(op).filter((s) => s >= 400))
+        expect({ path, method, status, schema: op.responses[status]!.content?.["application/json"]?.schema }).toEqual({
+          path,
+          method,
+          status,
+          schema: { $ref: `#/components/schemas/${schema}` },
+        });
+    }
+  });
+
+  it("lists the statuses each operation can answer: its base's, its input's, Idempotency-Key's and its own", () => {
+    // A tenant route: bad headers, token, another tenant or a sandbox token on live, an unknown tenant, its budget.
+    expect(statuses(operation("GET", "/payments"))).toEqual([200, 400, 401, 403, 404, 429, 500, 503]);
+    expect(operation("GET", "/payments").responses["429"]!.headers).toHaveProperty("retry-after");
+    // An operators' route: no tenant budget, no tenant to miss.
+    expect(statuses(operation("GET", "/admin/payments/stuck"))).toEqual([200, 400, 401, 403, 500, 503]);
+    // Any token, no input.
+    expect(statuses(operation("GET", "/auth/whoami"))).toEqual([200, 401, 500, 503]);
+    // A provider call with an Idempotency-Key and a JSON body.
+    expect(statuses(operation("POST", "/providerA/direct-payment"))).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 424, 429, 500, 502, 503, 504]);
+    expect(statuses(operation("POST", "/providerB/checkout"))).toEqual(expect.arrayContaining([422, 424, 502, 504]));
+    expect(statuses(operation("PATCH", "/tenants/{tenant_id}"))).toContain(404);
+    expect(statuses(operation("PUT", "/providerB/permits/{permit_id}/schedule"))).toContain(409);
+  });
+});
+
+describe("the OpenAPI document's operations", () => {
+  it("gives every operation a unique operationId", () => {
+    const ids = operations.map(({ operation: op }) => op.operationId);
+    expect(ids.filter((id) => !id)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(operation("POST", "/tenants").operationId).toBe("tenants-create");
+    expect(operation("POST", "/providerB/webhook").operationId).toBe("providerB-webhook");
+  });
+
+  it("marks the public operations as needing no credentials (`security: []`) and every other one bearer", () => {
+    const isPublic = (path: string) => path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path);
+    for (const { path, method, operation: op } of operations) {
+      // A public operation needs no credentials: `[]`, or alternatives one of which is none (`{}`).
+      const needsNone = op.security !== undefined && (op.security.length === 0 || op.security.some((s) => Object.keys(s as object).length === 0));
+      expect({ path, method, needsNone, security: needsNone ? "none needed" : op.security }).toEqual({
+        path,
+        method,
+        needsNone: isPublic(path),
+        security: isPublic(path) ? "none needed" : [{ bearer: [] }],
+      });
+    }
+  });
+
+  it("documents the amounts MAX_AMOUNT bounds up to its default, and no integer's example is a safe-integer bound", () => {
+    const maximum = (path: string, field: string) =>
+      (dereference(operation("POST", path).requestBody!.content["application/json"]!.schema) as { properties: Record<string, { maximum?: number }> })
+        .properties[field]!.maximum;
+    const { maxAmount } = loadConfig(TEST_ENV);
+    expect(maximum("/providerA/direct-payment", "amount")).toBe(maxAmount);
+    expect(maximum("/providerB/checkout", "amount")).toBe(maxAmount);
+    expect(maximum("/providerB/permits", "maxAmount")).toBe(maxAmount);
+    expect(JSON.stringify(document)).not.toContain(String(Number.MAX_SAFE_INTEGER));
+  });
+});
+
+describe("the request bodies /docs generates from the document", () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+  }, 60_000);
+  afterAll(() => tg.close(), 30_000);
+
+  const withJsonBody = operations.filter(({ operation: op }) => op.requestBody?.content["application/json"]);
+
+  it("builds the direct payment's body from its examples: a valid request, not MIN_SAFE_INTEGER and an empty email", () => {
+    const body = scalarBody(operation("POST", "/providerA/direct-payment")) as Record<string, unknown>;
+    expect(body.amount).toBe(500);
+    expect(body.email).toMatch(/^[^@\s]+@[^@\s]+\.[a-z]+$/);
+  });
+
+  it.each(withJsonBody.map(({ method, path, operation: op }) => [`${method} ${path}`, path, method, op] as const))(
+    "%s: the generated body is not refused as invalid (no 400)",
+    async (_name, path, method, op) => {
+      const admin = await tg.adminToken();
+      const tenantId = await tg.insertTenant();
+      // Path parameters get well-formed ids of nothing: a 404 is fine, the body must pass validation first.
+      const url = path.replace("{tenant_id}", tenantId).replace(/\{[a-z_]+\}/g, (name) => (name === "{environment}" ? "sandbox" : "x_01"));
+      const response = await tg.request(url, {
+        method,
+        headers: { authorization: `Bearer ${admin}`, "x-tenant-id": tenantId, "content-type": "application/json" },
+        body: JSON.stringify(scalarBody(op)),
+      });
+      // On a 400, the failure shows the gateway's messages.
+      expect(response.status === 400 ? await response.json() : "not a 400").toBe("not a 400");
+    },
+  );
+});
+
+describe("GET /docs", () => {
+  let tg: TestGateway;
+  beforeAll(async () => {
+    tg = await startTestGateway();
+  }, 60_000);
+  afterAll(() => tg.close(), 30_000);
+
+  it("configures the reference without Scalar's cloud: no AI agent, MCP, developer toolbar (deploy), client button or telemetry", async () => {
+    const html = await (await tg.request("/docs")).text();
+    const config = JSON.parse(/Scalar\.createApiReference\('#app', (.*)\);<\/script>/.exec(html)![1]!);
+    expect(config).toMatchObject({
+      url: "/openapi.json",
+      withDefaultFonts: false,
+      telemetry: false,
+      hideClientButton: true,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: "never",
+    });
+  });
+});
