@@ -1,7 +1,7 @@
 /**
  * The rate limiter's own cost per consume, in memory and (with REDIS_URL) on Redis: 10 000 consumes one
  * after the other on one key, then 10 000 with 100 in flight over 100 keys. A measurement, not a test
- * (its correctness is test/rate-limit.test.ts); not part of `bun run bench`'s table.
+ * (its correctness is test/services/rate-limit/rate-limiter.test.ts); not part of `bun run bench`'s table.
  *
  * ```sh
  * bun bench/micro/rate-limit-cost.ts

@@ -494,7 +494,7 @@ const PINNING_INSTALLED = Symbol.for("passerelle.postgres-js-driver.connection-p
  * `db.connection().execute(cb)` promises that every statement of `cb` runs on one connection,
  * but a driver cannot tell that acquisition from a single statement's. So the builder's
  * `execute` reserves the connection before `cb` runs (a no-op for other drivers' connections).
- * Installed once per process; `test/postgres-js-driver.test.ts` fails if it stops working.
+ * Installed once per process; `test/db/postgres-js-driver.test.ts` fails if it stops working.
  */
 function installConnectionPinning(): void {
   const proto = ConnectionBuilder.prototype as unknown as Record<PropertyKey, unknown> & {

@@ -1,6 +1,6 @@
 /**
  * The `bun patch` of postgres.js (patches/, package.json `patchedDependencies`), which the driver's fault
- * handling relies on (`test/postgres-js-driver-faults.test.ts` shows the behaviour on a real server):
+ * handling relies on (`test/db/postgres-js-driver-faults.test.ts` shows the behaviour on a real server):
  * - a connection that closed rejects its statement in flight even when the socket closed with an error
  *   (Bun reports a reset socket without an 'error' event: the statement waited forever);
  * - the closed session's last statement and error are cleared, so the next session's first statement does not

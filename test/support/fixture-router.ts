@@ -69,7 +69,7 @@ export const fixtureRouter = router({
 export const routerWithFixtures = router({ ...appRouter._def.record, fixture: fixtureRouter });
 
 // ---------------------------------------------------------------------------------------------------------
-// Idempotency-Key fixtures (test/idempotency.test.ts): creating procedures with a visible effect.
+// Idempotency-Key fixtures (test/e2e/payments/idempotency.test.ts): creating procedures with a visible effect.
 // (Imports kept here, beside what uses them, so that this section stays an append to the file.)
 
 /**

@@ -162,7 +162,7 @@ function guardedUpdate(db: QueryCreator<Database>, p: UpdateValues, shape: strin
  * deliveries are needed, and `recordEvent` writes them in a transaction): the caller falls back.
  *
  * The "no target" test is `recordEvent`'s choice of endpoints negated: `enabled` and the same
- * `subscribesTo` rule (services/events/record-event.ts); test/direct-payment-apply.test.ts checks both
+ * `subscribesTo` rule (services/events/record-event.ts); test/services/direct-payments/apply-update.test.ts checks both
  * agree on every kind of endpoint.
  */
 const settleWithoutTargets = precompile<UpdateValues>()((db, p, shape) => {

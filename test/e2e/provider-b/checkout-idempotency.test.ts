@@ -3,7 +3,7 @@
  * A checkout is recorded only after provider B answered, and an invoice whose URL never reached anyone
  * cannot be paid: a 502/504 here leaves no payment that could still charge, names none, and is not
  * stored, so the same key runs again — unlike a direct payment whose USSD push may be on the phone
- * (test/direct-payment-idempotency.test.ts).
+ * (test/e2e/provider-a/idempotency.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { TestDatabase } from "../../support/db.ts";
