@@ -224,7 +224,8 @@ function checkLockFitsProviderCalls(providerTimeoutMs: number, lockMs: number): 
   const largestTimeout = Math.floor((lockMs - IDEMPOTENCY_LOCK_SLACK_MS) / MAX_PROVIDER_CALLS_PER_REQUEST);
   throw new ConfigError(
     `Invalid configuration: PROVIDER_TIMEOUT_MS=${providerTimeoutMs} does not fit in IDEMPOTENCY_LOCK_MS=${lockMs}: ` +
-      `a direct payment makes ${MAX_PROVIDER_CALLS_PER_REQUEST} provider calls in turn (${MAX_PROVIDER_CALLS_PER_REQUEST} × ${providerTimeoutMs} ms + ${IDEMPOTENCY_LOCK_SLACK_MS} ms = ${worstCase} ms); ` +
+      `a direct payment makes ${MAX_PROVIDER_CALLS_PER_REQUEST} provider calls in turn (${MAX_PROVIDER_CALLS_PER_REQUEST} × ${providerTimeoutMs} ms + ` +
+      `${IDEMPOTENCY_LOCK_SLACK_MS} ms = ${worstCase} ms); ` +
       `set PROVIDER_TIMEOUT_MS to at most ${Math.max(0, largestTimeout)} or IDEMPOTENCY_LOCK_MS to at least ${worstCase}`,
   );
 }
@@ -241,7 +242,8 @@ function developmentSecrets(dataDir: string, create: boolean): DevelopmentSecret
   if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as DevelopmentSecrets;
   if (!create)
     throw new ConfigError(
-      `no development secrets in ${resolve(file)}: start 'passerelle serve' with this DATA_DIR first, or set JWT_SECRET, ENCRYPTION_KEYS and API_KEY_PEPPER to the server's`,
+      `no development secrets in ${resolve(file)}: start 'passerelle serve' with this DATA_DIR first, or set JWT_SECRET, ` +
+      `ENCRYPTION_KEYS and API_KEY_PEPPER to the server's`,
     );
   const random = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64");
   const secrets: DevelopmentSecrets = {

@@ -37,7 +37,9 @@ const scheduleInput = z
       .optional()
       .meta({
         description:
-          "The IANA time zone whose calendar the periods follow: months, days and the due time of day are local. Default: the schedule's current one, else the payer's country's (from the permit customer's phone: +229 Africa/Porto-Novo, +227 Africa/Niamey, +228 Africa/Lome, +225 Africa/Abidjan, +221 Africa/Dakar, +223 Africa/Bamako, +224 Africa/Conakry), else Africa/Abidjan.",
+          "The IANA time zone whose calendar the periods follow: months, days and the due time of day are local. " +
+          "Default: the schedule's current one, else the payer's country's (from the permit customer's phone: +229 Africa/Porto-Novo, +227 Africa/Niamey, " +
+          "+228 Africa/Lome, +225 Africa/Abidjan, +221 Africa/Dakar, +223 Africa/Bamako, +224 Africa/Conakry), else Africa/Abidjan.",
         example: "Africa/Porto-Novo",
       }),
     description: z.string().trim().min(1).max(255).meta({ description: "Label of every renewal charge", example: "Monthly box" }),
@@ -83,7 +85,10 @@ export const permitSchedulesRouter = router({
         tags: ["permits"],
         summary: "Create or replace the permit's renewal schedule",
         description:
-          "One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.",
+          "One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. " +
+          "A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. " +
+          "Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; " +
+          "400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.",
         requestHeaders: tenantHeader,
       },
       tenantHeader: "required",

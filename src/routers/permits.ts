@@ -53,7 +53,8 @@ export const permitsRouter = router({
         tags: ["permits"],
         summary: "Create a permit (recurring debit authorisation)",
         description:
-          "Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).",
+          "Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. " +
+          "Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).",
         requestHeaders: idempotencyKeyHeader.extend(tenantHeader.shape),
       },
       tenantHeader: "required",
@@ -92,7 +93,8 @@ export const permitsRouter = router({
         tags: ["permits"],
         summary: "Revoke a permit",
         description:
-          "Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. Provider B down (502/504) changes nothing.",
+          "Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. " +
+          "Provider B down (502/504) changes nothing.",
         requestHeaders: tenantHeader,
       },
       tenantHeader: "required",
@@ -115,7 +117,9 @@ export const permitsRouter = router({
         tags: ["permits"],
         summary: "Charge a permit now",
         description:
-          "Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.",
+          "Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. " +
+          "Answers the charge as it stands: succeeded or failed when provider B settled it at once, " +
+          "otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.",
         requestHeaders: idempotencyKeyHeader.extend(tenantHeader.shape),
       },
       tenantHeader: "required",

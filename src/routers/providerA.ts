@@ -39,7 +39,11 @@ export const providerARouter = router({
         tags: ["providerA"],
         summary: "Initiate a direct USSD payment",
         description:
-          "Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
+          "Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. " +
+          "Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); " +
+          "provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), " +
+          "left pending and settled later from the provider; the same Idempotency-Key answers it again. " +
+          "In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",
@@ -60,7 +64,8 @@ export const providerARouter = router({
         tags: ["providerA"],
         summary: "Detailed status of a provider A transaction",
         description:
-          "A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.",
+          "A pending transaction is read again from provider A (at most once a second); a final one is served as stored. " +
+          "Another tenant's or environment's transaction is 404.",
       },
       tenantHeader: "accepted",
     })

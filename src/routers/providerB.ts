@@ -28,7 +28,8 @@ export const providerBRouter = router({
         tags: ["providerB"],
         summary: "Create a hosted checkout invoice",
         description:
-          "Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending checkout payment. A provider refusal is 422 with providerResponseCode.",
+          "Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending " +
+          "checkout payment. A provider refusal is 422 with providerResponseCode.",
         requestHeaders: idempotencyKeyHeader.extend({ "x-tenant-id": z.string().meta({ description: "The calling tenant (spec rule 1)" }) }),
       },
       tenantHeader: "required",

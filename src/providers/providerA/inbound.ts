@@ -116,7 +116,9 @@ function describe(withTenant: boolean): ZodOpenApiPathItemObject {
       tags: ["providerA"],
       summary: withTenant ? "Provider A webhook for a tenant's own account" : "Provider A webhook for the service's account",
       description:
-        "Sent by provider A on every status change, signed with `X-FEDAPAY-SIGNATURE: t=<unix>,s=<hex HMAC-SHA256>` over the raw body with that account's webhook secret (300 s tolerance). The transaction is then read again from provider A. Unknown transactions are acknowledged with 200.",
+        "Sent by provider A on every status change, " +
+        "signed with `X-FEDAPAY-SIGNATURE: t=<unix>,s=<hex HMAC-SHA256>` over the raw body with that account's webhook secret (300 s tolerance). " +
+        "The transaction is then read again from provider A. Unknown transactions are acknowledged with 200.",
       requestParams: {
         path: z.object({
           environment: z.enum(["sandbox", "live"]),

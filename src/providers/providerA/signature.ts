@@ -37,7 +37,8 @@ export function parseSignatureHeader(header: string): { timestamp: number; signa
  *
  * @example
  * ```ts
- * verifyProviderASignature({ header: request.headers.get("x-fedapay-signature"), rawBody, secrets: [webhookSecret], nowSeconds: Math.floor(Date.now() / 1000) });
+ * const header = request.headers.get("x-fedapay-signature");
+ * verifyProviderASignature({ header, rawBody, secrets: [webhookSecret], nowSeconds: Math.floor(Date.now() / 1000) });
  * ```
  */
 export function verifyProviderASignature(input: VerifyInput): boolean {

@@ -66,7 +66,10 @@ export const providerBInboundRoute: InboundRoute = {
       tags: ["providerB"],
       summary: "Provider B's IPN",
       description:
-        "Called by provider B, not by tenants. Form-encoded `data[...]` bracket fields (what provider B sends), a `data=<json>` field, or a JSON body. Verified with the SHA-512 of the master key of the credential version the checkout was made with, stored without its hash, answered at once and processed in the background after confirming with provider B. An unknown token is answered 200 and kept for 7 days; a tokenless probe is answered 200.",
+        "Called by provider B, not by tenants. Form-encoded `data[...]` bracket fields (what provider B sends), a `data=<json>` field, or a JSON body. " +
+        "Verified with the SHA-512 of the master key of the credential version the checkout was made with, stored without its hash, " +
+        "answered at once and processed in the background after confirming with provider B. " +
+        "An unknown token is answered 200 and kept for 7 days; a tokenless probe is answered 200.",
       requestBody: {
         required: true,
         content: {

@@ -206,7 +206,8 @@ function rememberSigner(cache: IpnSignerCache, signedBy: string, target: IpnTarg
  * the full path. Written as SQL text (an `insert … select` with casts, which Kysely's builder would
  * compile per call); the same columns and conflict target as `insertVerified`.
  */
-const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages" ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
+const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages"
+  ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
 select 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
 from "payments" as "p"
 where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge')

@@ -10,8 +10,8 @@
  *
  * The cache is the gateway's (`deps.caches.signingSecrets`, built with it and its keyring), bounded to
  * {@link OPENED_SECRETS_MAX} entries (oldest dropped first); entries live as long as the gateway (a key
- * removed from `ENCRYPTION_KEYS` takes a restart, as it does for the keyring). What it saves: one AES-GCM open (Web Crypto, a round trip to Bun's crypto thread) per
- * secret per attempt.
+ * removed from `ENCRYPTION_KEYS` takes a restart, as it does for the keyring). What it saves: one AES-GCM
+ * open (Web Crypto, a round trip to Bun's crypto thread) per secret per attempt.
  */
 import type { Keyring, SealContext } from "../../crypto/seal.ts";
 import type { Deps } from "../deps.ts";
