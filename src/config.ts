@@ -243,7 +243,7 @@ function developmentSecrets(dataDir: string, create: boolean): DevelopmentSecret
   if (!create)
     throw new ConfigError(
       `no development secrets in ${resolve(file)}: start 'passerelle serve' with this DATA_DIR first, or set JWT_SECRET, ` +
-      `ENCRYPTION_KEYS and API_KEY_PEPPER to the server's`,
+        `ENCRYPTION_KEYS and API_KEY_PEPPER to the server's`,
     );
   const random = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64");
   const secrets: DevelopmentSecrets = {

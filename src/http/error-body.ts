@@ -32,12 +32,15 @@ export const errorBodySchema = z
     requestId: z.string().meta({ description: "Also in the x-request-id header" }),
     providerErrors: z.array(z.string()).optional(),
     providerResponseCode: z.string().optional(),
-    paymentId: z.string().optional().meta({
-      description:
-        "On a 502/504 after which the payment may still go through (the USSD push may have reached the phone): the payment, " +
-        "to follow by its status and events. The same Idempotency-Key answers this again. A 502/504 without it left nothing behind: retrying is safe.",
-      example: "pay_01JD3M8Q4ZK2T9XG7B6V5N4C3A",
-    }),
+    paymentId: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          "On a 502/504 after which the payment may still go through (the USSD push may have reached the phone): the payment, " +
+          "to follow by its status and events. The same Idempotency-Key answers this again. A 502/504 without it left nothing behind: retrying is safe.",
+        example: "pay_01JD3M8Q4ZK2T9XG7B6V5N4C3A",
+      }),
     transactionId: z.number().int().optional().meta({
       description: "Provider A's id of that payment, when the provider had answered its creation",
       example: 412,

@@ -3,18 +3,10 @@
  * adapter folder sees these types; the core gets domain values from `map.ts`.
  */
 import { z } from "zod";
+import { REPORTED_STATUSES } from "../../services/direct-payments/payment-methods.ts";
 
-/** Provider A's transaction statuses (providers.md). */
-export const WIRE_STATUSES = [
-  "pending",
-  "approved",
-  "declined",
-  "canceled",
-  "refunded",
-  "transferred",
-  "approved_partially_refunded",
-  "transferred_partially_refunded",
-] as const;
+/** Provider A's transaction statuses (providers.md): the words contract §4 adopted, declared there once. */
+export const WIRE_STATUSES = REPORTED_STATUSES;
 
 export type WireStatus = (typeof WIRE_STATUSES)[number];
 

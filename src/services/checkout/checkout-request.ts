@@ -6,13 +6,9 @@
  */
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { customerUrlField } from "../request-fields.ts";
 
-const httpUrl = (field: string) =>
-  z
-    .string()
-    .max(2048)
-    .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { message: `must be an absolute http(s) URL` })
-    .meta({ description: field, example: "https://merchant.example/orders/1042" });
+const httpUrl = (description: string) => customerUrlField(description, "https://merchant.example/orders/1042");
 
 export const checkoutRequest = z
   .object({

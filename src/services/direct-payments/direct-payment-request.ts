@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { PAYMENT_METHODS } from "./payment-methods.ts";
 
 export const directPaymentRequest = z
@@ -17,19 +18,8 @@ export const directPaymentRequest = z
       maximum: DOCUMENTED_MAX_AMOUNT,
     }),
     payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
-    phone_number: z.object({
-      number: z
-        .string()
-        .regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" })
-        .meta({ example: "+22997000000" }),
-      country: z
-        .string()
-        .regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" })
-        .meta({ example: "bj" }),
-    }),
-    firstname: z.string().max(255).optional().meta({ example: "Awa" }),
-    lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
-    email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
+    phone_number: z.object({ number: phoneNumberField, country: countryField }),
+    ...customerNameFields,
     callback_url: z.string().max(2048).optional().meta({
       example: "https://merchant.example/passerelle/callback",
       description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A",

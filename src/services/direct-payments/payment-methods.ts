@@ -14,8 +14,8 @@ export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 /** International calling codes of the countries direct payments serve (contract §4). */
 export const CALLING_CODES: Readonly<Record<string, string>> = { bj: "229", tg: "228", gn: "224", ci: "225", ne: "227", sn: "221" };
 
-/** Every status a direct payment can show (contract §4): provider A's words, plus our `failed`. */
-export const DIRECT_PAYMENT_STATUSES = [
+/** The status words a provider reports for a direct payment, as contract §4 lists them (provider A's words). */
+export const REPORTED_STATUSES = [
   "pending",
   "approved",
   "declined",
@@ -24,8 +24,10 @@ export const DIRECT_PAYMENT_STATUSES = [
   "transferred",
   "approved_partially_refunded",
   "transferred_partially_refunded",
-  "failed",
 ] as const;
+
+/** Every status a direct payment can show (contract §4): the reported words, plus our `failed`. */
+export const DIRECT_PAYMENT_STATUSES = [...REPORTED_STATUSES, "failed"] as const;
 
 export type DirectPaymentStatus = (typeof DIRECT_PAYMENT_STATUSES)[number];
 

@@ -15,6 +15,7 @@ import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Deps } from "../deps.ts";
 import { collectByPush } from "../direct-payments/collect-by-push.ts";
 import { CALLING_CODES } from "../direct-payments/payment-methods.ts";
+import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { getPayment } from "./get-payment.ts";
 import { CURRENCIES, type PaymentView } from "./payment-view.ts";
@@ -33,21 +34,7 @@ export const paymentRequest = z
       .string()
       .regex(/^[a-z][a-z0-9-]{1,31}$/, { error: "must be a lower-case operator name, like mtn" })
       .meta({ description: "The customer's mobile-money operator: mtn, moov, celtiis, togocel, airtel, free…", example: "mtn" }),
-    customer: z.object({
-      phone: z.object({
-        number: z
-          .string()
-          .regex(/^\+\d{8,15}$/, { error: "must be in international format, like +22997000000" })
-          .meta({ example: "+22997000000" }),
-        country: z
-          .string()
-          .regex(/^[a-z]{2}$/, { error: "must be a lower-case two-letter country code, like bj" })
-          .meta({ example: "bj" }),
-      }),
-      firstname: z.string().max(255).optional().meta({ example: "Awa" }),
-      lastname: z.string().max(255).optional().meta({ example: "Diallo" }),
-      email: z.email().max(255).optional().meta({ example: "awa.diallo@example.com" }),
-    }),
+    customer: z.object({ phone: z.object({ number: phoneNumberField, country: countryField }), ...customerNameFields }),
     callback_url: z.string().max(2048).optional().meta({
       example: "https://merchant.example/passerelle/callback",
       description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to the provider",
