@@ -118,9 +118,9 @@ export interface PaymentReport {
   details?: ConfirmedPaymentDetails;
 }
 
-/** A USSD push: the payment is recorded (`paymentId`), the provider asked to prompt the phone. */
-export interface UssdPushRequest {
-  kind: "ussd_push";
+/** What every collection of a payment names: our payment, its tenant, environment and account, and the money. */
+export interface PaymentCollection {
+  /** Our id (`pay_…`), sent to the provider so that its records name it. */
   paymentId: string;
   tenantId: string;
   environment: Environment;
@@ -129,6 +129,11 @@ export interface UssdPushRequest {
   amount: number;
   currency: Currency;
   description: string;
+}
+
+/** A USSD push: the payment is recorded (`paymentId`), the provider asked to prompt the phone. */
+export interface UssdPushRequest extends PaymentCollection {
+  kind: "ussd_push";
   /** The spec's `payment_method`. */
   method: string;
   phone: { number: string; country: string };
@@ -228,16 +233,8 @@ export type CollectionRequest = UssdPushRequest | HostedCheckoutRequest | Recurr
  * our payment is recorded once it answers, keyed by its id. Its notifications come to the provider's
  * inbound route.
  */
-export interface HostedCheckoutRequest {
+export interface HostedCheckoutRequest extends PaymentCollection {
   kind: "hosted_checkout";
-  /** Our id, sent with the invoice so that the provider's records name it. */
-  paymentId: string;
-  tenantId: string;
-  environment: Environment;
-  account: ProviderAccountRef;
-  amount: number;
-  currency: Currency;
-  description: string;
   /** The merchant's name shown on the page. */
   storeName: string;
   customer: { name: string; email?: string; phone?: string };

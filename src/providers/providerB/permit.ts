@@ -23,7 +23,7 @@
  */
 import { z } from "zod";
 import { providerBCaller, type ProviderBClientOptions } from "./client.ts";
-import { SUCCESS_CODE } from "./wire.ts";
+import { nullableText, SUCCESS_CODE, wireAmount } from "./wire.ts";
 import type { IpnData } from "./ipn.ts";
 
 /** Provider B's permit statuses (the same words as ours). */
@@ -58,19 +58,6 @@ export interface PermitChargeRequest {
   custom_data: Record<string, string | number | boolean>;
   idempotency_key: string;
 }
-
-const nullableText = z
-  .string()
-  .nullish()
-  .transform((value) => value ?? null);
-const wireAmount = z.union([
-  z.number(),
-  z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d+)?$/)
-    .transform(Number),
-]);
 
 export const permitCreated = z.looseObject({
   response_code: z.literal(SUCCESS_CODE),

@@ -38,13 +38,14 @@ export const checkoutInvoiceCreated = z.looseObject({
 });
 export type CheckoutInvoiceCreated = z.infer<typeof checkoutInvoiceCreated>;
 
-const nullableText = z
+/** A text the provider may leave out or send as null: null either way. */
+export const nullableText = z
   .string()
   .nullish()
   .transform((value) => value ?? null);
 
 /** The provider sends amounts back as strings ("5000") or numbers. */
-const wireAmount = z.union([
+export const wireAmount = z.union([
   z.number(),
   z
     .string()
