@@ -42,16 +42,35 @@ async function accountOf(deps: Deps, account: AccountVersion): Promise<ProviderB
   return opened;
 }
 
-/** Creates the invoice; nothing is recorded at provider B before it answers, so a failure never leaves a payment to follow. */
-async function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<CollectionStarted> {
+/**
+ * Creates something at provider B (an invoice, a permit) with the request's account version and answers what
+ * the customer opens next. Nothing is recorded at provider B before it answers, so a failed call is a
+ * collection that never started: nothing to follow.
+ */
+async function createWith(
+  deps: Deps,
+  request: { tenantId: string; environment: AccountVersion["environment"]; account: { credentialVersion: number | null } },
+  create: (account: ProviderBAccount) => Promise<{ token: string; response_text: string }>,
+): Promise<CollectionStarted> {
   try {
     const account = await accountOf(deps, {
       tenantId: request.tenantId,
       environment: request.environment,
       credentialVersion: request.account.credentialVersion!,
     });
-    const customer = request.customer;
-    const created = await account.invoices.createCheckoutInvoice({
+    const created = await create(account);
+    return { providerPaymentId: created.token, reference: null, providerStatus: "pending", redirectUrl: created.response_text };
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    throw new CollectionError(error, "create", undefined, false);
+  }
+}
+
+/** Creates the invoice; the customer pays on `redirectUrl`. */
+function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<CollectionStarted> {
+  const customer = request.customer;
+  return createWith(deps, request, (account) =>
+    account.invoices.createCheckoutInvoice({
       invoice: {
         total_amount: request.amount,
         description: request.description,
@@ -62,35 +81,22 @@ async function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promis
       store: { name: request.storeName },
       custom_data: { ...request.customData, [PAYMENT_ID_KEY]: request.paymentId },
       actions: { cancel_url: request.cancelUrl, return_url: request.returnUrl, callback_url: callbackUrl(deps) },
-    });
-    return { providerPaymentId: created.token, reference: null, providerStatus: "pending", redirectUrl: created.response_text };
-  } catch (error) {
-    if (!(error instanceof ProviderCallError)) throw error;
-    throw new CollectionError(error, "create", undefined, false);
-  }
+    }),
+  );
 }
 
 /** Creates the permit; the customer authorises it on `redirectUrl`. */
-async function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
-  try {
-    const account = await accountOf(deps, {
-      tenantId: request.tenantId,
-      environment: request.environment,
-      credentialVersion: request.account.credentialVersion!,
-    });
-    const customer = request.customer;
-    const created = await account.permits.createPermit({
+function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
+  const customer = request.customer;
+  return createWith(deps, request, (account) =>
+    account.permits.createPermit({
       customer: { name: customer.name, phone: customer.phone, ...(customer.email ? { email: customer.email } : {}) },
       description: request.description,
       max_amount: request.maxAmount,
       custom_data: { ...request.customData, [PERMIT_ID_KEY]: request.authorisationId },
       actions: { return_url: request.returnUrl, cancel_url: request.cancelUrl, callback_url: callbackUrl(deps) },
-    });
-    return { providerPaymentId: created.token, reference: null, providerStatus: "pending", redirectUrl: created.response_text };
-  } catch (error) {
-    if (!(error instanceof ProviderCallError)) throw error;
-    throw new CollectionError(error, "create", undefined, false);
-  }
+    }),
+  );
 }
 
 /**
