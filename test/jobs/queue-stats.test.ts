@@ -2,18 +2,16 @@
  * `JobQueue.stats()` (issue 18, point 4): each queue's depth (waiting + delayed + active) and the age of its
  * oldest waiting job, on both drivers; and the metrics built on it answer a scrape even when Redis does not.
  */
-import { afterAll, describe, expect, it } from "bun:test";
+import { describe, expect, it } from "bun:test";
 import { createMetrics, registerQueueGauges } from "../../src/http/metrics.ts";
 import { createBullmqQueue, createMemoryQueue, type JobQueue } from "../../src/jobs/mod.ts";
-import { deleteKeysUnderPrefix, testQueuePrefix } from "../support/redis.ts";
+import { testQueuePrefix, cleanUpPrefixAfterAll } from "../support/redis.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
 let instances = 0;
 
-afterAll(async () => {
-  if (REDIS_URL) await deleteKeysUnderPrefix(REDIS_URL, filePrefix);
-}, 10_000);
+cleanUpPrefixAfterAll(REDIS_URL, filePrefix);
 
 function describeStats(title: string, make: () => JobQueue, skip = false): void {
   describe.skipIf(skip)(title, () => {

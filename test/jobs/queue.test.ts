@@ -3,22 +3,17 @@
  * BullMQ driver when REDIS_URL is set (its block is reported as skipped otherwise).
  */
 
-import { afterAll, afterEach, describe, expect, it } from "bun:test";
+import { afterEach, describe, expect, it } from "bun:test";
 import { decodeBullmqId, encodeBullmqId } from "../../src/jobs/bullmq-job-id.ts";
 import { createBullmqQueue, createJobQueue, createMemoryQueue, type JobContext, type JobLogger, type JobQueue } from "../../src/jobs/mod.ts";
 import { rejectionOf } from "../support/errors.ts";
-import { countKeysUnderPrefix, deleteKeysUnderPrefix, startRedisProxy, testQueuePrefix } from "../support/redis.ts";
+import { countKeysUnderPrefix, startRedisProxy, testQueuePrefix, cleanUpPrefixAfterAll } from "../support/redis.ts";
 import { waitUntil } from "../support/wait.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
 
-// Top level, so it runs after every test of the file, even under a `-t` filter.
-afterAll(async () => {
-  if (!REDIS_URL) return;
-  await deleteKeysUnderPrefix(REDIS_URL, filePrefix);
-  expect(await countKeysUnderPrefix(REDIS_URL, filePrefix)).toBe(0);
-}, 10_000);
+cleanUpPrefixAfterAll(REDIS_URL, filePrefix);
 
 interface LogEntry {
   fields: Record<string, unknown>;

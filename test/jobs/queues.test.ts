@@ -3,7 +3,7 @@
  * queue, under the job name, job id and data that the jobs already in Redis have — written out here as
  * literals, so that renaming any of them fails this test (jobs in flight across a deploy must keep running).
  */
-import { afterAll, afterEach, describe, expect, it } from "bun:test";
+import { afterEach, describe, expect, it } from "bun:test";
 import {
   enqueueDelivery,
   enqueueIpn,
@@ -18,17 +18,13 @@ import {
   syncQueueOf,
 } from "../../src/jobs/queues.ts";
 import { createBullmqQueue, createMemoryQueue, type JobContext, type JobQueue } from "../../src/jobs/mod.ts";
-import { countKeysUnderPrefix, deleteKeysUnderPrefix, testQueuePrefix } from "../support/redis.ts";
+import { testQueuePrefix, cleanUpPrefixAfterAll } from "../support/redis.ts";
 import { waitUntil } from "../support/wait.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
 
-afterAll(async () => {
-  if (!REDIS_URL) return;
-  await deleteKeysUnderPrefix(REDIS_URL, filePrefix);
-  expect(await countKeysUnderPrefix(REDIS_URL, filePrefix)).toBe(0);
-}, 10_000);
+cleanUpPrefixAfterAll(REDIS_URL, filePrefix);
 
 interface Warning {
   fields: Record<string, unknown>;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { afterAll, expect } from "bun:test";
 import { Redis } from "ioredis";
 import { createServer, connect, type Socket } from "node:net";
 
@@ -124,4 +125,16 @@ export async function startRedisProxy(redisUrl: string): Promise<RedisProxy> {
       await closed;
     },
   };
+}
+
+/**
+ * Registers, at the top level of a test file, the clean-up of its key prefix after its last test (even under a
+ * `-t` filter): every key deleted, and none left. Does nothing without `REDIS_URL`.
+ */
+export function cleanUpPrefixAfterAll(redisUrl: string | undefined, prefix: string): void {
+  afterAll(async () => {
+    if (!redisUrl) return;
+    await deleteKeysUnderPrefix(redisUrl, prefix);
+    expect(await countKeysUnderPrefix(redisUrl, prefix)).toBe(0);
+  }, 10_000);
 }

@@ -4,7 +4,7 @@
  * tests against an unreachable or hanging Redis need no Redis and always run.
  */
 
-import { afterAll, afterEach, describe, expect, it } from "bun:test";
+import { afterEach, describe, expect, it } from "bun:test";
 import { Redis } from "ioredis";
 import { createServer, type Server, type Socket } from "node:net";
 import {
@@ -17,7 +17,7 @@ import {
   type RateLimitLogger,
 } from "../../../src/services/rate-limit/mod.ts";
 import { rejectionOf } from "../../support/errors.ts";
-import { countKeysUnderPrefix, deleteKeysUnderPrefix, startRedisProxy, testQueuePrefix } from "../../support/redis.ts";
+import { countKeysUnderPrefix, startRedisProxy, testQueuePrefix, cleanUpPrefixAfterAll } from "../../support/redis.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
@@ -26,12 +26,7 @@ const TENANT_A = rateLimitKey("ten_01HZYA0000000000000000000A", "sandbox");
 /** Correctness tests must not fail open because a loaded machine answered late; the bound has its own tests. */
 const GENEROUS_TIMEOUT_MS = 5000;
 
-// Top level, so it runs after every test of the file, even under a `-t` filter.
-afterAll(async () => {
-  if (!REDIS_URL) return;
-  await deleteKeysUnderPrefix(REDIS_URL, filePrefix);
-  expect(await countKeysUnderPrefix(REDIS_URL, filePrefix)).toBe(0);
-}, 10_000);
+cleanUpPrefixAfterAll(REDIS_URL, filePrefix);
 
 /** ioredis clients opened by a test, ended after it. */
 const clients: Redis[] = [];
