@@ -148,6 +148,9 @@ export interface Database {
   permits: PermitsTable;
   permit_charges: PermitChargesTable;
   permit_schedules: PermitSchedulesTable;
+  payouts: PayoutsTable;
+  ledger_entries: LedgerEntriesTable;
+  reconciliation_differences: ReconciliationDifferencesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -251,6 +254,8 @@ export interface PaymentsTable {
   receipt_identifier: Nullable<string>;
   /** Provider B: its own reference of the payment, as confirmed. */
   provider_reference: Nullable<string>;
+  /** The sum of its sent refunds (migration 0011). */
+  amount_refunded: Generated<number>;
 }
 
 export type Payment = Selectable<PaymentsTable>;
@@ -495,3 +500,91 @@ export interface PermitSchedulesTable {
 }
 
 export type PermitSchedule = Selectable<PermitSchedulesTable>;
+
+/** Why money goes out: a payout the merchant asked for, or a refund of a payment (migration 0011). */
+export type PayoutPurpose = "payout" | "refund";
+
+/** A payout's state: `pending` → `sent` | `failed`. */
+export type PayoutStateColumn = "pending" | "sent" | "failed";
+
+/** The recipient of a payout, as stored (its phone is in `phone_number` and `country`). */
+export interface PayoutRecipientColumn {
+  firstname?: string;
+  lastname?: string;
+  email?: string;
+}
+
+/** One payout (`po_…`) or refund (`rf_…`), written before the provider is called (migration 0011). */
+export interface PayoutsTable {
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  purpose: PayoutPurpose;
+  /** The payment a refund gives back; null for a payout. */
+  payment_id: Nullable<string>;
+  provider: string;
+  /** `service`, or the tenant's credential set id. */
+  provider_account: string;
+  credential_version: Nullable<number>;
+  operator: string;
+  country: string;
+  phone_number: string;
+  recipient: Jsonb<PayoutRecipientColumn>;
+  amount: number;
+  currency: Currency;
+  description: string;
+  reason: Nullable<string>;
+  metadata: NullableJsonb<CustomData>;
+  state: Generated<PayoutStateColumn>;
+  provider_payout_id: Nullable<string>;
+  provider_status: Nullable<string>;
+  failure_code: Nullable<string>;
+  fee: Nullable<number>;
+  outcome_unknown: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  sent_at: NullableTimestamp;
+  failed_at: NullableTimestamp;
+  provider_synced_at: NullableTimestamp;
+}
+
+export type PayoutRow = Selectable<PayoutsTable>;
+
+/** The kinds of movement in the ledger. */
+export type LedgerKind = "payment" | "payout" | "refund" | "fee";
+
+/** One leg of a ledger movement (migration 0011): a movement's legs sum to zero. */
+export interface LedgerEntriesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  environment: Environment;
+  currency: Currency;
+  /** The movement: `<subject id>.<what>` (`pay_….collected`, `po_….reserved`, `po_….sent`, `po_….released`, `po_….fee`). */
+  journal: string;
+  /** `available`, `pending`, `provider:<name>` or `fees`. */
+  account: string;
+  /** Signed, in whole units. */
+  amount: number;
+  kind: LedgerKind;
+  subject_id: string;
+  provider: string;
+  created_at: CreatedAt;
+}
+
+export type LedgerEntry = Selectable<LedgerEntriesTable>;
+
+/** A record whose provider state differs from ours, as the sync schedule found it (migration 0011). */
+export interface ReconciliationDifferencesTable {
+  subject_id: string;
+  subject_kind: "payment" | "payout" | "refund";
+  tenant_id: string;
+  environment: Environment;
+  provider: string;
+  our_state: string;
+  provider_state: string;
+  provider_status: string;
+  amount: number;
+  currency: Currency;
+  first_seen_at: Date;
+  last_seen_at: Date;
+}

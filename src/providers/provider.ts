@@ -221,6 +221,150 @@ export interface PaymentProvider {
   readonly recurring?: RecurringAuthorisations;
   /** Checks the signatures of notifications that name an object by token (provider B's IPN hash). */
   readonly signatures?: NotificationSignatures;
+  /** Money sent to a wallet (payouts, and refunds made as payouts), when `capabilities.payout`. */
+  readonly payouts?: Payouts;
+  /**
+   * Who paid a payment, as far as the provider's records tell (the phone, its operator and country): where
+   * a refund is sent. Null when it cannot tell (no phone, or a channel that is not a mobile-money wallet).
+   */
+  payerOf?(payment: Payment): Payer | null;
+}
+
+// --- money out: payouts (and refunds, which are payouts to the payer) ---
+
+/** A payout's state, in its one forward order: `pending` < `sent` = `failed` (both final). */
+export type PayoutState = "pending" | "sent" | "failed";
+
+/** A wallet a provider can send money to: an operator in a country (the operator vocabulary of {@link PaymentMethodCapability}). */
+export interface PayoutMethodCapability {
+  operator: string;
+  /** ISO 3166-1 alpha-2, lower case. */
+  country: string;
+  currency: Currency;
+}
+
+/** What a provider documents as the limits of its payouts; the domain enforces them before calling it. */
+export interface PayoutLimits {
+  /** Smallest amount of one payout, in whole units. */
+  minAmount: number;
+  /** Largest amount of one payout, in whole units; null when the provider sets none. */
+  maxAmount: number | null;
+  /** At most `count` payouts to one phone number within `windowHours` (provider A: 3 per 24 h); null when none. */
+  perRecipient: { count: number; windowHours: number } | null;
+}
+
+/** The person a payout goes to. */
+export interface PayoutRecipient {
+  /** The national number and its country (ISO alpha-2, lower case). */
+  phone: { number: string; country: string };
+  /** The operator of the wallet (`mtn`, `moov`, `orange`, `wave`…). */
+  operator: string;
+  firstname?: string;
+  lastname?: string;
+  email?: string;
+}
+
+/** What the domain knows of one payout (or refund): enough to send it, resume it or read it. */
+export interface PayoutRef {
+  /** Our id (`po_…`, or `rf_…` for a refund): the provider's idempotency key (provider A's `merchant_reference`, provider B's `disburse_id`). */
+  payoutId: string;
+  tenantId: string;
+  environment: Environment;
+  account: ProviderAccountRef;
+  /** The provider's id of it (provider A's payout id, provider B's disburse token), once recorded. */
+  providerPayoutId: string | null;
+  amount: number;
+  currency: Currency;
+}
+
+/** A payout to send: recorded first (our row exists), then handed to the provider. */
+export interface PayoutRequest extends PayoutRef {
+  description: string;
+  recipient: PayoutRecipient;
+  /**
+   * Called once the provider recorded the payout (its id is known), before anything is sent: the domain
+   * stores the id then. The sending step waits for it, and a failure of it stops the payout before sending.
+   */
+  recorded(started: { providerPayoutId: string; providerStatus: string }): Promise<unknown>;
+}
+
+/** The provider's word on a payout, in our terms. */
+export interface PayoutReport {
+  providerPayoutId: string;
+  /** The provider's own status word. */
+  providerStatus: string;
+  state: PayoutState;
+  /**
+   * The provider holds the payout but has sent nothing yet (provider A `pending` before its start, provider
+   * B `created` before its submit): sending it may go on without any risk of sending twice.
+   */
+  notSentYet: boolean;
+  /** The provider's error code of a failure, when it gives one. */
+  errorCode: string | null;
+  /** The fee the provider charged for it, in whole units, when it says. */
+  fee: number | null;
+  /** When the provider says it was sent. */
+  sentAt: Date | null;
+}
+
+/**
+ * A payout call that failed. `mayHaveActed` when the failed step may have sent money (a start or submit
+ * whose answer never came): the payout is then followed by reading it, never sent again.
+ */
+export class PayoutError extends Error {
+  override name = "PayoutError";
+  constructor(
+    readonly failure: ProviderCallError,
+    readonly step: string,
+    readonly mayHaveActed: boolean,
+  ) {
+    super(failure.message);
+  }
+}
+
+/** One balance a provider holds for an account. */
+export interface ProviderBalance {
+  currency: Currency;
+  /** In whole units. */
+  amount: number;
+  /** What the provider splits it by (provider A: the payout mode; provider B: the country), when it does. */
+  label: string | null;
+}
+
+/** A phone that paid, where a refund goes back to. */
+export interface Payer {
+  phone: { number: string; country: string };
+  operator: string;
+  firstname?: string;
+  lastname?: string;
+  email?: string;
+}
+
+/**
+ * What a provider with `capabilities.payout` does with money out. Every call is made on the account the
+ * payout names (`accountFor` chose it when the payout was created).
+ */
+export interface Payouts {
+  /** The wallets it sends to. */
+  readonly methods: readonly PayoutMethodCapability[];
+  readonly limits: PayoutLimits;
+  /**
+   * Sends the payout, or goes on with one sent before: reads first what the provider holds under the
+   * payout's id, creates it only when the provider has nothing, and sends it only while the provider says
+   * nothing was sent ({@link PayoutReport.notSentYet}). Calling it again never sends twice.
+   *
+   * @throws {PayoutError} when a call failed; `mayHaveActed` says whether the payout must be followed by reading it.
+   */
+  send(deps: Deps, request: PayoutRequest): Promise<PayoutReport>;
+  /**
+   * Reads the payout. `null` when the provider holds nothing under its id (never received); `undefined`
+   * when its answer means nothing to us (an unknown status: logged, nothing applied).
+   *
+   * @throws {ProviderCallError} when the provider could not be read.
+   */
+  read(deps: Deps, payout: PayoutRef): Promise<PayoutReport | null | undefined>;
+  /** The balances of a tenant's own account, when the provider tells them. @throws {ProviderCallError} */
+  balances?(deps: Deps, tenantId: string, environment: Environment, account: ProviderAccountRef): Promise<ProviderBalance[]>;
 }
 
 // --- hosted checkout and recurring authorisations (provider B) ---

@@ -15,6 +15,7 @@ import { permitsMigration } from "./0008_permits.ts";
 import { permitSchedulesMigration } from "./0009_permit_schedules.ts";
 import { scheduleTimeZoneMigration } from "./0009_schedule_time_zone.ts";
 import { anyProviderMigration } from "./0010_any_provider.ts";
+import { moneyOutMigration } from "./0011_money_out.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "0009_permit_schedules": permitSchedulesMigration,
   "0009_schedule_time_zone": scheduleTimeZoneMigration,
   "0010_any_provider": anyProviderMigration,
+  "0011_money_out": moneyOutMigration,
 };
