@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import type { SimulatorContext } from "./context.ts";
-import type { SimAccount } from "./ledger.ts";
+import type { Ledger, SimAccount } from "./ledger.ts";
 import { parseWith, readJson } from "./request-body.ts";
 import { playSandboxOutcome } from "./sandbox-outcome.ts";
 import { renderTransaction } from "./render.ts";
@@ -13,16 +13,17 @@ import { createTransactionSchema, isWireMode, ProviderAError, sendNowSchema, tra
 
 const transactionAnswer = (trx: Parameters<typeof renderTransaction>[0]) => Response.json({ "v1/transaction": renderTransaction(trx) });
 
+/** The account whose secret key the `Authorization` header carries; a 401 in the provider's shape otherwise. */
+export function accountFromAuthorization(ledger: Ledger, header: string | undefined): SimAccount {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
+  const account = match ? ledger.accountByKey(match[1]!) : undefined;
+  if (!account) throw new ProviderAError(401, "Invalid or missing API key: send `Authorization: Bearer <secret key>`");
+  return account;
+}
+
 /** The `/v1` routes of one simulator, authenticated by the account's secret key. */
 export function apiRoutes(ctx: SimulatorContext) {
   const { ledger } = ctx;
-
-  function accountFromAuthorization(header: string | undefined): SimAccount {
-    const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
-    const account = match ? ledger.accountByKey(match[1]!) : undefined;
-    if (!account) throw new ProviderAError(401, "Invalid or missing API key: send `Authorization: Bearer <secret key>`");
-    return account;
-  }
 
   /** The caller's transaction; another account's is as absent as a missing one. */
   function ownTransaction(account: SimAccount, rawId: string) {
@@ -33,7 +34,7 @@ export function apiRoutes(ctx: SimulatorContext) {
   }
 
   return new Elysia({ name: "simulator-providerA-api", prefix: "/v1" })
-    .resolve(({ headers }) => ({ account: accountFromAuthorization(headers.authorization) }))
+    .resolve(({ headers }) => ({ account: accountFromAuthorization(ledger, headers.authorization) }))
     .post(
       "/transactions",
       async ({ account, request }) => {

@@ -1,6 +1,6 @@
 /**
  * The provider A simulator as an Elysia app serving from `/`: the provider's API under `/v1`
- * (`api-routes.ts`), the simulator's control surface and console beside it (`control-routes.ts`), and the
+ * (`api-routes.ts`; its payouts and balances in `payouts/`), the simulator's control surface and console beside it (`control-routes.ts`), and the
  * provider's error shape for every refusal, written once here. All state lives in the instance;
  * `close()` cancels its timers and webhook attempts.
  */
@@ -9,6 +9,10 @@ import { apiRoutes } from "./api-routes.ts";
 import type { SimulatorContext } from "./context.ts";
 import { controlRoutes } from "./control-routes.ts";
 import { createLedger } from "./ledger.ts";
+import { payoutControlRoutes } from "./payouts/control-routes.ts";
+import { createPayoutLedger } from "./payouts/ledger.ts";
+import { renderPayoutEvent } from "./payouts/render.ts";
+import { payoutRoutes } from "./payouts/routes.ts";
 import { createTimers } from "./timers.ts";
 import { createWebhookSender } from "./webhook-sender.ts";
 import { renderEvent } from "./render.ts";
@@ -31,6 +35,8 @@ export interface ProviderASimulatorOptions {
   basePath?: string;
   /** Absolute URL the simulator's links start from (e.g. `https://gw.example/sandbox/providerA`); wins over origin and `basePath`. */
   publicBaseUrl?: string;
+  /** The fee of a payout, as a fraction of its amount (rounded up to a whole unit), debited from the balance with it. Default 0 (no fee). */
+  payoutFeeRate?: number;
 }
 
 const DEFAULT_APPROVE_DELAY_MS = 2_000;
@@ -72,8 +78,22 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
       webhooks.send({ accountId: account.id, url: account.webhookUrl, secret: account.webhookSecret, event, transactionId: trx.id, body });
     },
   });
+  const feeRate = options.payoutFeeRate ?? 0;
+  const payouts = createPayoutLedger({
+    now,
+    feeFor: (amount) => Math.ceil(amount * feeRate),
+    accountOf: (id) => ledger.accountById(id)!,
+    transactionsOf: (id) => ledger.transactionsOf(id),
+    onStatusChange({ account, payout, event }) {
+      if (!account.webhookUrl) return;
+      const body = JSON.stringify(renderPayoutEvent({ id: nextEventId++, name: event, payout, createdAt: now() }));
+      webhooks.send({ accountId: account.id, url: account.webhookUrl, secret: account.webhookSecret, event, payoutId: payout.id, body });
+    },
+  });
   const ctx: SimulatorContext = {
     ledger,
+    payouts,
+    now,
     timers,
     webhooks,
     approveDelayMs,
@@ -88,6 +108,9 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
       return Response.json({ message: "Internal error" }, { status: 500 });
     })
     .use(controlRoutes(ctx))
+    .use(payoutControlRoutes(ctx))
+    // Before the API's `POST /v1/{mode}`, which would otherwise read `payouts` as a mode.
+    .use(payoutRoutes(ctx))
     .use(apiRoutes(ctx));
 
   return Object.assign(app, {

@@ -1,5 +1,5 @@
 /**
- * The sandbox console (`GET /console`): the page where a developer pushes pending payments along, as on
+ * The sandbox console (`GET /console`): the page where a developer pushes pending payments (and payouts) along, as on
  * the provider's dashboard. Server-rendered, no script and no external asset, so it works offline. Its
  * buttons are plain forms posting to `_sim/transactions/{id}/approve|decline`; the links are relative so
  * the page works both standalone (`/console`) and under the gateway's mount (`/sandbox/providerA/console`).
@@ -14,7 +14,8 @@ import type { SimTransaction } from "./ledger.ts";
  */
 const PAYMENT_METHOD_OF_MODE: ReadonlyMap<string, string> = new Map(Object.entries(METHOD_WIRE).map(([method, { mode }]) => [mode, method]));
 
-function escapeHtml(value: unknown): string {
+/** Text made safe inside HTML text and attribute values. */
+export function escapeHtml(value: unknown): string {
   return String(value ?? "")
     .replaceAll("&", "&amp;")
     .replaceAll("<", "&lt;")
@@ -72,6 +73,8 @@ export interface ConsolePageInput {
   /** A line about the last action, from the redirect that followed it. */
   notice?: { kind: "ok" | "error"; text: string };
   approveDelayMs: number;
+  /** The payouts' part of the page (`payouts/console-section.ts`), already rendered. */
+  payoutsSection?: string;
 }
 
 /** The console's HTML. */
@@ -117,6 +120,7 @@ ${notice}
 ${pending}
 <h2>Recently settled</h2>
 ${recent}
+${input.payoutsSection ?? ""}
 </body>
 </html>
 `;

@@ -5,6 +5,8 @@
  */
 import { Elysia } from "elysia";
 import { renderConsolePage } from "./console-page.ts";
+import { IN_FLIGHT } from "./payouts/ledger.ts";
+import { renderPayoutsSection } from "./payouts/console-section.ts";
 import type { SimulatorContext } from "./context.ts";
 import type { SettledStatus, SimAccount, SimTransaction } from "./ledger.ts";
 import { isFormPost, parseWith, readJson } from "./request-body.ts";
@@ -66,6 +68,13 @@ export function controlRoutes(ctx: SimulatorContext) {
     const done = query.get("done");
     const failed = query.get("failed");
     if (id === undefined) return undefined;
+    const payoutDone = query.get("payout_done");
+    const payoutFailed = query.get("payout_failed");
+    if (payoutDone === "sent" || payoutDone === "failed") return { kind: "ok", text: `Payout ${id} ${payoutDone}.` };
+    if (payoutFailed === "sent" || payoutFailed === "failed") {
+      const payout = ctx.payouts.payout(id);
+      return { kind: "error", text: payout ? `Payout ${id} is ${payout.status}: it cannot be ${payoutFailed}.` : `Payout ${id} not found.` };
+    }
     if (done && Object.values(ACTIONS).includes(done as SettledStatus)) return { kind: "ok", text: `Transaction ${id} ${done}.` };
     if (failed && Object.values(ACTIONS).includes(failed as SettledStatus)) {
       const trx = ledger.transaction(id);
@@ -118,6 +127,17 @@ export function controlRoutes(ctx: SimulatorContext) {
             recent: ledger.recentlySettled(RECENT_ON_CONSOLE),
             notice: consoleNotice(new URL(request.url).searchParams),
             approveDelayMs: ctx.approveDelayMs,
+            payoutsSection: renderPayoutsSection({
+              open: ctx.payouts
+                .all()
+                .filter((payout) => payout.status === "pending" || IN_FLIGHT.includes(payout.status))
+                .reverse(),
+              recent: ctx.payouts
+                .all()
+                .filter((payout) => payout.status === "sent" || payout.status === "failed")
+                .slice(0, RECENT_ON_CONSOLE),
+              approveDelayMs: ctx.approveDelayMs,
+            }),
           }),
           { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
         ),

@@ -237,6 +237,15 @@ export function createLedger(deps: LedgerDeps) {
       return trx;
     },
 
+    /** Every transaction of one account, oldest first. */
+    transactionsOf(accountId: number): SimTransaction[] {
+      return [...transactions.values()].filter((trx) => trx.accountId === accountId);
+    },
+
+    accountById(id: number): SimAccount | undefined {
+      return accountsById.get(id);
+    },
+
     /** Every transaction still pending, oldest first. */
     pending(): SimTransaction[] {
       return [...transactions.values()].filter((trx) => trx.status === "pending");

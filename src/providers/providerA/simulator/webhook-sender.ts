@@ -18,7 +18,10 @@ export interface WebhookDelivery {
   id: number;
   accountId: number;
   event: string;
-  transactionId: number;
+  /** The transaction a `transaction.*` event is about. */
+  transactionId?: number;
+  /** The payout a `payout.*` event is about. */
+  payoutId?: number;
   url: string;
   status: "pending" | "delivered" | "failed";
   attempts: number;
@@ -99,12 +102,13 @@ export function createWebhookSender(deps: WebhookSenderDeps) {
 
   return {
     /** Queues one webhook (the event's JSON text is the exact body signed and sent on every attempt). */
-    send(input: { accountId: number; url: string; secret: string; event: string; transactionId: number; body: string }): WebhookDelivery {
+    send(input: { accountId: number; url: string; secret: string; event: string; transactionId?: number; payoutId?: number; body: string }): WebhookDelivery {
       const delivery: WebhookDelivery = {
         id: nextId++,
         accountId: input.accountId,
         event: input.event,
-        transactionId: input.transactionId,
+        ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
+        ...(input.payoutId !== undefined && { payoutId: input.payoutId }),
         url: input.url,
         status: "pending",
         attempts: 0,
