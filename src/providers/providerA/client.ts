@@ -11,7 +11,20 @@ import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts"
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
-import { wireErrorSchema, wireTokenSchema, wireTransactionEnvelopeSchema, type WireCreateTransaction, type WireMode, type WireTransaction } from "./wire.ts";
+import {
+  type WireBalance,
+  type WireCreatePayout,
+  type WireCreateTransaction,
+  type WireMode,
+  type WirePayout,
+  type WireTransaction,
+  wireBalancesSchema,
+  wireErrorSchema,
+  wirePayoutEnvelopeSchema,
+  wirePayoutListSchema,
+  wireTokenSchema,
+  wireTransactionEnvelopeSchema,
+} from "./wire.ts";
 
 export interface ProviderAClientOptions {
   /** Without `/v1` (`https://sandbox-api.fedapay.com`, or the simulator's mount). */
@@ -30,7 +43,7 @@ export interface ProviderAClientOptions {
 
 /** The operation label of a call: its route, ids and references replaced (a bounded set of values). */
 function operationOf(method: string, path: string): string {
-  const route = path.replace(/^\/transactions\/merchant\/[^/]+$/, "/transactions/merchant/{reference}").replace(/^\/transactions\/\d+/, "/transactions/{id}");
+  const route = path.replace(/^\/(transactions|payouts)\/merchant\/[^/]+$/, "/$1/merchant/{reference}").replace(/^\/(transactions|payouts)\/\d+/, "/$1/{id}");
   return `${method} /v1${route}`;
 }
 
@@ -51,25 +64,22 @@ function flattenErrors(errors: Record<string, string[] | string> | undefined): s
   return Object.entries(errors).flatMap(([field, messages]) => (Array.isArray(messages) ? messages : [messages]).map((m) => `${field} ${m}`));
 }
 
+type Method = "GET" | "POST" | "PUT";
+
 /** A provider A client for one account. */
 export function createProviderAClient(options: ProviderAClientOptions) {
   const doFetch = options.fetch ?? fetch;
   const base = `${options.baseUrl.replace(/\/+$/, "")}/v1`;
   const retryDelays = options.connectRetryDelaysMs ?? [100, 400];
 
-  async function call<T>(
-    method: "GET" | "POST",
-    path: string,
-    schema: z.ZodType<T> | null,
-    init: { body?: unknown; idempotencyKey?: string } = {},
-  ): Promise<T> {
+  async function call<T>(method: Method, path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
     if (!options.metrics) return send(method, path, schema, init);
     const outcomeOf = (error: unknown): ProviderCallOutcome => (error instanceof ProviderCallError ? OUTCOMES[error.kind] : "error");
     return observeProviderCall(options.metrics, "providerA", operationOf(method, path), outcomeOf, () => send(method, path, schema, init));
   }
 
   type Init = { body?: unknown; idempotencyKey?: string };
-  async function send<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T> | null, init: Init): Promise<T> {
+  async function send<T>(method: Method, path: string, schema: z.ZodType<T> | null, init: Init): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.secretKey}`, accept: "application/json" };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     if (init.idempotencyKey) headers["idempotency-key"] = init.idempotencyKey;
@@ -120,7 +130,7 @@ export function createProviderAClient(options: ProviderAClientOptions) {
     return parsed.data;
   }
 
-  const transaction = async (method: "GET" | "POST", path: string, init?: { body?: unknown; idempotencyKey?: string }): Promise<WireTransaction> =>
+  const transaction = async (method: Method, path: string, init?: { body?: unknown; idempotencyKey?: string }): Promise<WireTransaction> =>
     (await call(method, path, wireTransactionEnvelopeSchema, init))["v1/transaction"];
 
   return {
@@ -143,6 +153,26 @@ export function createProviderAClient(options: ProviderAClientOptions) {
     /** `GET /v1/transactions/merchant/{reference}`: finds the transaction we created with that `merchant_reference`. */
     getByMerchantReference(reference: string): Promise<WireTransaction> {
       return transaction("GET", `/transactions/merchant/${encodeURIComponent(reference)}`);
+    },
+    /** `POST /v1/payouts`: records a pending payout (nothing is sent before it is started). */
+    async createPayout(body: WireCreatePayout): Promise<WirePayout> {
+      return (await call("POST", "/payouts", wirePayoutEnvelopeSchema, { body }))["v1/payout"];
+    },
+    /** `PUT /v1/payouts/start` `{ payouts: [{ id }] }`: sends the payout now. Its answer is the started payouts. */
+    async startPayout(payoutId: number): Promise<WirePayout[]> {
+      return (await call("PUT", "/payouts/start", wirePayoutListSchema, { body: { payouts: [{ id: payoutId }] } }))["v1/payouts"];
+    },
+    /** `GET /v1/payouts/{id}`. */
+    async getPayout(payoutId: number): Promise<WirePayout> {
+      return (await call("GET", `/payouts/${payoutId}`, wirePayoutEnvelopeSchema))["v1/payout"];
+    },
+    /** `GET /v1/payouts/merchant/{reference}`: the payout we created with that `merchant_reference` (404 when none). */
+    async getPayoutByMerchantReference(reference: string): Promise<WirePayout> {
+      return (await call("GET", `/payouts/merchant/${encodeURIComponent(reference)}`, wirePayoutEnvelopeSchema))["v1/payout"];
+    },
+    /** `GET /v1/balances`: one balance per mode and currency. */
+    async listBalances(): Promise<WireBalance[]> {
+      return (await call("GET", "/balances", wireBalancesSchema))["v1/balances"];
     },
   };
 }

@@ -1,17 +1,27 @@
 /**
  * Provider A behind the port (`../provider.ts`): direct USSD payments on the service's account or a
  * tenant's own, read back by provider A's id (or by our `pay_` id, sent as `merchant_reference`, when the
- * create call's answer never came), and its signed webhooks (`inbound.ts`).
+ * create call's answer never came), its signed webhooks (`inbound.ts`), and payouts (`payouts.ts`; a refund is
+ * a payout to the payer, {@link payerOf}: provider A has no refund API).
  *
  * @module
  */
 import type { Payment } from "../../db/schema.ts";
 import type { PaymentMethod } from "../../services/direct-payments/payment-methods.ts";
 import type { Deps } from "../../services/deps.ts";
-import { CollectionError, type CollectionStarted, type PaymentProvider, type PaymentReport, ProviderCallError, type UssdPushRequest } from "../provider.ts";
+import {
+  CollectionError,
+  type CollectionStarted,
+  type Payer,
+  type PaymentProvider,
+  type PaymentReport,
+  ProviderCallError,
+  type UssdPushRequest,
+} from "../provider.ts";
 import { accountForNewPayment, accountOfPayment, clientFor } from "./accounts.ts";
 import { PROVIDER_A_WEBHOOK_ROUTES } from "./inbound.ts";
-import { PROVIDER_A_METHODS, toPaymentReport, wireModeOf } from "./map.ts";
+import { METHOD_WIRE, PROVIDER_A_METHODS, toPaymentReport, wireModeOf } from "./map.ts";
+import { providerAPayouts } from "./payouts.ts";
 
 /**
  * The three calls of a direct payment — create (our `pay_` id as `Idempotency-Key`, `merchant_reference`
@@ -83,14 +93,33 @@ async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport 
   }
 }
 
+/**
+ * Who paid a direct payment: the phone it was pushed to (stored with the payment, as sent to provider A),
+ * with the operator and country of its `payment_method`. Null for a payment without a phone or method.
+ */
+function payerOf(payment: Payment): Payer | null {
+  const wire =
+    payment.payment_method !== null && Object.hasOwn(METHOD_WIRE, payment.payment_method) ? METHOD_WIRE[payment.payment_method as PaymentMethod] : undefined;
+  const customer = payment.customer;
+  if (!wire || !customer?.phone) return null;
+  return {
+    phone: { number: customer.phone, country: customer.country ?? wire.country },
+    operator: wire.operator,
+    ...(customer.firstname !== undefined && { firstname: customer.firstname }),
+    ...(customer.lastname !== undefined && { lastname: customer.lastname }),
+    ...(customer.email !== undefined && { email: customer.email }),
+  };
+}
+
 export const providerA: PaymentProvider = {
   name: "providerA",
   label: "Provider A",
   capabilities: {
     collect: ["ussd_push"],
     recurring: false,
-    payout: false,
-    refund: false,
+    payout: true,
+    // No refund API at provider A (dashboard only): a refund is a payout to the payer (`payerOf`).
+    refund: true,
     methods: PROVIDER_A_METHODS,
     limits: { minAmount: 1, maxAmount: null },
   },
@@ -104,4 +133,6 @@ export const providerA: PaymentProvider = {
   },
   readPayment,
   inbound: PROVIDER_A_WEBHOOK_ROUTES,
+  payouts: providerAPayouts,
+  payerOf,
 };

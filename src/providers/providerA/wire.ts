@@ -70,3 +70,64 @@ export const wireWebhookSchema = z.looseObject({
   name: z.string().optional(),
   entity: z.looseObject({ id: z.number().int().positive() }).optional(),
 });
+
+// --- payouts (providers-money-out.md, "A (FedaPay) payouts") ---
+
+/** The wire modes of a payout (FR docs, 2025-10): Benin's three operators, Togocel, MTN Côte d'Ivoire. */
+export type WirePayoutMode = "mtn_open" | "moov" | "sbin" | "togocel" | "mtn_ci";
+
+/** Provider A's payout statuses: `pending` (created, nothing sent) → `started` (OpenAPI: `scheduled`) → `processing` → `sent` | `failed`. */
+export const WIRE_PAYOUT_STATUSES = ["pending", "scheduled", "started", "processing", "sent", "failed"] as const;
+
+export type WirePayoutStatus = (typeof WIRE_PAYOUT_STATUSES)[number];
+
+/** `POST /v1/payouts` body. `mode` is always sent: without it the provider answers a blank 500. */
+export interface WireCreatePayout {
+  amount: number;
+  currency: { iso: string };
+  mode: WirePayoutMode;
+  description: string;
+  /** Our `po_`/`rf_` id: unique per account, and how the payout is found again (`GET /v1/payouts/merchant/{ref}`). */
+  merchant_reference: string;
+  custom_metadata: Record<string, string>;
+  customer: {
+    firstname?: string;
+    lastname?: string;
+    email?: string;
+    phone_number: { number: string; country: string };
+  };
+}
+
+/** A `v1/payout` as read back; lenient like the transaction (unused fields dropped, `status` a free string). */
+export const wirePayoutSchema = z.object({
+  id: z.number().int().positive(),
+  reference: z.string().nullish(),
+  status: z.string(),
+  mode: z.string().nullish(),
+  amount: z.number().optional(),
+  fees: z.number().nullish(),
+  merchant_reference: z.string().nullish(),
+  last_error_code: z.string().nullish(),
+  sent_at: z.string().nullish(),
+});
+
+export type WirePayout = z.infer<typeof wirePayoutSchema>;
+
+/** `{ "v1/payout": { … } }`. */
+export const wirePayoutEnvelopeSchema = z.object({ "v1/payout": wirePayoutSchema });
+
+/** `PUT /v1/payouts/start` answer: `{ "v1/payouts": [ … ] }`. */
+export const wirePayoutListSchema = z.object({ "v1/payouts": z.array(wirePayoutSchema) });
+
+/** `GET /v1/balances` answer: one balance per mode and currency. */
+export const wireBalancesSchema = z.object({
+  "v1/balances": z.array(z.object({ id: z.number(), currency_id: z.number().nullish(), amount: z.number(), mode: z.string().nullish() })),
+});
+
+export type WireBalance = z.infer<typeof wireBalancesSchema>["v1/balances"][number];
+
+/** A payout webhook body: `{ name: "payout.sent", entity: { id, merchant_reference, … } }`. Read only after the signature checked out. */
+export const wirePayoutWebhookSchema = z.looseObject({
+  name: z.string(),
+  entity: z.looseObject({ id: z.number().int().positive().optional(), merchant_reference: z.string().nullish() }),
+});
