@@ -1,7 +1,7 @@
 /**
  * A tenant's provider B account for one call: its opened credentials (the active set, or the version a
  * payment or permit was made with) and the clients on the environment's base URL — the invoice client
- * (checkouts, and a permit charge's invoice) and the PERMIT client. Provider B has no service account:
+ * (checkouts, and a permit charge's invoice), the PERMIT client and the disburse client (payouts). Provider B has no service account:
  * every call is made with a tenant's keys.
  *
  * @module
@@ -10,6 +10,7 @@ import type { Environment } from "../../db/schema.ts";
 import { openCredentials } from "../../services/credentials/provider-credentials.ts";
 import type { Deps } from "../../services/deps.ts";
 import { type ProviderBClient, type ProviderBClientOptions, providerBClient } from "./client.ts";
+import { type ProviderBDisburseClient, providerBDisburseClient } from "./disburse.ts";
 import { ipnHashOf } from "./ipn.ts";
 import { type ProviderBPermitClient, providerBPermitClient } from "./permit.ts";
 
@@ -19,6 +20,7 @@ export interface ProviderBAccount {
   version: number;
   invoices: ProviderBClient;
   permits: ProviderBPermitClient;
+  disbursements: ProviderBDisburseClient;
 }
 
 /** Opens the tenant's set (active, or `version`) and builds its clients; null when there is none. */
@@ -36,7 +38,13 @@ export async function openProviderBAccount(
     logger: deps.logger,
     metrics: deps.metrics,
   };
-  return { credentialsId: opened.id, version: opened.version, invoices: providerBClient(options), permits: providerBPermitClient(options) };
+  return {
+    credentialsId: opened.id,
+    version: opened.version,
+    invoices: providerBClient(options),
+    permits: providerBPermitClient(options),
+    disbursements: providerBDisburseClient(options),
+  };
 }
 
 /**

@@ -2,8 +2,8 @@
  * Provider B's HTTP client: create a hosted checkout invoice and confirm one, with the merchant's keys in
  * the four `PAYDUNYA-*` headers. It knows nothing of tenants: the caller opens the credentials and picks
  * the base URL. Every failure is a {@link ProviderCallError} (`../provider.ts`), the same as every
- * provider's: a refusal (any status whose body carries a `response_code` other than "00") is `refused`
- * with that code as `providerCode`; garbage or a 5xx is `server_error`; no connection is `unreachable`; no
+ * provider's: a refusal (any status whose body carries a `response_code` other than "00", or — in an answer
+ * without one, such as the disburse API's balance — `success: false`) is `refused` with that code as `providerCode`; garbage or a 5xx is `server_error`; no connection is `unreachable`; no
  * answer within the timeout is `timeout`. The domain answers them 422, 502 and 504. A call that fails on
  * our side, before provider B answered (a key that cannot travel in a header, DNS, a refused connection,
  * the timeout), is also logged with its reason: the failure alone does not say why.
@@ -26,6 +26,7 @@ import {
   checkoutInvoiceCreated,
   providerAnswer,
   SUCCESS_CODE,
+  successFlag,
   type CheckoutConfirmation,
   type CheckoutInvoiceCreated,
   type CheckoutInvoiceCreateRequest,
@@ -106,7 +107,7 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
       throw failed("server_error", `Provider B answered ${response.status} without a JSON body`, { status: response.status });
     }
     const answer = providerAnswer.safeParse(json);
-    if (!answer.success) throw failed("server_error", `Provider B answered ${response.status} without a response_code`, { status: response.status });
+    if (!answer.success) return readSuccessFlag(json, response.status, schema);
     // The provider's SDKs only read the body: a 4xx with a response_code is a refusal, not garbage.
     if (answer.data.response_code !== SUCCESS_CODE) {
       if (response.status >= 500) throw failed("server_error", `Provider B failed with ${response.status}`, { status: response.status });
@@ -123,6 +124,22 @@ export function providerBCaller(options: ProviderBClientOptions): ProviderBCall 
   return function call<T extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: T): Promise<z.output<T>> {
     return observeProviderCall(metrics, "providerB", operationOf(method, path), outcomeOf, () => send(method, path, body, schema));
   };
+}
+
+/**
+ * An answer without `response_code`: the disburse API's `check-balance` says `{ success, description, … }`
+ * instead. `success: false` is a refusal, `true` is read with `schema`; anything else is garbage.
+ */
+function readSuccessFlag<T extends z.ZodType>(json: unknown, status: number, schema: T): z.output<T> {
+  const flag = successFlag.safeParse(json);
+  if (!flag.success || status >= 500) throw failed("server_error", `Provider B answered ${status} without a response_code`, { status });
+  if (!flag.data.success) {
+    const text = typeof flag.data.description === "string" && flag.data.description ? flag.data.description : "Provider B refused the request";
+    throw failed("refused", text, { status });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw failed("server_error", "Provider B answered with an unexpected body", { status });
+  return parsed.data;
 }
 
 const failed = (kind: ProviderFailureKind, message: string, details: ProviderCallError["details"] = {}) =>

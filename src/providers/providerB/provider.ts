@@ -1,7 +1,7 @@
 /**
- * Provider B behind the port (`../provider.ts`): hosted checkout invoices and recurring authorisations
- * (PERMIT: create, read, charge, revoke), every call with the tenant's own keys of the version the object
- * was made with; a payment is read back by confirming its invoice (a checkout's, or a permit charge's);
+ * Provider B behind the port (`../provider.ts`): hosted checkout invoices, recurring authorisations
+ * (PERMIT: create, read, charge, revoke) and money out (disburse v2, `payouts.ts`), every call with the
+ * tenant's own keys of the version the object was made with; a payment is read back by confirming its invoice (a checkout's, or a permit charge's);
  * its IPN (`inbound.ts`) is signed with the SHA-512 of the account's master key.
  *
  * @module
@@ -26,6 +26,7 @@ import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, typ
 import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
 import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
 import { refusalOf, toAuthorisationReport, toChargeResult, toPaymentReport } from "./map.ts";
+import { providerBPayerOf, providerBPayouts } from "./payouts.ts";
 
 /** The keys under which our ids travel in an invoice's or a permit's custom data at provider B. */
 export const PAYMENT_ID_KEY = "passerelle_payment_id";
@@ -170,8 +171,9 @@ export const providerB: PaymentProvider = {
   capabilities: {
     collect: ["hosted_checkout", "recurring_authorisation"],
     recurring: true,
-    payout: false,
-    refund: false,
+    // Disburse v2 (`payouts.ts`); a refund is a disbursement to the payer (provider B has no refund API).
+    payout: true,
+    refund: true,
     // The customer chooses the channel on provider B's page.
     methods: [],
     limits: { minAmount: 1, maxAmount: null },
@@ -190,4 +192,6 @@ export const providerB: PaymentProvider = {
   inbound: [providerBInboundRoute],
   recurring,
   signatures,
+  payouts: providerBPayouts,
+  payerOf: providerBPayerOf,
 };

@@ -31,6 +31,9 @@ export const providerAnswer = z.looseObject({
   response_text: z.unknown().optional(),
 });
 
+/** An answer that says `success` instead of `response_code` (the disburse API's `check-balance`). */
+export const successFlag = z.looseObject({ success: z.boolean(), description: z.unknown().optional() });
+
 export const checkoutInvoiceCreated = z.looseObject({
   response_code: z.literal(SUCCESS_CODE),
   response_text: z.string().min(1),

@@ -1,14 +1,18 @@
 /**
- * What every part of one provider B simulator shares: its store, its IPN sender, its clock, and how it
- * tells where it is reachable.
+ * What every part of one provider B simulator shares: its store, its IPN sender, its clock, how it calls out
+ * (a disbursement's callback probe), the disbursements' timers, and how it tells where it is reachable.
  */
-import type { IpnSender } from "./ipn-sender.ts";
+import type { DisburseDesk } from "./disburse/disbursements.ts";
+import type { FetchLike, IpnSender } from "./ipn-sender.ts";
 import type { SimulatorStore } from "./store.ts";
 
 export interface SimulatorContext {
   store: SimulatorStore;
   ipn: IpnSender;
   now: () => Date;
+  /** What posts to merchants' URLs outside the IPN sender (get-invoice's empty POST to the callback URL). */
+  fetch: FetchLike;
+  disburse: DisburseDesk;
   /**
    * The URL the simulator's own pages start from, as the caller of `request` sees it: the `publicBaseUrl`
    * option, or the request's origin followed by the mount path (a mount strips its prefix from the URL).

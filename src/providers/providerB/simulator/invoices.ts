@@ -3,6 +3,7 @@
  * of the hosted page is pressed. No HTTP here beyond the IPN the sender posts.
  */
 import type { SimulatorContext } from "./context.ts";
+import { countryOfChannel, moveBalance } from "./disburse/balances.ts";
 import { randomToken, type Customer, type Invoice, type InvoiceActions, type MerchantAccount, type Mode } from "./store.ts";
 import { RESPONSE_CODES, type CheckoutInvoiceCreateBody } from "./wire.ts";
 
@@ -138,8 +139,8 @@ export interface SettleDetails {
 }
 
 /**
- * Moves an invoice to `outcome` and sends its IPN. A completed invoice is final; a cancelled or failed one
- * may still be paid (a customer may pay after cancelling once).
+ * Moves an invoice to `outcome` and sends its IPN. A completed invoice is final (and credits the balance of
+ * its channel's country); a cancelled or failed one may still be paid (a customer may pay after cancelling once).
  */
 export function settleInvoice(
   sim: SimulatorContext,
@@ -160,6 +161,7 @@ export function settleInvoice(
   }
   invoice.failReason = outcome === "failed" ? details.failReason || "insufficient_funds" : null;
   if (outcome === "completed") {
+    moveBalance(invoice.account, countryOfChannel(invoice.paymentMethod), invoice.totalAmount);
     invoice.receiptIdentifier = randomToken(13).toLowerCase();
     invoice.providerReference = `MP${providerDate(sim.now()).slice(2, 10).replaceAll("-", "")}.${randomToken(4)}.${randomToken(6).toUpperCase()}`;
   }

@@ -12,7 +12,7 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
 export interface IpnDelivery {
   id: number;
   url: string;
-  /** `data[invoice][token]` or `data[permit][token]`. */
+  /** `data[invoice][token]`, `data[permit][token]`, or a disbursement's `token`. */
   token: string;
   status: string;
   attempts: number;
@@ -32,8 +32,11 @@ export interface IpnSenderOptions {
 }
 
 export interface IpnSender {
-  /** Starts delivering `{ data }` to `url` and returns at once. */
-  send(url: string, data: Record<string, unknown>, subject: { token: string; status: string }): void;
+  /**
+   * Starts delivering `{ data }` to `url` and returns at once; `flat` posts `data`'s fields themselves (a
+   * disbursement's callback: `status=…&token=…`).
+   */
+  send(url: string, data: Record<string, unknown>, subject: { token: string; status: string }, options?: { flat?: boolean }): void;
   /** The most recent deliveries, oldest first. */
   deliveries(): readonly IpnDelivery[];
   /** Stops every retry and in-flight request; nothing is sent afterwards. */
@@ -92,7 +95,7 @@ export function createIpnSender(options: IpnSenderOptions): IpnSender {
   };
 
   return {
-    send(url, data, subject) {
+    send(url, data, subject, options = {}) {
       if (closed) return;
       const delivery: IpnDelivery = {
         id: nextId++,
@@ -107,7 +110,7 @@ export function createIpnSender(options: IpnSenderOptions): IpnSender {
       };
       log.push(delivery);
       if (log.length > KEPT_DELIVERIES) log.shift();
-      void attempt(delivery, encodePhpForm({ data }));
+      void attempt(delivery, encodePhpForm(options.flat ? data : { data }));
     },
     deliveries: () => log,
     close() {

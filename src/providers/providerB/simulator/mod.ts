@@ -1,7 +1,7 @@
 /**
  * The provider B simulator: a PayDunya-compatible API (providers.md, "Provider B") with its hosted pages,
- * IPNs and our PERMIT protocol, plus the control surface of "The simulators' own control surface". All
- * state lives in the instance; `close()` stops the IPN retries.
+ * IPNs, our PERMIT protocol and the disburse v2 API (providers-money-out.md) with its sandbox console, plus the control surface of "The simulators' own control surface". All
+ * state lives in the instance; `close()` stops the IPN retries and the disbursements' timers.
  *
  * | Route | Does |
  * |---|---|
@@ -14,7 +14,9 @@
  * | `POST /_sim/invoices/{token}/pay`, `…/fail`, `…/cancel` | the checkout buttons; each sends the IPN |
  * | `POST /_sim/permits/{token}/authorize`, `…/decline`, `…/revoke`, `…/expire` | permit state changes; each sends the IPN |
  * | `POST /_sim/permits/{token}/fail-next`, `…/succeed-next`, `…/pending-next` | how the permit's next charges end |
- * | `GET /_sim/ipns`, `GET /_sim/health` | the IPN delivery log; liveness |
+ * | `GET /_sim/ipns`, `GET /_sim/health` | the IPN (and disbursement callback) delivery log; liveness |
+ * | `POST /api/v2/disburse/get-invoice`, `…/submit-invoice`, `…/check-status`, `GET …/check-balance` | disburse v2 (payouts), `disburse/` |
+ * | `GET /console`, `/_sim/disbursements…`, `/_sim/disburse/next-submit`, `/_sim/accounts/{masterKey}/balances` | the sandbox console of payouts and its controls |
  *
  * @example
  * const simulator = createProviderBSimulator({ basePath: "/sandbox/providerB" });
@@ -26,8 +28,10 @@ import { Elysia } from "elysia";
 import { providerApiRoutes } from "./api-routes.ts";
 import type { SimulatorContext } from "./context.ts";
 import { controlRoutes } from "./control-routes.ts";
+import { disburseApiRoutes } from "./disburse/api-routes.ts";
+import { disburseControlRoutes } from "./disburse/control-routes.ts";
 import { hostedPageRoutes } from "./hosted-pages.ts";
-import { createIpnSender } from "./ipn-sender.ts";
+import { createIpnSender, type FetchLike } from "./ipn-sender.ts";
 import { createSimulatorStore } from "./store.ts";
 import { RESPONSE_CODES, refusal } from "./wire.ts";
 
@@ -44,8 +48,10 @@ export interface ProviderBSimulatorOptions {
   fetch?: typeof fetch;
   /** Waits before each IPN retry; its length bounds the retries. Default 0.5, 2, 5, 15 and 30 s. */
   ipnRetryDelaysMs?: readonly number[];
-  /** How long one IPN attempt may take. Default 10 s. */
+  /** How long one IPN attempt may take, and get-invoice's empty POST to a callback URL. Default 10 s. */
   ipnAttemptTimeoutMs?: number;
+  /** How long a sandbox disbursement below 1000 or above 5000 stays pending before it ends. Default 1 s. */
+  approveDelayMs?: number;
 }
 
 export const DEFAULT_IPN_RETRY_DELAYS_MS: readonly number[] = [500, 2_000, 5_000, 15_000, 30_000];
@@ -56,14 +62,14 @@ const trimSlash = (value: string) => value.replace(/\/+$/, "");
 export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}) {
   const basePath = options.basePath ? `/${options.basePath.replace(/^\/+|\/+$/g, "")}` : "";
   const publicBaseUrl = options.publicBaseUrl ? trimSlash(options.publicBaseUrl) : undefined;
+  const callOut: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const attemptTimeoutMs = options.ipnAttemptTimeoutMs ?? 10_000;
   const sim: SimulatorContext = {
     store: createSimulatorStore(),
-    ipn: createIpnSender({
-      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
-      retryDelaysMs: options.ipnRetryDelaysMs ?? DEFAULT_IPN_RETRY_DELAYS_MS,
-      attemptTimeoutMs: options.ipnAttemptTimeoutMs ?? 10_000,
-    }),
+    ipn: createIpnSender({ fetch: callOut, retryDelaysMs: options.ipnRetryDelaysMs ?? DEFAULT_IPN_RETRY_DELAYS_MS, attemptTimeoutMs }),
     now: options.now ?? (() => new Date()),
+    fetch: callOut,
+    disburse: { delayMs: options.approveDelayMs ?? 1_000, probeTimeoutMs: attemptTimeoutMs, timers: new Set() },
     baseUrlOf: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
   };
 
@@ -76,11 +82,17 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
     .use(controlRoutes(sim))
     .use(providerApiRoutes(sim, "test"))
     .use(providerApiRoutes(sim, "live"))
-    .use(hostedPageRoutes(sim));
+    .use(hostedPageRoutes(sim))
+    .use(disburseApiRoutes(sim))
+    .use(disburseControlRoutes(sim));
 
   return Object.assign(app, {
-    /** Stops every pending IPN retry and in-flight IPN. */
-    close: () => sim.ipn.close(),
+    /** Stops every pending IPN retry and in-flight IPN, and the disbursements' timers. */
+    close: () => {
+      sim.ipn.close();
+      for (const timer of sim.disburse.timers) clearTimeout(timer);
+      sim.disburse.timers.clear();
+    },
   });
 }
 

@@ -1,6 +1,6 @@
 /**
- * The provider B simulator's memory: merchant accounts, invoices, permits and the answers of past permit
- * charges by idempotency key. One store per simulator instance — nothing lives at module level.
+ * The provider B simulator's memory: merchant accounts (with their balance per country), invoices, permits,
+ * the answers of past permit charges by idempotency key, and disbursements. One store per simulator instance — nothing lives at module level.
  */
 import { createHash } from "node:crypto";
 
@@ -14,6 +14,8 @@ export interface MerchantAccount {
   token: string;
   /** What every confirm answer and IPN carries as `hash`: lower-case hex SHA-512 of the master key. */
   hash: string;
+  /** Whole XOF per country (`SN`, `CI`…): one account per country, as at provider B (`disburse/balances.ts`). */
+  balances: Record<string, number>;
 }
 
 export interface Customer {
@@ -87,18 +89,56 @@ export interface ChargeAnswer {
   fail_reason: string | null;
 }
 
+/** A disbursement's statuses (disburse v2): `created` by get-invoice, `pending` once submitted, then final. */
+export type DisbursementStatus = "created" | "pending" | "success" | "failed";
+
+export interface Disbursement {
+  token: string;
+  account: MerchantAccount;
+  /** The merchant's id of it; provider B refuses a second submit under the same one (`5000`). */
+  disburseId: string | null;
+  accountAlias: string;
+  amount: number;
+  withdrawMode: string;
+  /** The balance it is paid from (`SN`…), by its withdraw mode. */
+  country: string;
+  callbackUrl: string;
+  status: DisbursementStatus;
+  /** How many submits acted on it (one, or none). */
+  submits: number;
+  transactionId: string | null;
+  disburseTxId: string | null;
+  /** Waits for the console's Send or Fail (the sandbox rule of 1000 to 5000). */
+  awaitingConsole: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What the next submit does after acting, set by `POST /_sim/disburse/next-submit` (a lost answer). */
+export type SubmitFault = { answer: "server_error" } | { answer: "timeout"; delayMs: number };
+
 export interface SimulatorStore {
   accounts: Map<string, MerchantAccount>;
   invoices: Map<string, Invoice>;
   permits: Map<string, Permit>;
   /** Keyed by `masterKey mode idempotencyKey`. */
   charges: Map<string, ChargeAnswer>;
+  /** Keyed by token. */
+  disbursements: Map<string, Disbursement>;
+  /** Consumed by the next submit-invoice. */
+  submitFault: SubmitFault | null;
 }
 
 /** An empty store. */
 export function createSimulatorStore(): SimulatorStore {
-  return { accounts: new Map(), invoices: new Map(), permits: new Map(), charges: new Map() };
+  return { accounts: new Map(), invoices: new Map(), permits: new Map(), charges: new Map(), disbursements: new Map(), submitFault: null };
 }
+
+/** What a new account holds in each country: a sandbox float, so payouts can be tried before any payment. */
+export const OPENING_BALANCE = 1_000_000;
+
+/** The countries of provider B's accounts (`Balance SN`…). */
+export const BALANCE_COUNTRIES = ["SN", "CI", "BJ", "TG", "ML", "BF"] as const;
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -124,6 +164,7 @@ export function createMerchantAccount(store: SimulatorStore): MerchantAccount {
     publicKey: `test_public_${randomToken(27)}`,
     token: randomToken(20),
     hash: ipnHashOf(masterKey),
+    balances: Object.fromEntries(BALANCE_COUNTRIES.map((country) => [country, OPENING_BALANCE])),
   };
   store.accounts.set(masterKey, account);
   return account;
