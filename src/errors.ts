@@ -20,6 +20,10 @@ export const ERROR_CODES = [
   "provider_refused",
   "amount_exceeds_permit",
   "permit_not_active",
+  "payment_not_refundable",
+  "amount_exceeds_refundable",
+  "insufficient_balance",
+  "payout_limit_exceeded",
   "not_configured",
   "rate_limited",
   "provider_error",
@@ -99,7 +103,7 @@ export class NotFoundError extends AppError {
 
 export class ConflictError extends AppError {
   override name = "ConflictError";
-  constructor(message: string, code: "conflict" | "idempotency_in_flight" | "permit_not_active" = "conflict") {
+  constructor(message: string, code: "conflict" | "idempotency_in_flight" | "permit_not_active" | "payment_not_refundable" = "conflict") {
     super(409, code, message);
   }
 }
@@ -115,6 +119,17 @@ export class UnsupportedMediaTypeError extends AppError {
   override name = "UnsupportedMediaTypeError";
   constructor(accepted: string[]) {
     super(415, "unsupported_media_type", `Content-Type must be ${accepted.join(" or ")}`);
+  }
+}
+
+/**
+ * 422 — the request is well formed but the money does not allow it: a refund above what is left of the
+ * payment, a payout beyond the tenant's available balance, or beyond a limit the provider documents.
+ */
+export class MoneyRuleError extends AppError {
+  override name = "MoneyRuleError";
+  constructor(code: "amount_exceeds_refundable" | "insufficient_balance" | "payout_limit_exceeded", message: string) {
+    super(422, code, message);
   }
 }
 

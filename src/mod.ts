@@ -49,6 +49,7 @@ export type * from "./providers/provider.ts";
 export { ProviderCallError, CollectionError } from "./providers/provider.ts";
 export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
 export { followPayment } from "./services/direct-payments/follow-payment.ts";
+export { followPayout } from "./services/payouts/follow-payout.ts";
 
 /** Parts a caller may supply instead of letting the gateway build them (tests, embedding programs). */
 export interface GatewayParts {

@@ -274,6 +274,10 @@ export type EventType =
   | "permit.charge.succeeded"
   | "permit.charge.failed"
   | "permit.schedule.past_due"
+  | "payout.sent"
+  | "payout.failed"
+  | "refund.succeeded"
+  | "refund.failed"
   | "webhook.test";
 
 /** A tenant's webhook endpoint, in the environment of the token that made it. */
@@ -546,6 +550,8 @@ export interface PayoutsTable {
   sent_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   provider_synced_at: NullableTimestamp;
+  /** The lease of the worker moving it at its provider. */
+  locked_until: NullableTimestamp;
 }
 
 export type PayoutRow = Selectable<PayoutsTable>;

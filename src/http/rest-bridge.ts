@@ -65,6 +65,8 @@ interface RouteSpec {
   coercers: Map<string, Coerce>;
   /** The OAuth2 token endpoint: errors as RFC 6749 §5.2 has them. */
   oauthErrors: boolean;
+  /** Renders the output as CSV for a request that accepts `text/csv` (errors stay JSON). */
+  csv: ((output: unknown) => string) | undefined;
 }
 
 function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
@@ -86,9 +88,24 @@ function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
       contentTypes: openapi.contentTypes ?? ["application/json"],
       coercers,
       oauthErrors: meta.oauthErrors === true,
+      csv: meta.csv,
     });
   }
   return specs;
+}
+
+/** Does the request prefer CSV (`Accept: text/csv`, listed before any JSON type)? */
+function wantsCsv(request: Request): boolean {
+  const accept = (request.headers.get("accept") ?? "").toLowerCase();
+  const csv = accept.indexOf("text/csv");
+  const json = accept.indexOf("application/json");
+  return csv !== -1 && (json === -1 || csv < json);
+}
+
+function csvResponse(text: string, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
+  const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8", "x-request-id": requestId };
+  if (responseHeaders) for (const name in responseHeaders) headers[name.toLowerCase()] = responseHeaders[name]!;
+  return new Response(text, { status: 200, headers });
 }
 
 async function readBody(request: Request, contentTypes: string[]): Promise<Record<string, unknown>> {
@@ -161,6 +178,7 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           signal: undefined,
           batchIndex: 0,
         });
+        if (spec.csv && wantsCsv(request)) return csvResponse(spec.csv(output), ctx.request.requestId, ctx.request.responseHeaders);
         return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
       } catch (error) {
         const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");

@@ -9,6 +9,7 @@
  * | `confirm-checkout`      | `syncCheckout` (confirm and apply)     | provider B checkouts              |
  * | `confirm-permit-charge` | `syncPermitCharge` (send or confirm)   | provider B permit charges         |
  * | `confirm-permit`        | `syncPermit` (confirm and apply)       | provider B permits                |
+ * | `advance-payout`        | `syncPayout` (send, or read and apply) | payouts and refunds of any provider |
  *
  * Registered by `registerWorkers`; the chains themselves only enqueue, and import no step.
  *
@@ -20,6 +21,8 @@ import { DIRECT_PAYMENT_SYNC, syncDirectPayment, type DirectPaymentSyncJobData }
 import { syncPermitCharge } from "../services/permits/charge-sync.ts";
 import { CHARGE_SYNC, type ChargeSyncJobData } from "../services/permits/charge-sync-chain.ts";
 import { PERMIT_SYNC, syncPermit, type PermitSyncJobData } from "../services/permits/permit-sync.ts";
+import { syncPayout } from "../services/payouts/advance-payout.ts";
+import { payoutChain, type PayoutSyncJobData } from "../services/payouts/payout-sync-chain.ts";
 import { providerJobTimeLimitMs } from "./provider-b-workers.ts";
 import { syncQueueOf } from "./queues.ts";
 
@@ -29,6 +32,7 @@ const STEPS: Record<string, (deps: Deps, data: unknown) => Promise<void>> = {
   [CHECKOUT_SYNC.jobName]: (deps, data) => syncCheckout(deps, data as CheckoutSyncJobData),
   [CHARGE_SYNC.jobName]: (deps, data) => syncPermitCharge(deps, data as ChargeSyncJobData),
   [PERMIT_SYNC.jobName]: (deps, data) => syncPermit(deps, data as PermitSyncJobData),
+  [payoutChain.jobName]: (deps, data) => syncPayout(deps, data as PayoutSyncJobData),
 };
 
 export interface SyncWorkerOptions {

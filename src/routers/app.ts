@@ -5,9 +5,11 @@
 import { adminRouter } from "./admin.ts";
 import { apiKeysRouter } from "./api-keys.ts";
 import { authRouter } from "./auth.ts";
+import { balanceRouter } from "./balance.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
+import { payoutsRouter } from "./payouts.ts";
 import { permitSchedulesRouter } from "./permit-schedules.ts";
 import { permitsRouter } from "./permits.ts";
 import { providerARouter } from "./providerA.ts";
@@ -28,6 +30,8 @@ export const appRouter = router({
   providerB: providerBRouter,
   permits: permitsRouter,
   permitSchedules: permitSchedulesRouter,
+  payouts: payoutsRouter,
+  balance: balanceRouter,
   admin: adminRouter,
 });
 

@@ -43,6 +43,8 @@ export type Meta = OpenApiMeta<{
   errors?: readonly DeclaredErrorStatus[];
   /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`http/error-body.ts`, `mapError(…, "oauth")`). */
   oauthErrors?: true;
+  /** The REST route also answers `Accept: text/csv`, with the output rendered by this function (`/reports/reconciliation`). */
+  csv?: (output: unknown) => string;
 }>;
 
 const t = initTRPC

@@ -55,6 +55,8 @@ async function up(db: Kysely<any>): Promise<void> {
     .addColumn("sent_at", "timestamptz")
     .addColumn("failed_at", "timestamptz")
     .addColumn("provider_synced_at", "timestamptz")
+    // One worker at a time moves a payout at its provider: the lease it holds while it calls.
+    .addColumn("locked_until", "timestamptz")
     .addCheckConstraint("payouts_environment_check", sql`environment in ('sandbox', 'live')`)
     .addCheckConstraint("payouts_purpose_check", sql`(purpose = 'payout' and payment_id is null) or (purpose = 'refund' and payment_id is not null)`)
     .addCheckConstraint("payouts_state_check", sql`state in ('pending', 'sent', 'failed')`)

@@ -15,6 +15,10 @@ export const EVENT_TYPES = [
   "permit.charge.succeeded",
   "permit.charge.failed",
   "permit.schedule.past_due",
+  "payout.sent",
+  "payout.failed",
+  "refund.succeeded",
+  "refund.failed",
   "webhook.test",
 ] as const satisfies readonly EventType[];
 

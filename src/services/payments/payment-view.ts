@@ -66,6 +66,10 @@ export const paymentSchema = z
       .meta({ description: "Provider A's integer transaction id (as a string) or provider B's invoice token; null until the provider answered" }),
     reference: z.string().nullable().meta({ description: "Provider A's reference, when it gave one" }),
     amount: z.number().int().meta({ description: "Whole units of the currency (no minor unit)", example: 5000 }),
+    amountRefunded: z.number().int().meta({ description: "The sum of its refunds that succeeded (whole units)", example: 0 }),
+    refundStatus: z
+      .enum(["none", "partially_refunded", "refunded"])
+      .meta({ description: "none, partially_refunded (some of it is back), or refunded (all of it; the state is then refunded)" }),
     currency: z.enum(CURRENCIES),
     description: z.string(),
     customer: paymentCustomerSchema.nullable(),
@@ -86,6 +90,13 @@ export const paymentSchema = z
     completedAt: timestamp.nullable().meta({ description: "When the payment reached a final state" }),
   })
   .meta({ id: "Payment" });
+
+/** How much of a payment has been given back. */
+function refundStatusOf(row: Payment): "none" | "partially_refunded" | "refunded" {
+  const refunded = Number(row.amount_refunded ?? 0);
+  if (refunded <= 0) return "none";
+  return refunded >= Number(row.amount) ? "refunded" : "partially_refunded";
+}
 
 /** A payment as the API shows it. */
 export type PaymentView = z.infer<typeof paymentSchema>;
@@ -110,6 +121,8 @@ export function toPaymentView(row: Payment): PaymentView {
     reference: row.reference,
     // postgres.js and PGlite both read int8 as a number (see db/connect.ts); Number() keeps the type honest.
     amount: Number(row.amount),
+    amountRefunded: Number(row.amount_refunded ?? 0),
+    refundStatus: refundStatusOf(row),
     currency: row.currency,
     description: row.description,
     customer: row.customer,

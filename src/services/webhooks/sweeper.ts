@@ -7,6 +7,7 @@
 import type { Deps } from "../deps.ts";
 import { purgeExpiredIdempotencyKeys } from "../idempotency/mod.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
+import { sweepPayoutSyncs } from "../payouts/advance-payout.ts";
 import { deliveryJobId, enqueueDelivery, isDeliveryJobLive, lostLeaseJobId } from "../../jobs/queues.ts";
 
 export interface SweepOptions {
@@ -84,5 +85,7 @@ export async function runSweeper(
   const { deleted } = await purgeExpiredIdempotencyKeys(deps);
   // Pending direct payments whose sync chain lost its job get their due step again (contract §8).
   await sweepDirectPaymentSyncs(deps);
+  // So do pending payouts and refunds (issue 15).
+  await sweepPayoutSyncs(deps);
   return { ...report, idempotencyKeysPurged: deleted };
 }

@@ -249,6 +249,8 @@ describe("GET /payments/{payment_id}", () => {
       providerTransactionId: "inv_read_one",
       reference: null,
       amount: 5000,
+      amountRefunded: 0,
+      refundStatus: "none",
       currency: "XOF",
       description: "Order 42",
       customer: { name: "Awa Diallo", email: "awa@example.com", phone: "+22997000000" },

@@ -1,0 +1,95 @@
+/**
+ * `/balance` and `/reports/…` (issue 15): the tenant's ledger and the accountant's reconciliation. A tenant
+ * reads its own; an operator names a tenant with `x-tenant-id`, or reads every tenant's reconciliation at
+ * `/admin/reports/reconciliation`.
+ */
+import { z } from "zod";
+import { balanceSchema, getBalance, ledgerEntrySchema, listLedgerEntries } from "../services/ledger/balance.ts";
+import { pageOf, pageQuery } from "../services/paging.ts";
+import { reconciliationCsv, reconciliationQuery, reconciliationReport, reconciliationSchema } from "../services/reports/reconciliation.ts";
+import { adminProcedure, router, tenantProcedure } from "./trpc.ts";
+
+const csvNote = " Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).";
+
+export const balanceRouter = router({
+  get: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/balance",
+        tags: ["balance"],
+        summary: "The tenant's balance",
+        description:
+          "Per currency, in the token's environment: available (collected, less payouts and refunds sent or on their way) and pending " +
+          "(payouts and refunds not final yet), from the tenant's double-entry ledger; beside it, what each provider reports for the " +
+          "tenant's own account there.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(z.object({}))
+    .output(balanceSchema)
+    .query(({ ctx }) => getBalance(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment })),
+
+  entries: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/balance/entries",
+        tags: ["balance"],
+        summary: "The ledger's entries",
+        description: "Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(
+      z.object({ ...pageQuery, subjectId: z.string().min(1).max(64).optional().meta({ description: "Only the entries of this payment, payout or refund" }) }),
+    )
+    .output(pageOf(ledgerEntrySchema).meta({ id: "LedgerEntryList" }))
+    .query(({ ctx, input }) =>
+      listLedgerEntries(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        limit: input.limit,
+        ...(input.cursor !== undefined && { cursor: input.cursor }),
+        ...(input.subjectId !== undefined && { subjectId: input.subjectId }),
+      }),
+    ),
+
+  reconciliation: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/reports/reconciliation",
+        tags: ["reports"],
+        summary: "Reconciliation of the tenant's payments, refunds and payouts",
+        description:
+          "Per provider, operator, state and currency: counts and totals of what was created in [from, to); and the records whose " +
+          "provider state differs from ours, as the sync schedule found them." +
+          csvNote,
+      },
+      tenantHeader: "accepted",
+      csv: reconciliationCsv,
+    })
+    .input(z.object(reconciliationQuery))
+    .output(reconciliationSchema)
+    .query(({ ctx, input }) => reconciliationReport(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+
+  allReconciliation: adminProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/admin/reports/reconciliation",
+        tags: ["admin"],
+        summary: "Reconciliation across every tenant",
+        description: `As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment. Admin token only.${csvNote}`,
+      },
+      csv: reconciliationCsv,
+    })
+    .input(z.object({ ...reconciliationQuery, tenantId: z.string().min(1).max(64).optional() }))
+    .output(reconciliationSchema)
+    .query(({ ctx, input }) => {
+      const requested = ctx.headers.get("x-environment");
+      const environment = requested === "live" || requested === "sandbox" ? requested : ctx.principal.environment;
+      return reconciliationReport(ctx.deps, { environment, ...input });
+    }),
+});

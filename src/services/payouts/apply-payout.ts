@@ -1,0 +1,146 @@
+/**
+ * Applies the provider's word on a payout or refund (a {@link PayoutReport}) in one transaction: its state
+ * moves forward only (`pending` → `sent` | `failed`), with its ledger journal, its event and — for a refund
+ * that was sent — the payment's refunded amount (and `refunded` with `payment.refunded` once all of it is
+ * back). A final payout the provider reports otherwise is kept as it is and recorded as a reconciliation
+ * difference.
+ *
+ * | move              | ledger                 | event (payout / refund)            |
+ * |-------------------|------------------------|------------------------------------|
+ * | pending → sent    | `sent` (+ `fee`)       | `payout.sent` / `refund.succeeded` (+ `payment.refunded` when full) |
+ * | pending → failed  | `released`             | `payout.failed` / `refund.failed`  |
+ *
+ * @module
+ */
+import type { Transaction } from "kysely";
+import type { Database, EventType, JsonValue, PayoutRow } from "../../db/schema.ts";
+import type { PayoutReport } from "../../providers/provider.ts";
+import type { Deps } from "../deps.ts";
+import { recordEvent } from "../events/record-event.ts";
+import { chargeFee, release, settleSent } from "../ledger/ledger.ts";
+import { recordDifference } from "../reports/differences.ts";
+import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
+import { moneyOutEventData } from "./payout-view.ts";
+import { ledgerSubjectOf } from "./record-money-out.ts";
+
+type ApplyDeps = Pick<Deps, "db" | "now" | "queue" | "logger">;
+
+const EVENTS: Record<PayoutRow["purpose"], { sent: EventType; failed: EventType }> = {
+  payout: { sent: "payout.sent", failed: "payout.failed" },
+  refund: { sent: "refund.succeeded", failed: "refund.failed" },
+};
+
+/** The fields a report sets on a pending row (no state change). */
+function reportFields(report: PayoutReport, now: Date) {
+  return {
+    provider_payout_id: report.providerPayoutId,
+    provider_status: report.providerStatus,
+    provider_synced_at: now,
+    updated_at: now,
+    ...(report.fee !== null && { fee: report.fee }),
+  };
+}
+
+/** A sent refund adds to its payment's refunded amount; all of it back makes the payment `refunded`. */
+async function refundSent(tx: Transaction<Database>, now: Date, row: PayoutRow): Promise<string[]> {
+  const payment = await tx
+    .updateTable("payments")
+    .set((eb) => ({ amount_refunded: eb("amount_refunded", "+", row.amount), updated_at: now }))
+    .where("id", "=", row.payment_id!)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (Number(payment.amount_refunded) < Number(payment.amount) || payment.state !== "succeeded") return [];
+  const refunded = await tx
+    .updateTable("payments")
+    .set({ state: "refunded", provider_status: payment.provider_status, updated_at: now })
+    .where("id", "=", payment.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const data: Record<string, JsonValue> = {
+    paymentId: refunded.id,
+    provider: refunded.provider,
+    kind: refunded.kind,
+    state: refunded.state,
+    amount: Number(refunded.amount),
+    amountRefunded: Number(refunded.amount_refunded),
+    currency: refunded.currency,
+    description: refunded.description,
+    lastRefundId: row.id,
+  };
+  const recorded = await recordEvent(tx, now, {
+    tenantId: refunded.tenant_id,
+    environment: refunded.environment,
+    type: "payment.refunded",
+    data,
+    paymentId: refunded.id,
+    directTargetUrl: refunded.callback_url ?? undefined,
+  });
+  return recorded.deliveryIds;
+}
+
+/**
+ * Applies `report` to the payout `payoutId`; answers the row as it is after. Idempotent: a report already
+ * applied changes nothing and records nothing.
+ *
+ * @example
+ * ```ts
+ * const after = await applyPayoutReport(deps, row.id, await provider.payouts.read(deps, ref));
+ * ```
+ */
+export async function applyPayoutReport(deps: ApplyDeps, payoutId: string, report: PayoutReport): Promise<PayoutRow> {
+  const now = deps.now();
+  const { row, deliveryIds } = await deps.db.transaction().execute(async (tx) => {
+    const seen = await tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();
+    if (seen.state !== "pending") {
+      if (report.state !== seen.state && report.state !== "pending")
+        await recordDifference(tx, now, {
+          subjectId: seen.id,
+          subjectKind: seen.purpose,
+          tenantId: seen.tenant_id,
+          environment: seen.environment,
+          provider: seen.provider,
+          ourState: seen.state,
+          providerState: report.state,
+          providerStatus: report.providerStatus,
+          amount: Number(seen.amount),
+          currency: seen.currency,
+        });
+      return { row: seen, deliveryIds: [] as string[] };
+    }
+    if (report.state === "pending") {
+      const row = await tx.updateTable("payouts").set(reportFields(report, now)).where("id", "=", payoutId).returningAll().executeTakeFirstOrThrow();
+      return { row, deliveryIds: [] as string[] };
+    }
+    const final =
+      report.state === "sent"
+        ? { state: "sent" as const, sent_at: report.sentAt ?? now, failure_code: null }
+        : { state: "failed" as const, failed_at: now, failure_code: report.errorCode ?? "provider_failed" };
+    const row = await tx
+      .updateTable("payouts")
+      .set({ ...reportFields(report, now), ...final, outcome_unknown: false })
+      .where("id", "=", payoutId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const subject = ledgerSubjectOf(row);
+    const amount = Number(row.amount);
+    const ids: string[] = [];
+    if (row.state === "sent") {
+      await settleSent(tx, now, subject, amount);
+      if (row.fee !== null) await chargeFee(tx, now, subject, Number(row.fee));
+    } else {
+      await release(tx, now, subject, amount);
+    }
+    const recorded = await recordEvent(tx, now, {
+      tenantId: row.tenant_id,
+      environment: row.environment,
+      type: EVENTS[row.purpose][row.state === "sent" ? "sent" : "failed"],
+      data: moneyOutEventData(row),
+      ...(row.payment_id !== null && { paymentId: row.payment_id }),
+    });
+    ids.push(...recorded.deliveryIds);
+    if (row.purpose === "refund" && row.state === "sent") ids.push(...(await refundSent(tx, now, row)));
+    return { row, deliveryIds: ids };
+  });
+  if (deliveryIds.length > 0) await scheduleDeliveries(deps, deliveryIds);
+  return row;
+}

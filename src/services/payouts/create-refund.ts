@@ -1,0 +1,96 @@
+/**
+ * `POST /payments/{payment_id}/refunds`: give a paid payment back, fully or in part. Neither provider has a
+ * refund API, so a refund is a payout to the phone that paid (`PaymentProvider.payerOf`), through a provider
+ * that pays out to the payer's operator (the payment's own first). The sum of a payment's refunds that have
+ * not failed never exceeds what was collected: the check and the refund's row are one transaction, with the
+ * payment's row locked, so concurrent refunds queue on it.
+ *
+ * @module
+ */
+import type { Transaction } from "kysely";
+import { z } from "zod";
+import type { Database, Environment } from "../../db/schema.ts";
+import { ConflictError, MoneyRuleError, NotFoundError } from "../../errors.ts";
+import type { Deps } from "../deps.ts";
+import { toRefundView, type RefundView } from "./payout-view.ts";
+import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut } from "./record-money-out.ts";
+
+/** The body of `POST /payments/{payment_id}/refunds`. */
+export const refundRequest = z
+  .object({
+    amount: z.number().int().min(1).optional().meta({ description: "Whole units; by default all that is left to refund", example: 1000 }),
+    reason: z.string().trim().min(1).max(255).optional().meta({ description: "Why, in your words (shown on the refund)", example: "Damaged item" }),
+  })
+  .meta({ id: "RefundRequest" });
+
+export type RefundRequest = z.infer<typeof refundRequest>;
+
+/** What is left to refund of a payment: its amount less its refunds that have not failed. */
+async function refundable(tx: Transaction<Database>, paymentId: string, amount: number): Promise<number> {
+  const row = await tx
+    .selectFrom("payouts")
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>("amount"), eb.lit(0)).as("taken"))
+    .where("payment_id", "=", paymentId)
+    .where("purpose", "=", "refund")
+    .where("state", "<>", "failed")
+    .executeTakeFirstOrThrow();
+  return amount - Number(row.taken);
+}
+
+/**
+ * Records a refund of the payment and answers it (`pending`).
+ *
+ * @throws {NotFoundError} when the payment is not the tenant's in that environment; {@link ConflictError} (409
+ *   `payment_not_refundable`) when it is not paid, fully refunded, or its payer cannot be paid back;
+ *   {@link MoneyRuleError} (422) `amount_exceeds_refundable`, a provider's limit or the balance.
+ */
+export async function createRefund(
+  deps: Deps,
+  request: { tenantId: string; environment: Environment; paymentId: string; input: RefundRequest },
+): Promise<RefundView> {
+  const { tenantId, environment, paymentId, input } = request;
+  const payment = await deps.db
+    .selectFrom("payments")
+    .selectAll()
+    .where("id", "=", paymentId)
+    .where("tenant_id", "=", tenantId)
+    .where("environment", "=", environment)
+    .executeTakeFirst();
+  if (!payment) throw new NotFoundError("Payment not found");
+  if (payment.state !== "succeeded")
+    throw new ConflictError(`Payment ${paymentId} is ${payment.state}: only a succeeded payment can be refunded`, "payment_not_refundable");
+  const payer = deps.providers.find(payment.provider)?.payerOf?.(payment) ?? null;
+  if (!payer) throw new ConflictError(`${payment.provider} does not tell which wallet paid ${paymentId}: it cannot be refunded`, "payment_not_refundable");
+  const route = payoutRoutes(deps, payer.operator, payer.phone.country, payment.provider)[0];
+  if (!route)
+    throw new ConflictError(
+      `No provider this gateway runs pays out to ${payer.operator} in ${payer.phone.country}: ${paymentId} cannot be refunded`,
+      "payment_not_refundable",
+    );
+  const account = await route.provider.accountFor(deps, tenantId, environment);
+  const code = PAYOUT_CALLING_CODES[payer.phone.country];
+  const international = payer.phone.number.startsWith("+") || code === undefined ? payer.phone.number : `+${code}${payer.phone.number}`;
+  const row = await recordMoneyOut(deps, {
+    tenantId,
+    environment,
+    purpose: "refund",
+    paymentId,
+    route,
+    account,
+    description: `Refund of ${paymentId}`,
+    ...(input.reason !== undefined && { reason: input.reason }),
+    recipient: { ...payer, phone: { number: international, country: payer.phone.country } },
+    async resolveAmount(tx) {
+      const locked = await tx.selectFrom("payments").select(["state", "amount"]).where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
+      if (locked.state !== "succeeded")
+        throw new ConflictError(`Payment ${paymentId} is ${locked.state}: only a succeeded payment can be refunded`, "payment_not_refundable");
+      const left = await refundable(tx, paymentId, Number(locked.amount));
+      if (left <= 0) throw new ConflictError(`Payment ${paymentId} has been refunded in full`, "payment_not_refundable");
+      if (input.amount === undefined) return left;
+      if (input.amount > left)
+        throw new MoneyRuleError("amount_exceeds_refundable", `amount ${input.amount} is greater than the ${left} ${payment.currency} left to refund`);
+      return input.amount;
+    },
+  });
+  return toRefundView(row);
+}

@@ -1,0 +1,187 @@
+/**
+ * Recording money that goes out — a payout or a refund — before any provider is called: the checks the
+ * providers document (their limits), the tenant's balance on the service's pooled account, the row and its
+ * ledger reservation in one transaction, then the first step of its sync chain (`payout-sync.ts`), which
+ * sends it. The row's id is the provider's idempotency key, so whatever crashes after this point, the
+ * payout is sent at most once (contract decisions in docs/money-out.md).
+ *
+ * @module
+ */
+import type { Transaction } from "kysely";
+import type { Currency, CustomData, Database, Environment, PayoutPurpose, PayoutRow } from "../../db/schema.ts";
+import { MoneyRuleError } from "../../errors.ts";
+import type { PaymentProvider, PayoutRecipient, ProviderAccountRef } from "../../providers/provider.ts";
+import type { Deps } from "../deps.ts";
+import { newId } from "../ids.ts";
+import { availableOf, reserve } from "../ledger/ledger.ts";
+import { payoutChain } from "./payout-sync-chain.ts";
+
+/** The account id of the service's own (pooled) provider account: a payout from it spends the tenant's balance. */
+export const POOLED_ACCOUNT = "service";
+
+/** Calling codes of the countries money goes out to (the direct payments' and provider B's wallets). */
+export const PAYOUT_CALLING_CODES: Readonly<Record<string, string>> = {
+  bj: "229",
+  tg: "228",
+  gn: "224",
+  ci: "225",
+  ne: "227",
+  sn: "221",
+  ml: "223",
+  bf: "226",
+};
+
+/** The national part of an international number (`+22997000001` in bj → `97000001`). */
+export function nationalNumber(international: string, country: string): string {
+  const code = PAYOUT_CALLING_CODES[country];
+  return code !== undefined && international.startsWith(`+${code}`) ? international.slice(code.length + 1) : international.replace(/^\+/, "");
+}
+
+/** A provider that sends money to `operator` wallets in `country`, and the currency there. */
+export interface PayoutRoute {
+  provider: PaymentProvider;
+  currency: Currency;
+}
+
+/**
+ * The providers that send to this wallet, in the gateway's order (`preferred` first when it serves it).
+ *
+ * @example
+ * ```ts
+ * payoutRoutes(deps, "mtn", "bj")[0]?.provider.name; // "providerA"
+ * ```
+ */
+export function payoutRoutes(deps: Pick<Deps, "providers">, operator: string, country: string, preferred?: string): PayoutRoute[] {
+  const routes: PayoutRoute[] = [];
+  for (const provider of deps.providers.all) {
+    const method = provider.payouts?.methods.find((m) => m.operator === operator && m.country === country);
+    if (provider.capabilities.payout && method) routes.push({ provider, currency: method.currency });
+  }
+  return routes.sort((a, b) => Number(b.provider.name === preferred) - Number(a.provider.name === preferred));
+}
+
+export interface MoneyOutInput {
+  tenantId: string;
+  environment: Environment;
+  purpose: PayoutPurpose;
+  /** The refunded payment (a refund only). */
+  paymentId?: string;
+  route: PayoutRoute;
+  account: ProviderAccountRef;
+  /** The amount, when the caller knows it; otherwise `resolveAmount` says it. */
+  amount?: number;
+  description: string;
+  reason?: string;
+  metadata?: CustomData;
+  /** The recipient, its phone in international format. */
+  recipient: PayoutRecipient;
+  /**
+   * Decides the amount inside the transaction, after the tenant's row is locked and before the row is
+   * written (a refund's "never above what is left"); it throws to refuse.
+   */
+  resolveAmount?(tx: Transaction<Database>): Promise<number>;
+}
+
+/**
+ * The limits the provider documents, checked before anything is written.
+ *
+ * @throws {MoneyRuleError} `payout_limit_exceeded`, naming the limit.
+ */
+function assertWithinAmountLimits(input: MoneyOutInput, amount: number): void {
+  const { provider } = input.route;
+  const limits = provider.payouts!.limits;
+  if (amount < limits.minAmount)
+    throw new MoneyRuleError("payout_limit_exceeded", `${provider.label} sends at least ${limits.minAmount} ${input.route.currency} per payout`);
+  if (limits.maxAmount !== null && amount > limits.maxAmount)
+    throw new MoneyRuleError("payout_limit_exceeded", `${provider.label} sends at most ${limits.maxAmount} ${input.route.currency} per payout`);
+}
+
+/** At most `count` payouts to one number within the window, counting those not failed. */
+async function assertWithinRecipientLimit(tx: Transaction<Database>, now: Date, input: MoneyOutInput): Promise<void> {
+  const { provider } = input.route;
+  const limit = provider.payouts!.limits.perRecipient;
+  if (limit === null) return;
+  const since = new Date(now.getTime() - limit.windowHours * 3_600_000);
+  const row = await tx
+    .selectFrom("payouts")
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .where("provider", "=", provider.name)
+    .where("phone_number", "=", input.recipient.phone.number)
+    .where("created_at", ">", since)
+    .where("state", "<>", "failed")
+    .executeTakeFirstOrThrow();
+  if (Number(row.count) >= limit.count)
+    throw new MoneyRuleError(
+      "payout_limit_exceeded",
+      `${provider.label} sends at most ${limit.count} payouts to one number within ${limit.windowHours} hours; ${input.recipient.phone.number} has had ${row.count}`,
+    );
+}
+
+/**
+ * Writes the payout (or refund) and its reservation, then enqueues its first step to run now.
+ *
+ * @throws {MoneyRuleError} a provider limit, or `insufficient_balance` on the pooled account; whatever `resolveAmount` throws.
+ */
+export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<PayoutRow> {
+  if (input.amount !== undefined) assertWithinAmountLimits(input, input.amount);
+  const now = deps.now();
+  const id = newId(input.purpose === "refund" ? "rf" : "po");
+  const { currency } = input.route;
+  const row = await deps.db.transaction().execute(async (tx) => {
+    // One writer of a tenant's money out at a time: the balance and the limits read below stay true until commit.
+    await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
+    const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
+    assertWithinAmountLimits(input, amount);
+    await assertWithinRecipientLimit(tx, now, input);
+    if (input.account.accountId === POOLED_ACCOUNT) {
+      const available = await availableOf(tx, input.tenantId, input.environment, currency);
+      if (amount > available)
+        throw new MoneyRuleError(
+          "insufficient_balance",
+          `amount ${amount} is greater than the available balance of ${available} ${currency} (payouts from the service's account spend the tenant's balance)`,
+        );
+    }
+    const { phone, operator, ...names } = input.recipient;
+    const inserted = await tx
+      .insertInto("payouts")
+      .values({
+        id,
+        tenant_id: input.tenantId,
+        environment: input.environment,
+        purpose: input.purpose,
+        payment_id: input.paymentId ?? null,
+        provider: input.route.provider.name,
+        provider_account: input.account.accountId,
+        credential_version: input.account.credentialVersion,
+        operator,
+        country: phone.country,
+        phone_number: phone.number,
+        recipient: names,
+        amount,
+        currency,
+        description: input.description,
+        reason: input.reason ?? null,
+        metadata: input.metadata ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await reserve(tx, now, ledgerSubjectOf(inserted), amount);
+    return inserted;
+  });
+  await payoutChain.enqueue(deps, { subjectId: row.id, provider: row.provider, createdAt: row.created_at, step: 0, now: true });
+  return row;
+}
+
+/** The ledger's subject of a payout or refund row. */
+export function ledgerSubjectOf(row: PayoutRow) {
+  return {
+    tenantId: row.tenant_id,
+    environment: row.environment,
+    currency: row.currency,
+    subjectId: row.id,
+    provider: row.provider,
+    kind: row.purpose,
+  } as const;
+}
