@@ -14,6 +14,7 @@ import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
 import { docsPage, scalarBundlePath } from "./docs.ts";
 import { createCors } from "./cors.ts";
+import { DASHBOARD_ROUTES, dashboardAsset, dashboardPage } from "./dashboard-routes.ts";
 import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
@@ -118,6 +119,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     .get("/openapi.json", async () => new Response(await openapiJson(), { headers: { "content-type": "application/json" } }))
     .get("/docs", () => new Response(docsHtml, { headers: { "content-type": "text/html; charset=utf-8" } }))
     .get("/docs/scalar.js", () => new Response(scalarFile, { headers: { "content-type": "text/javascript", "cache-control": "public, max-age=86400" } }))
+    .get("/dashboard", () => dashboardPage())
+    .get("/dashboard/assets/:name", ({ params }) => dashboardAsset(params.name))
     .all(
       "/trpc/*",
       async ({ request }) => {
@@ -191,6 +194,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // there, so a path another route answers still goes through Elysia.
   const table = createRouteTable();
   for (const path of PLAIN_GET_PATHS) table.add("GET", path, null);
+  for (const route of DASHBOARD_ROUTES) table.add(route.method, route.path, null);
   for (const route of inboundRoutes) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
@@ -198,6 +202,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const allRoutes = [
     ...routes,
     ...PLAIN_GET_PATHS.map((path) => ({ method: "GET", path })),
+    ...DASHBOARD_ROUTES,
     ...inboundRoutes,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },

@@ -1,6 +1,6 @@
 /**
  * `GET /`: where someone who opens the gateway's address lands. A browser (it asks for `text/html`) is sent
- * on to the API reference; an API client gets a small JSON index of where to go next.
+ * on to the merchant's dashboard (`/dashboard`); an API client gets a small JSON index of where to go next.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
@@ -19,10 +19,10 @@ const INDEX: z.infer<typeof rootIndex> = {
   links: { docs: "/docs", openapi: "/openapi.json", health: "/health/ready" },
 };
 
-/** The answer to `GET /`: a 302 to `/docs` for a browser, the JSON index otherwise. */
+/** The answer to `GET /`: a 302 to `/dashboard` for a browser, the JSON index otherwise. */
 export function rootResponse(request: Request): Response {
   const accept = request.headers.get("accept") ?? "";
-  if (/\btext\/html\b/i.test(accept)) return new Response(null, { status: 302, headers: { location: "/docs" } });
+  if (/\btext\/html\b/i.test(accept)) return new Response(null, { status: 302, headers: { location: "/dashboard" } });
   return jsonResponse(200, INDEX);
 }
 
@@ -32,11 +32,11 @@ export const rootPath: ZodOpenApiPathsObject = {
     get: {
       operationId: "root-index",
       tags: ["operations"],
-      summary: "Where to go next: a browser is redirected to /docs, an API client gets this index",
+      summary: "Where to go next: a browser is redirected to /dashboard, an API client gets this index",
       responses: {
         200: { description: "The index (when `Accept` does not name text/html)", content: { "application/json": { schema: rootIndex } } },
         302: {
-          description: "A browser (`Accept: text/html`) is sent to the API reference",
+          description: "A browser (`Accept: text/html`) is sent to the merchant's dashboard",
           headers: { location: { schema: { type: "string" } } },
         },
       },

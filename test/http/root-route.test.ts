@@ -1,5 +1,5 @@
 /**
- * `GET /`, the gateway's bare address: a browser lands on the API reference, an API client gets a small
+ * `GET /`, the gateway's bare address: a browser lands on the merchant's dashboard, an API client gets a small
  * JSON index of where to go next.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
@@ -20,10 +20,10 @@ afterAll(async () => {
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
 
 describe("GET /", () => {
-  it("sends a browser to the API reference with a 302", async () => {
+  it("sends a browser to the dashboard with a 302", async () => {
     const response = await tg.request("/", { headers: { accept: BROWSER_ACCEPT }, redirect: "manual" });
     expect(response.status).toBe(302);
-    expect(response.headers.get("location")).toBe("/docs");
+    expect(response.headers.get("location")).toBe("/dashboard");
     const docs = await tg.request(response.headers.get("location")!, { headers: { accept: BROWSER_ACCEPT } });
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toContain("text/html");

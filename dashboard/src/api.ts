@@ -1,0 +1,72 @@
+/**
+ * The dashboard's only way to the gateway: a `@trpc/client` typed by the gateway's `AppRouter`, on `/trpc`
+ * of the page's own origin. A change of a procedure's input or output that the screens do not follow is a
+ * type error in `bun run typecheck`.
+ */
+import { createTRPCClient, httpLink, TRPCClientError, type TRPCClient } from "@trpc/client";
+import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "../../src/routers/app.ts";
+
+/** The typed client: `api.payments.list.query({ … })`. */
+export type Api = TRPCClient<AppRouter>;
+
+/** Every procedure's output, e.g. `Outputs["payments"]["get"]` for a payment. */
+export type Outputs = inferRouterOutputs<AppRouter>;
+
+/** Every procedure's input. */
+export type Inputs = inferRouterInputs<AppRouter>;
+
+export type Payment = Outputs["payments"]["get"];
+export type Delivery = Outputs["payments"]["deliveries"]["data"][number];
+export type WebhookEndpoint = Outputs["webhooks"]["get"];
+export type ApiKey = Outputs["apiKeys"]["list"]["data"][number];
+export type WhoAmI = Outputs["auth"]["whoami"];
+
+/**
+ * A client sending `token` as the bearer (left out: only `auth.token` answers) and, for a tenant's session,
+ * its `tenantId` as `x-tenant-id`. `onUnauthorized` is told
+ * when the gateway answers 401 (the token expired or its key was revoked), so the page can sign out.
+ *
+ * @example
+ * ```ts
+ * const api = createApi({ token: () => session?.token, onUnauthorized: signOut });
+ * const page = await api.payments.list.query({ limit: 20 });
+ * ```
+ */
+export function createApi(options: { token: () => string | undefined; tenantId?: () => string | null | undefined; onUnauthorized?: () => void }): Api {
+  return createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: "/trpc",
+        headers() {
+          const headers: Record<string, string> = {};
+          const token = options.token();
+          if (token) headers.authorization = `Bearer ${token}`;
+          // A tenant's session names its tenant, as the procedures that require x-tenant-id ask.
+          const tenantId = options.tenantId?.();
+          if (tenantId) headers["x-tenant-id"] = tenantId;
+          return headers;
+        },
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          if (response.status === 401 && options.token()) options.onUnauthorized?.();
+          return response;
+        },
+      }),
+    ],
+  });
+}
+
+/** The gateway's own message for a failed call (never a stack), or the browser's when it was not reached. */
+export function messageOf(error: unknown): string {
+  if (error instanceof TRPCClientError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** The HTTP status of a failed call, when the gateway answered. */
+export function statusOf(error: unknown): number | undefined {
+  if (!(error instanceof TRPCClientError)) return undefined;
+  const data = error.data as { httpStatus?: number } | undefined;
+  return data?.httpStatus;
+}

@@ -1,0 +1,208 @@
+/**
+ * The app shell: the session (signed in or not, signed out when its token expires), the language, the
+ * hash route, and the frame every screen sits in — the environment in use on every screen, live marked
+ * unmistakably, the navigation, the language switch and sign-out.
+ */
+import type { ComponentChildren, JSX } from "preact";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { createApi } from "./api.ts";
+import { Dashboard, type DashboardContext, useDashboard } from "./context.ts";
+import { fill, initialLanguage, type Language, type MessageKey, rememberLanguage } from "./i18n.ts";
+import { en } from "./messages-en.ts";
+import { fr } from "./messages-fr.ts";
+import { hashOf, parseRoute, type Route } from "./routes.ts";
+import { ApiKeysScreen } from "./screens/api-keys.tsx";
+import { NotFoundScreen } from "./screens/not-found.tsx";
+import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
+import { PaymentScreen } from "./screens/payment.tsx";
+import { PaymentsScreen } from "./screens/payments.tsx";
+import { SettingsScreen } from "./screens/settings.tsx";
+import { SignInScreen } from "./screens/sign-in.tsx";
+import { WebhookScreen } from "./screens/webhook.tsx";
+import { WebhooksScreen } from "./screens/webhooks.tsx";
+import { clearSession, loadSession, type Session, saveSession } from "./session.ts";
+
+const CATALOGUES = { fr, en } as const;
+
+/** setTimeout's longest delay (about 24.8 days); a token living longer is checked again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const onChange = () => setHash(location.hash);
+    addEventListener("hashchange", onChange);
+    return () => removeEventListener("hashchange", onChange);
+  }, []);
+  return hash;
+}
+
+export function App() {
+  const [language, setLanguage] = useState<Language>(() => initialLanguage(sessionStorage, navigator.languages ?? [navigator.language]));
+  const [session, setSession] = useState<Session | undefined>(() => loadSession(sessionStorage, new Date()));
+  const [signedOutBecause, setSignedOutBecause] = useState<MessageKey | undefined>();
+  const current = useRef(session);
+  current.current = session;
+  const hash = useHash();
+
+  const t = useMemo(() => (key: MessageKey, values?: Record<string, string | number>) => fill(CATALOGUES[language][key], values), [language]);
+  const chooseLanguage = (next: Language) => {
+    rememberLanguage(sessionStorage, next);
+    setLanguage(next);
+  };
+  useEffect(() => {
+    document.documentElement.lang = language;
+    document.title = t("app.title");
+  }, [language, t]);
+
+  const signOut = (reason?: MessageKey) => {
+    clearSession(sessionStorage);
+    setSession(undefined);
+    setSignedOutBecause(reason);
+  };
+  const signOutRef = useRef(signOut);
+  signOutRef.current = signOut;
+  const api = useMemo(
+    () =>
+      createApi({ token: () => current.current?.token, tenantId: () => current.current?.tenantId, onUnauthorized: () => signOutRef.current("signIn.expired") }),
+    [],
+  );
+
+  // Signed out when the token expires, whatever the page is doing then.
+  useEffect(() => {
+    if (!session) return;
+    const left = Date.parse(session.expiresAt) - Date.now();
+    const timer = setTimeout(
+      () => {
+        if (loadSession(sessionStorage, new Date())) setSession({ ...session });
+        else signOutRef.current("signIn.expired");
+      },
+      Math.min(Math.max(left, 0), MAX_TIMER_MS),
+    );
+    return () => clearTimeout(timer);
+  }, [session]);
+
+  const signedIn = (next: Session) => {
+    saveSession(sessionStorage, next);
+    setSignedOutBecause(undefined);
+    setSession(next);
+    location.hash = next.role === "admin" ? "#/operator/tenants" : "#/payments";
+  };
+
+  const languageSwitch = <LanguageSwitch language={language} onChoose={chooseLanguage} label={t("language.label")} />;
+  if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
+
+  const home: Route = session.role === "admin" ? { screen: "tenants" } : { screen: "payments" };
+  const route = parseRoute(hash, home);
+  const context: DashboardContext = { api, session, language, t, navigate: (next) => (location.hash = next) };
+  return (
+    <Dashboard.Provider value={context}>
+      <Shell route={route} languageSwitch={languageSwitch} onSignOut={() => signOut("signIn.signedOut")}>
+        <Screen route={route} />
+      </Shell>
+    </Dashboard.Provider>
+  );
+}
+
+function LanguageSwitch({ language, onChoose, label }: { language: Language; onChoose: (language: Language) => void; label: string }) {
+  return (
+    <fieldset class="language-switch">
+      <legend class="visually-hidden">{label}</legend>
+      {(["fr", "en"] as const).map((option) => (
+        <button type="button" key={option} lang={option} aria-pressed={language === option} data-language={option} onClick={() => onChoose(option)}>
+          {option === "fr" ? "Français" : "English"}
+        </button>
+      ))}
+    </fieldset>
+  );
+}
+
+function Screen({ route }: { route: Route }) {
+  switch (route.screen) {
+    case "payments":
+      return <PaymentsScreen />;
+    case "payment":
+      return <PaymentScreen paymentId={route.paymentId} />;
+    case "webhooks":
+      return <WebhooksScreen />;
+    case "webhook":
+      return <WebhookScreen webhookId={route.webhookId} />;
+    case "apiKeys":
+      return <ApiKeysScreen />;
+    case "settings":
+      return <SettingsScreen />;
+    case "tenants":
+      return <TenantsScreen />;
+    case "stuck":
+      return <StuckPaymentsScreen />;
+    case "notFound":
+      return <NotFoundScreen />;
+  }
+}
+
+const TENANT_LINKS = [
+  { route: { screen: "payments" }, label: "nav.payments" },
+  { route: { screen: "webhooks" }, label: "nav.webhooks" },
+  { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
+  { route: { screen: "settings" }, label: "nav.settings" },
+] as const satisfies readonly { route: Route; label: MessageKey }[];
+
+const OPERATOR_LINKS = [
+  { route: { screen: "tenants" }, label: "nav.tenants" },
+  { route: { screen: "stuck" }, label: "nav.stuck" },
+] as const satisfies readonly { route: Route; label: MessageKey }[];
+
+/** Which navigation entry a route belongs to (a payment's page is under Payments). */
+function sectionOf(route: Route): Route["screen"] {
+  if (route.screen === "payment") return "payments";
+  if (route.screen === "webhook") return "webhooks";
+  return route.screen;
+}
+
+function Shell({
+  route,
+  languageSwitch,
+  onSignOut,
+  children,
+}: {
+  route: Route;
+  languageSwitch: JSX.Element;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
+  const { session, t } = useDashboard();
+  const live = session.environment === "live";
+  const links = session.role === "admin" ? OPERATOR_LINKS : TENANT_LINKS;
+  const section = sectionOf(route);
+  return (
+    <div class={`shell env-${session.environment}`} data-environment={session.environment}>
+      <header class="topbar">
+        <div class="topbar-row">
+          <span class="brand">Passerelle</span>
+          <span class={`env-badge env-badge-${session.environment}`} data-testid="environment" title={live ? t("env.liveHint") : t("env.sandboxHint")}>
+            {live ? t("env.live") : t("env.sandbox")}
+          </span>
+          <span class="who">{session.role === "admin" ? t("who.operator") : t("who.tenant", { tenant: session.tenantId ?? "" })}</span>
+          <span class="spacer" />
+          {languageSwitch}
+          <button type="button" class="secondary" onClick={onSignOut}>
+            {t("signOut")}
+          </button>
+        </div>
+        <nav aria-label={t("nav.label")}>
+          {links.map((link) => (
+            <a key={link.label} href={hashOf(link.route)} aria-current={section === link.route.screen ? "page" : undefined}>
+              {t(link.label)}
+            </a>
+          ))}
+        </nav>
+      </header>
+      {live && (
+        <div class="live-banner" role="note" data-testid="live-banner">
+          {t("env.liveBanner")}
+        </div>
+      )}
+      <main id="main">{children}</main>
+    </div>
+  );
+}

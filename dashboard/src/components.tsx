@@ -1,0 +1,119 @@
+/**
+ * Small pieces every screen uses: loading a procedure's answer, the error and empty states, amounts,
+ * dates, state badges and the copy button of a secret shown once.
+ */
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { messageOf } from "./api.ts";
+import { useDashboard } from "./context.ts";
+import { formatAmount, formatDateTime } from "./i18n.ts";
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/**
+ * Calls `load` when the component mounts and whenever `keys` change; a later answer replaces an earlier
+ * one, and an answer that arrives after a newer call started is dropped.
+ */
+export function useLoad<T>(load: () => Promise<T>, keys: readonly unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [generation, setGeneration] = useState(0);
+  const latest = useRef(0);
+  useEffect(() => {
+    const call = ++latest.current;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (data) => call === latest.current && setState({ data, error: undefined, loading: false }),
+      (error: unknown) => call === latest.current && setState({ data: undefined, error, loading: false }),
+    );
+  }, [...keys, generation]);
+  const reload = useCallback(() => setGeneration((value) => value + 1), []);
+  return { ...state, reload };
+}
+
+/** The API's message for a failed call, announced to screen readers. */
+export function ErrorNote({ error }: { error: unknown }) {
+  const { t } = useDashboard();
+  if (error === undefined || error === null) return null;
+  return (
+    <div class="notice notice-error" role="alert">
+      <strong>{t("error.title")}</strong> <span class="error-message">{messageOf(error)}</span>
+    </div>
+  );
+}
+
+/** A provider's name as merchants know it: `providerA` → `Provider A`; another provider's name as it is. */
+export function providerLabel(name: string): string {
+  const match = /^provider([A-Z])$/.exec(name);
+  return match ? `Provider ${match[1]}` : name;
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+export function Loading() {
+  const { t } = useDashboard();
+  return (
+    <p class="loading" aria-live="polite">
+      {t("loading")}
+    </p>
+  );
+}
+
+export function Amount({ amount, currency }: { amount: number; currency: string }) {
+  const { language } = useDashboard();
+  return <span class="amount">{formatAmount(language, amount, currency)}</span>;
+}
+
+export function DateTime({ iso }: { iso: string | null }) {
+  const { language } = useDashboard();
+  if (!iso) return <span class="muted">—</span>;
+  return <time dateTime={iso}>{formatDateTime(language, iso)}</time>;
+}
+
+/** A payment's or a delivery's state as a coloured word, in the current language. */
+export function StateBadge({ state }: { state: string }) {
+  const { t } = useDashboard();
+  const key = `state.${state}` as Parameters<typeof t>[0];
+  return (
+    <span class={`badge badge-${state}`} data-state={state}>
+      {t(key)}
+    </span>
+  );
+}
+
+/**
+ * A secret shown once, with a button that copies it. The secret lives in this component's props only: once
+ * the merchant closes the box it is gone from the page.
+ */
+export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
+  const { t } = useDashboard();
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(secret).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
+  };
+  return (
+    <div class="notice notice-secret" role="status">
+      <p>{t("secret.once")}</p>
+      <code class="secret" data-testid="secret">
+        {secret}
+      </code>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {copied ? t("secret.copied") : t("secret.copy")}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          {t("secret.done")}
+        </button>
+      </div>
+    </div>
+  );
+}

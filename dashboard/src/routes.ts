@@ -1,0 +1,56 @@
+/**
+ * The dashboard's addresses: hash routes (`#/payments/pay_…`), so `/dashboard` is the only page the
+ * gateway serves and a reload keeps the screen.
+ */
+export type Route =
+  | { screen: "payments" }
+  | { screen: "payment"; paymentId: string }
+  | { screen: "webhooks" }
+  | { screen: "webhook"; webhookId: string }
+  | { screen: "apiKeys" }
+  | { screen: "settings" }
+  | { screen: "tenants" }
+  | { screen: "stuck" }
+  | { screen: "notFound" };
+
+/** The route a location hash names; `#/` and an empty hash are the session's home (`home`). */
+export function parseRoute(hash: string, home: Route): Route {
+  const parts = hash
+    .replace(/^#\/?/, "")
+    .split("/")
+    .filter((part) => part !== "")
+    .map(decodeURIComponent);
+  const [first, second] = parts;
+  if (first === undefined) return home;
+  if (first === "payments") return second ? { screen: "payment", paymentId: second } : { screen: "payments" };
+  if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
+  if (first === "api-keys") return { screen: "apiKeys" };
+  if (first === "settings") return { screen: "settings" };
+  if (first === "operator" && second === "tenants") return { screen: "tenants" };
+  if (first === "operator" && second === "stuck") return { screen: "stuck" };
+  return { screen: "notFound" };
+}
+
+/** The hash of a route, e.g. `#/payments/pay_01…`. */
+export function hashOf(route: Route): string {
+  switch (route.screen) {
+    case "payments":
+      return "#/payments";
+    case "payment":
+      return `#/payments/${encodeURIComponent(route.paymentId)}`;
+    case "webhooks":
+      return "#/webhooks";
+    case "webhook":
+      return `#/webhooks/${encodeURIComponent(route.webhookId)}`;
+    case "apiKeys":
+      return "#/api-keys";
+    case "settings":
+      return "#/settings";
+    case "tenants":
+      return "#/operator/tenants";
+    case "stuck":
+      return "#/operator/stuck";
+    case "notFound":
+      return "#/";
+  }
+}

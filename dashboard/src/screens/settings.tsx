@@ -1,0 +1,173 @@
+/**
+ * Tenant Config (spec 2.5): provider B's keys per environment and, optionally, the tenant's own provider
+ * A account — shown masked with the version each payment records, replaced by a new set
+ * (`credentials.providerB.get` / `put`, `credentials.providerA.get` / `put`). Values typed here are sent
+ * once and never shown again.
+ */
+import { useState } from "preact/hooks";
+import type { Outputs } from "../api.ts";
+import { DateTime, Empty, ErrorNote, Loading, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+import type { MessageKey } from "../i18n.ts";
+
+type Environment = Outputs["auth"]["whoami"]["environment"];
+const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];
+
+interface FieldSpec {
+  name: string;
+  label: MessageKey;
+  optional?: boolean;
+}
+
+const PROVIDER_B_FIELDS: FieldSpec[] = [
+  { name: "masterKey", label: "settings.masterKey" },
+  { name: "privateKey", label: "settings.privateKey" },
+  { name: "token", label: "settings.token" },
+  { name: "publicKey", label: "settings.publicKey", optional: true },
+];
+const PROVIDER_A_FIELDS: FieldSpec[] = [
+  { name: "secretKey", label: "settings.secretKey" },
+  { name: "webhookSecret", label: "settings.webhookSecret" },
+];
+
+export function SettingsScreen() {
+  const { api, session, t } = useDashboard();
+  const tenantId = session.tenantId ?? "";
+  const providerB = useLoad(() => api.credentials.providerB.get.query({ tenant_id: tenantId }), [tenantId]);
+  const providerA = useLoad(() => api.credentials.providerA.get.query({ tenant_id: tenantId }), [tenantId]);
+  return (
+    <section aria-labelledby="settings-title">
+      <h1 id="settings-title">{t("settings.title")}</h1>
+      <p class="hint">{t("settings.hint")}</p>
+      <CredentialsSection
+        id="provider-b"
+        title={t("settings.providerB")}
+        hint={t("settings.providerBHint")}
+        fields={PROVIDER_B_FIELDS}
+        sets={providerB}
+        save={(environment, values) =>
+          api.credentials.providerB.put.mutate({
+            tenant_id: tenantId,
+            environment,
+            masterKey: values.masterKey ?? "",
+            privateKey: values.privateKey ?? "",
+            token: values.token ?? "",
+            ...(values.publicKey ? { publicKey: values.publicKey } : {}),
+          })
+        }
+      />
+      <CredentialsSection
+        id="provider-a"
+        title={t("settings.providerA")}
+        hint={t("settings.providerAHint")}
+        fields={PROVIDER_A_FIELDS}
+        sets={providerA}
+        save={(environment, values) =>
+          api.credentials.providerA.put.mutate({
+            tenant_id: tenantId,
+            environment,
+            secretKey: values.secretKey ?? "",
+            webhookSecret: values.webhookSecret ?? "",
+          })
+        }
+      />
+    </section>
+  );
+}
+
+interface MaskedSet {
+  environment: Environment;
+  version: number;
+  updatedAt: string;
+  [field: string]: string | number | null;
+}
+
+function CredentialsSection(props: {
+  id: string;
+  title: string;
+  hint: string;
+  fields: FieldSpec[];
+  sets: { data: { data: MaskedSet[] } | undefined; error: unknown; loading: boolean; reload: () => void };
+  save: (environment: Environment, values: Record<string, string>) => Promise<unknown>;
+}) {
+  const { session, t } = useDashboard();
+  const [error, setError] = useState<unknown>();
+  const [saved, setSaved] = useState<string | undefined>();
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const environment = String(form.get("environment")) as Environment;
+    const values = Object.fromEntries(props.fields.map((field) => [field.name, String(form.get(field.name) ?? "").trim()]));
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      await props.save(environment, values);
+      // The values leave the page once sent: only the masked set is shown from now on.
+      formElement.reset();
+      setSaved(t("settings.saved", { environment: environment === "live" ? t("env.live") : t("env.sandbox") }));
+      props.sets.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const sets = props.sets.data?.data ?? [];
+  return (
+    <div class="card" id={props.id} data-testid={props.id}>
+      <h2>{props.title}</h2>
+      <p class="hint">{props.hint}</p>
+      <ErrorNote error={props.sets.error} />
+      {props.sets.loading && !props.sets.data ? <Loading /> : null}
+      {props.sets.data && sets.length === 0 ? <Empty>{t("settings.none")}</Empty> : null}
+      {sets.map((set) => (
+        <dl key={set.environment} class="facts" data-environment={set.environment} data-version={set.version}>
+          <dt>{t("apiKeys.environment")}</dt>
+          <dd>
+            <span class={`env-badge env-badge-${set.environment}`}>{set.environment === "live" ? t("env.live") : t("env.sandbox")}</span>
+          </dd>
+          {props.fields.map((field) => (
+            <>
+              <dt key={`${field.name}-label`}>{t(field.label)}</dt>
+              <dd key={field.name} class="mono masked">
+                {set[field.name] ?? "—"}
+              </dd>
+            </>
+          ))}
+          <dt>{t("settings.version")}</dt>
+          <dd>{t("settings.versionValue", { version: set.version })}</dd>
+          <dt>{t("settings.updatedAt")}</dt>
+          <dd>
+            <DateTime iso={set.updatedAt} />
+          </dd>
+        </dl>
+      ))}
+      <form class="stack" onSubmit={submit} aria-label={t("settings.replace", { provider: props.title })}>
+        <h3>{sets.length > 0 ? t("settings.replace", { provider: props.title }) : t("settings.store", { provider: props.title })}</h3>
+        <label>
+          {t("apiKeys.environment")}
+          <select name="environment" value={session.environment}>
+            {ENVIRONMENTS.map((environment) => (
+              <option key={environment} value={environment}>
+                {environment === "live" ? t("env.live") : t("env.sandbox")}
+              </option>
+            ))}
+          </select>
+        </label>
+        {props.fields.map((field) => (
+          <label key={field.name}>
+            {t(field.label)}
+            {field.optional ? ` ${t("settings.optional")}` : ""}
+            <input name={field.name} type="password" autoComplete="off" required={!field.optional} spellcheck={false} />
+          </label>
+        ))}
+        {saved ? (
+          <p class="notice" role="status">
+            {saved}
+          </p>
+        ) : null}
+        <ErrorNote error={error} />
+        <button type="submit">{t("settings.save")}</button>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,154 @@
+/**
+ * One webhook endpoint: its settings (enable or disable, delete), a test event, a new signing secret
+ * (shown once), a replay of a window of events, and its delivery log with attempts, paged with the API's
+ * cursors (`webhooks.get`, `update`, `delete`, `test`, `rotateSecret`, `replay`, `deliveries`).
+ */
+import { useState } from "preact/hooks";
+import { DateTime, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+import { DeliveryLog } from "./deliveries.tsx";
+
+/** A datetime-local field's value (the viewer's time zone) as an RFC 3339 instant. */
+function instantOf(local: string): string {
+  return new Date(local).toISOString();
+}
+
+/** `datetime-local`'s format for a moment, in the viewer's time zone. */
+function localValue(date: Date): string {
+  const shifted = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
+  return shifted.toISOString().slice(0, 16);
+}
+
+export function WebhookScreen({ webhookId }: { webhookId: string }) {
+  const { api, t, navigate } = useDashboard();
+  const endpoint = useLoad(() => api.webhooks.get.query({ webhook_id: webhookId }), [webhookId]);
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const deliveries = useLoad(() => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...(cursor ? { cursor } : {}) }), [webhookId, cursor]);
+  const [secret, setSecret] = useState<string | undefined>();
+  const [status, setStatus] = useState<string | undefined>();
+  const [error, setError] = useState<unknown>();
+
+  /** Runs an action, then says `done` and reloads the endpoint and its log; a failure shows the API's message. */
+  const act = async (action: () => Promise<unknown>, done: string) => {
+    setError(undefined);
+    setStatus(undefined);
+    try {
+      await action();
+      if (done) setStatus(done);
+      endpoint.reload();
+      deliveries.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  const replay = (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    return act(async () => {
+      const answer = await api.webhooks.replay.mutate({ webhook_id: webhookId, since: instantOf(String(form.get("since"))) });
+      setStatus(t("webhook.replayed", { count: answer.replayed }));
+    }, "");
+  };
+
+  const current = endpoint.data;
+  return (
+    <section aria-labelledby="webhook-title">
+      <p>
+        <a href="#/webhooks">← {t("webhooks.title")}</a>
+      </p>
+      <h1 id="webhook-title">{t("webhook.title")}</h1>
+      <ErrorNote error={endpoint.error} />
+      {endpoint.loading && !current ? <Loading /> : null}
+      {current ? (
+        <>
+          <dl class="facts card">
+            <dt>{t("webhooks.url")}</dt>
+            <dd class="mono">{current.url}</dd>
+            <dt>{t("webhooks.events")}</dt>
+            <dd>{current.events ? current.events.join(", ") : t("webhooks.allEvents")}</dd>
+            <dt>{t("webhook.state")}</dt>
+            <dd>
+              {current.enabled ? t("webhooks.enabled") : t("webhooks.disabled")}
+              {current.disabledReason ? ` (${current.disabledReason})` : ""}
+            </dd>
+            <dt>{t("payments.created")}</dt>
+            <dd>
+              <DateTime iso={current.createdAt} />
+            </dd>
+          </dl>
+          <div class="actions">
+            <button type="button" onClick={() => act(() => api.webhooks.test.mutate({ webhook_id: webhookId }), t("webhook.testSent"))}>
+              {t("webhook.test")}
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => act(async () => setSecret((await api.webhooks.rotateSecret.mutate({ webhook_id: webhookId })).secret), t("webhook.rotated"))}
+            >
+              {t("webhook.rotate")}
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => act(() => api.webhooks.update.mutate({ webhook_id: webhookId, enabled: !current.enabled }), t("webhook.saved"))}
+            >
+              {current.enabled ? t("webhook.disable") : t("webhook.enable")}
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() =>
+                confirm(t("webhook.deleteConfirm")) &&
+                act(async () => {
+                  await api.webhooks.delete.mutate({ webhook_id: webhookId });
+                  navigate("#/webhooks");
+                }, "")
+              }
+            >
+              {t("webhook.delete")}
+            </button>
+          </div>
+          {secret ? <SecretOnce secret={secret} onDone={() => setSecret(undefined)} /> : null}
+          {status ? (
+            <p class="notice" role="status">
+              {status}
+            </p>
+          ) : null}
+          <ErrorNote error={error} />
+          <form class="inline-form" onSubmit={replay}>
+            <label>
+              {t("webhook.replaySince")}
+              <input name="since" type="datetime-local" required value={localValue(new Date(Date.now() - 24 * 3600_000))} />
+            </label>
+            <button type="submit" class="secondary">
+              {t("webhook.replay")}
+            </button>
+          </form>
+          <div class="section-head">
+            <h2>{t("webhook.log")}</h2>
+            <button type="button" class="secondary" onClick={deliveries.reload}>
+              {t("refresh")}
+            </button>
+          </div>
+          <ErrorNote error={deliveries.error} />
+          {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
+          <div class="pager">
+            <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+              {t("pager.previous")}
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={!deliveries.data?.nextCursor}
+              onClick={() => deliveries.data?.nextCursor && setCursors([...cursors, deliveries.data.nextCursor])}
+            >
+              {t("pager.next")}
+            </button>
+          </div>
+        </>
+      ) : null}
+    </section>
+  );
+}

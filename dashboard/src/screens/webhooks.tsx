@@ -1,0 +1,108 @@
+/**
+ * Webhook endpoints: the list (`webhooks.list`), and a form that creates one (`webhooks.create`), its
+ * signing secret shown once with a copy button.
+ */
+import { useState } from "preact/hooks";
+import type { Outputs } from "../api.ts";
+import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+
+type EventType = Outputs["events"]["get"]["type"];
+
+/** The event types an endpoint may subscribe to (checked against the API's type). */
+const EVENT_TYPES = [
+  "payment.completed",
+  "payment.failed",
+  "payment.cancelled",
+  "payment.refunded",
+  "permit.activated",
+  "permit.declined",
+  "permit.revoked",
+  "permit.charge.succeeded",
+  "permit.charge.failed",
+  "permit.schedule.past_due",
+  "webhook.test",
+] as const satisfies readonly EventType[];
+
+export function WebhooksScreen() {
+  const { api, t } = useDashboard();
+  const endpoints = useLoad(() => api.webhooks.list.query(), []);
+  const [created, setCreated] = useState<{ id: string; secret: string } | undefined>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const create = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const events = form.getAll("events").map(String) as EventType[];
+    const description = String(form.get("description") ?? "").trim();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const endpoint = await api.webhooks.create.mutate({
+        url: String(form.get("url") ?? "").trim(),
+        ...(events.length > 0 ? { events } : {}),
+        ...(description ? { description } : {}),
+      });
+      setCreated({ id: endpoint.id, secret: endpoint.secret });
+      formElement.reset();
+      endpoints.reload();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h1 id="webhooks-title">{t("webhooks.title")}</h1>
+      <p class="hint">{t("webhooks.hint")}</p>
+      {created ? <SecretOnce secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
+      <ErrorNote error={endpoints.error} />
+      {endpoints.loading && !endpoints.data ? <Loading /> : null}
+      {endpoints.data && endpoints.data.data.length === 0 ? <Empty>{t("webhooks.none")}</Empty> : null}
+      {endpoints.data && endpoints.data.data.length > 0 ? (
+        <ul class="cards" data-testid="endpoints">
+          {endpoints.data.data.map((endpoint) => (
+            <li key={endpoint.id} class="card" data-webhook-id={endpoint.id}>
+              <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
+                {endpoint.url}
+              </a>
+              <div class="muted">
+                {endpoint.description ? `${endpoint.description} · ` : ""}
+                {endpoint.events ? endpoint.events.join(", ") : t("webhooks.allEvents")} · {endpoint.enabled ? t("webhooks.enabled") : t("webhooks.disabled")} ·{" "}
+                <DateTime iso={endpoint.createdAt} />
+              </div>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <h2>{t("webhooks.create")}</h2>
+      <form class="stack card" onSubmit={create}>
+        <label>
+          {t("webhooks.url")}
+          <input name="url" type="url" required placeholder="https://" spellcheck={false} />
+        </label>
+        <label>
+          {t("webhooks.description")}
+          <input name="description" maxLength={500} />
+        </label>
+        <fieldset>
+          <legend>{t("webhooks.events")}</legend>
+          <p class="hint">{t("webhooks.eventsHint")}</p>
+          {EVENT_TYPES.map((type) => (
+            <label key={type} class="check">
+              <input type="checkbox" name="events" value={type} /> <span class="mono">{type}</span>
+            </label>
+          ))}
+        </fieldset>
+        <ErrorNote error={error} />
+        <button type="submit" disabled={busy}>
+          {t("webhooks.createSubmit")}
+        </button>
+      </form>
+    </section>
+  );
+}

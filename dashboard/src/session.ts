@@ -1,0 +1,62 @@
+/**
+ * Who is signed in: the bearer token and what `auth.whoami` says of it, kept in sessionStorage (gone with
+ * the tab; never localStorage, which outlives it and every tab of the origin can read). A session past its
+ * token's expiry is not a session.
+ */
+import type { Api, WhoAmI } from "./api.ts";
+
+export interface Session {
+  token: string;
+  role: WhoAmI["role"];
+  tenantId: string | null;
+  environment: WhoAmI["environment"];
+  /** The token's subject: `key:key_…` for a tenant's API key, the operator's name for an admin token. */
+  subject: string;
+  expiresAt: string;
+}
+
+const SESSION_KEY = "passerelle.session";
+
+/** The stored session, unless it is missing, unreadable or expired (then it is removed). */
+export function loadSession(storage: Storage, now: Date): Session | undefined {
+  const text = storage.getItem(SESSION_KEY);
+  if (!text) return undefined;
+  try {
+    const session = JSON.parse(text) as Session;
+    if (typeof session.token === "string" && Date.parse(session.expiresAt) > now.getTime()) return session;
+  } catch {
+    // An unreadable entry is dropped below.
+  }
+  storage.removeItem(SESSION_KEY);
+  return undefined;
+}
+
+export function saveSession(storage: Storage, session: Session): void {
+  storage.setItem(SESSION_KEY, JSON.stringify(session));
+}
+
+export function clearSession(storage: Storage): void {
+  storage.removeItem(SESSION_KEY);
+}
+
+/** Reads who a token is (`auth.whoami`) into a session. */
+async function sessionFor(api: Api, token: string): Promise<Session> {
+  const me = await api.auth.whoami.query();
+  return { token, role: me.role, tenantId: me.tenantId, environment: me.environment, subject: me.sub, expiresAt: me.expiresAt };
+}
+
+/**
+ * A tenant's sign-in: the API key's id and secret exchanged for a token by `auth.token` (the secret is
+ * not kept), then `auth.whoami`. `apiFor(token)` builds a client that sends that token.
+ */
+export async function signInWithApiKey(api: Api, apiFor: (token: string) => Api, keyId: string, secret: string): Promise<Session> {
+  const { access_token } = await api.auth.token.mutate({ grant_type: "client_credentials", client_id: keyId, client_secret: secret });
+  return sessionFor(apiFor(access_token), access_token);
+}
+
+/** An operator's sign-in with an admin token (`bun run passerelle token --admin`); refused for any other token. */
+export async function signInWithAdminToken(apiFor: (token: string) => Api, token: string, notAdmin: string): Promise<Session> {
+  const session = await sessionFor(apiFor(token), token);
+  if (session.role !== "admin") throw new Error(notAdmin);
+  return session;
+}
