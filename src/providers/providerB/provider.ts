@@ -1,8 +1,9 @@
 /**
  * Provider B behind the port (`../provider.ts`): hosted checkout invoices, recurring authorisations
  * (PERMIT: create, read, charge, revoke) and money out (disburse v2, `payouts.ts`), every call with the
- * tenant's own keys of the version the object was made with; a payment is read back by confirming its invoice (a checkout's, or a permit charge's);
- * its IPN (`inbound.ts`) is signed with the SHA-512 of the account's master key.
+ * tenant's own keys of the version the object was made with; a payment is read back by confirming its
+ * invoice (a checkout's, or a permit charge's); its IPN (`inbound.ts`) and its disbursement callback
+ * (`disburse-inbound.ts`) are signed with the SHA-512 of the account's master key.
  *
  * @module
  */
@@ -23,6 +24,7 @@ import {
   type RecurringAuthorisations,
 } from "../provider.ts";
 import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, type ProviderBAccount } from "./accounts.ts";
+import { providerBDisburseRoute } from "./disburse-inbound.ts";
 import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
 import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
 import { refusalOf, toAuthorisationReport, toChargeResult, toPaymentReport } from "./map.ts";
@@ -189,7 +191,7 @@ export const providerB: PaymentProvider = {
     throw new Error(`provider B does not start a ${request.kind}`);
   },
   readPayment,
-  inbound: [providerBInboundRoute],
+  inbound: [providerBInboundRoute, providerBDisburseRoute],
   recurring,
   signatures,
   payouts: providerBPayouts,
