@@ -1,6 +1,7 @@
 /**
  * `POST /payouts`: send money to a mobile-money wallet. The recipient's operator and country pick the
- * provider (the first the gateway runs whose payouts reach that wallet, or the one the caller names); the
+ * provider (the first the gateway runs whose payouts reach that wallet and that has an account for the tenant
+ * there — the tenant's own, or the service's pooled one — or the one the caller names); the
  * payout is recorded and answered `pending`, and its first step sends it (`record-money-out.ts`).
  *
  * @module
@@ -12,7 +13,7 @@ import type { Deps } from "../deps.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { toPayoutView, type PayoutView } from "./payout-view.ts";
-import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut } from "./record-money-out.ts";
+import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 
 const metadataField = z
   .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
@@ -61,8 +62,7 @@ export async function createPayout(deps: Deps, request: { tenantId: string; envi
   const { phone, operator, ...names } = input.recipient;
   const messages: string[] = [];
   const routes = payoutRoutes(deps, operator, phone.country).filter((r) => input.provider === undefined || r.provider.name === input.provider);
-  const route = routes[0];
-  if (!route)
+  if (routes.length === 0)
     messages.push(
       input.provider === undefined
         ? `recipient.operator ${operator} cannot be paid out to in country ${phone.country}`
@@ -71,10 +71,11 @@ export async function createPayout(deps: Deps, request: { tenantId: string; envi
   const callingCode = PAYOUT_CALLING_CODES[phone.country];
   if (callingCode !== undefined && !phone.number.startsWith(`+${callingCode}`))
     messages.push(`recipient.phone.number must start with +${callingCode} for country ${phone.country}`);
-  if (route && input.currency !== undefined && input.currency !== route.currency)
-    messages.push(`currency must be ${route.currency} for country ${phone.country}`);
-  if (messages.length > 0 || !route) throw new ValidationError(messages);
-  const account = await route.provider.accountFor(deps, tenantId, environment);
+  const currency = routes[0]?.currency;
+  if (currency !== undefined && input.currency !== undefined && input.currency !== currency)
+    messages.push(`currency must be ${currency} for country ${phone.country}`);
+  if (messages.length > 0) throw new ValidationError(messages);
+  const { route, account } = await routeWithAccount(deps, routes, tenantId, environment);
   const row = await recordMoneyOut(deps, {
     tenantId,
     environment,

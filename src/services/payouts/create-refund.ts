@@ -13,7 +13,7 @@ import type { Database, Environment } from "../../db/schema.ts";
 import { ConflictError, MoneyRuleError, NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
-import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut } from "./record-money-out.ts";
+import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 
 /** The body of `POST /payments/{payment_id}/refunds`. */
 export const refundRequest = z
@@ -61,13 +61,13 @@ export async function createRefund(
     throw new ConflictError(`Payment ${paymentId} is ${payment.state}: only a succeeded payment can be refunded`, "payment_not_refundable");
   const payer = deps.providers.find(payment.provider)?.payerOf?.(payment) ?? null;
   if (!payer) throw new ConflictError(`${payment.provider} does not tell which wallet paid ${paymentId}: it cannot be refunded`, "payment_not_refundable");
-  const route = payoutRoutes(deps, payer.operator, payer.phone.country, payment.provider)[0];
-  if (!route)
+  const routes = payoutRoutes(deps, payer.operator, payer.phone.country, payment.provider);
+  if (routes.length === 0)
     throw new ConflictError(
       `No provider this gateway runs pays out to ${payer.operator} in ${payer.phone.country}: ${paymentId} cannot be refunded`,
       "payment_not_refundable",
     );
-  const account = await route.provider.accountFor(deps, tenantId, environment);
+  const { route, account } = await routeWithAccount(deps, routes, tenantId, environment);
   const code = PAYOUT_CALLING_CODES[payer.phone.country];
   const international = payer.phone.number.startsWith("+") || code === undefined ? payer.phone.number : `+${code}${payer.phone.number}`;
   const row = await recordMoneyOut(deps, {

@@ -9,7 +9,7 @@
  */
 import type { Transaction } from "kysely";
 import type { Currency, CustomData, Database, Environment, PayoutPurpose, PayoutRow } from "../../db/schema.ts";
-import { MoneyRuleError } from "../../errors.ts";
+import { MoneyRuleError, NotConfiguredError } from "../../errors.ts";
 import type { PaymentProvider, PayoutRecipient, ProviderAccountRef } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
@@ -58,6 +58,29 @@ export function payoutRoutes(deps: Pick<Deps, "providers">, operator: string, co
     if (provider.capabilities.payout && method) routes.push({ provider, currency: method.currency });
   }
   return routes.sort((a, b) => Number(b.provider.name === preferred) - Number(a.provider.name === preferred));
+}
+
+/**
+ * The first of `routes` whose provider has an account for the tenant there, with that account.
+ *
+ * @throws {NotConfiguredError} (424) the first route's, when none has one.
+ */
+export async function routeWithAccount(
+  deps: Deps,
+  routes: readonly PayoutRoute[],
+  tenantId: string,
+  environment: Environment,
+): Promise<{ route: PayoutRoute; account: ProviderAccountRef }> {
+  let first: unknown;
+  for (const route of routes) {
+    try {
+      return { route, account: await route.provider.accountFor(deps, tenantId, environment) };
+    } catch (error) {
+      if (!(error instanceof NotConfiguredError)) throw error;
+      first ??= error;
+    }
+  }
+  throw first ?? new NotConfiguredError("No provider can send this payout");
 }
 
 export interface MoneyOutInput {
