@@ -5,23 +5,26 @@
  * Each is verified with that account's webhook secret only — raw bytes, `t=…,s=…`, 300 s tolerance,
  * constant time — and applied only to a transaction of that account and environment. The body is never
  * trusted: a verified webhook only says "read this transaction again", and that read is what is applied
- * (`syncFromProvider`). Unknown transactions are answered 200 (else the provider retries forever).
+ * (`syncFromProvider`). `payout.sent` / `payout.failed` name our payout by its `merchant_reference` (our
+ * `po_`/`rf_` id); the domain reads that payout again (`followPayout`). Unknown transactions and payouts are
+ * answered 200 (else the provider retries forever).
  */
 import { z } from "zod";
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
-import type { Payment } from "../../db/schema.ts";
+import type { Payment, PayoutRow } from "../../db/schema.ts";
 import { NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { errorBodySchema } from "../../http/error-body.ts";
 import { readRawBody } from "../../http/body-limit.ts";
 import { syncFromProvider } from "../../services/direct-payments/refresh.ts";
+import { followPayout } from "../../services/payouts/follow-payout.ts";
 import type { Deps } from "../../services/deps.ts";
 import { isId } from "../../services/ids.ts";
 import type { InboundRoute } from "../provider.ts";
 import { SERVICE_ACCOUNT, serviceAccount, tenantAccount } from "./accounts.ts";
 import { verifyProviderASignature } from "./signature.ts";
-import { wireWebhookSchema } from "./wire.ts";
+import { wirePayoutWebhookSchema, wireWebhookSchema } from "./wire.ts";
 
 export interface ProviderAWebhook {
   environment: string;
@@ -33,15 +36,49 @@ export interface ProviderAWebhook {
 
 const utf8 = new TextDecoder();
 
-function parseLoosely(rawBody: Uint8Array): { transactionId?: number; merchantReference?: string } {
+/** What a webhook names, read before its signature is checked: only used to find the record (and its account) it is about. */
+interface WebhookFacts {
+  /** `payout.sent`, `payout.failed`: the entity is a payout. */
+  aboutPayout?: boolean;
+  transactionId?: number;
+  merchantReference?: string;
+}
+
+function parseLoosely(rawBody: Uint8Array): WebhookFacts {
   try {
-    const parsed = wireWebhookSchema.safeParse(JSON.parse(utf8.decode(rawBody)));
+    const json: unknown = JSON.parse(utf8.decode(rawBody));
+    const payout = wirePayoutWebhookSchema.safeParse(json);
+    if (payout.success && payout.data.name.startsWith("payout."))
+      return { aboutPayout: true, merchantReference: payout.data.entity.merchant_reference ?? undefined };
+    const parsed = wireWebhookSchema.safeParse(json);
     if (!parsed.success || !parsed.data.entity) return {};
     const reference = (parsed.data.entity as { merchant_reference?: unknown }).merchant_reference;
     return { transactionId: parsed.data.entity.id, merchantReference: typeof reference === "string" ? reference : undefined };
   } catch {
     return {};
   }
+}
+
+/** Our payout and refund ids (`po_`/`rf_` + ULID), which provider A carries as the payout's `merchant_reference`. */
+const OUR_PAYOUT_ID = /^(po|rf)_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The payout of this account and environment a `payout.*` webhook is about (by our id, its `merchant_reference`). */
+async function findPayout(
+  deps: Pick<Deps, "db">,
+  scope: { environment: Environment; tenantId?: string },
+  facts: WebhookFacts,
+): Promise<Pick<PayoutRow, "id" | "credential_version"> | undefined> {
+  if (!facts.merchantReference || !OUR_PAYOUT_ID.test(facts.merchantReference)) return undefined;
+  const base = deps.db
+    .selectFrom("payouts")
+    .select(["id", "credential_version"])
+    .where("id", "=", facts.merchantReference)
+    .where("environment", "=", scope.environment)
+    .where("provider", "=", "providerA");
+  const scoped = scope.tenantId
+    ? base.where("tenant_id", "=", scope.tenantId).where("provider_account", "!=", SERVICE_ACCOUNT)
+    : base.where("provider_account", "=", SERVICE_ACCOUNT);
+  return scoped.executeTakeFirst();
 }
 
 /**
@@ -62,11 +99,7 @@ const paymentLookup = precompile<{ environment: Environment; tenant_id: string; 
 });
 
 /** The payment of this account and environment the webhook is about: by provider id, else by our `pay_` id. */
-async function findPayment(
-  deps: Pick<Deps, "db">,
-  scope: { environment: Environment; tenantId?: string },
-  facts: ReturnType<typeof parseLoosely>,
-): Promise<Payment | undefined> {
+async function findPayment(deps: Pick<Deps, "db">, scope: { environment: Environment; tenantId?: string }, facts: WebhookFacts): Promise<Payment | undefined> {
   const account = scope.tenantId ? "tenant" : "service";
   const base = { environment: scope.environment, tenant_id: scope.tenantId ?? "" };
   if (facts.transactionId !== undefined) {
@@ -90,13 +123,13 @@ export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebh
   const facts = parseLoosely(webhook.rawBody);
   const scope = { environment, tenantId: webhook.tenantId };
   if (webhook.tenantId !== undefined && !isId("ten", webhook.tenantId)) throw new UnauthorizedError("Invalid provider A webhook signature");
-  const payment = await findPayment(deps, scope, facts);
+  const payment = facts.aboutPayout ? undefined : await findPayment(deps, scope, facts);
+  const payout = facts.aboutPayout ? await findPayout(deps, scope, facts) : undefined;
 
-  // The account the route stands for: the payment's own credential version when the webhook is about one
-  // of ours, the active one otherwise.
-  const account = webhook.tenantId
-    ? await tenantAccount(deps, { tenantId: webhook.tenantId, environment, version: payment?.credential_version ?? undefined })
-    : serviceAccount(deps, environment);
+  // The account the route stands for: the payment's (or payout's) own credential version when the webhook
+  // is about one of ours, the active one otherwise.
+  const version = (payment ?? payout)?.credential_version ?? undefined;
+  const account = webhook.tenantId ? await tenantAccount(deps, { tenantId: webhook.tenantId, environment, version }) : serviceAccount(deps, environment);
   const secret = account?.webhookSecret;
   const verified =
     !!secret &&
@@ -106,6 +139,8 @@ export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebh
     throw new UnauthorizedError("Invalid provider A webhook signature");
   }
   if (payment) await syncFromProvider(deps, payment);
+  // The domain reads the payout again from provider A; the body is never applied.
+  if (payout) await followPayout(deps, { provider: "providerA", payoutId: payout.id });
   return { received: true };
 }
 
@@ -118,7 +153,8 @@ function describe(withTenant: boolean): ZodOpenApiPathItemObject {
       description:
         "Sent by provider A on every status change, " +
         "signed with `X-FEDAPAY-SIGNATURE: t=<unix>,s=<hex HMAC-SHA256>` over the raw body with that account's webhook secret (300 s tolerance). " +
-        "The transaction is then read again from provider A. Unknown transactions are acknowledged with 200.",
+        "The transaction (or, for `payout.sent` / `payout.failed`, the payout named by its `merchant_reference`) is then read again from provider A. " +
+        "Unknown transactions and payouts are acknowledged with 200.",
       requestParams: {
         path: z.object({
           environment: z.enum(["sandbox", "live"]),
