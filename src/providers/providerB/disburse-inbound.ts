@@ -1,5 +1,5 @@
 /**
- * `POST /providerB/disburse` — provider B's disbursement callback (the `callback_url` of every get-invoice),
+ * `POST /providerB/webhook/disburse` — provider B's disbursement callback (the `callback_url` of every get-invoice),
  * its inbound route. Provider B first posts an EMPTY body here when the disbursement is recorded (and
  * refuses get-invoice unless it gets a 2xx): answered 200. A real callback is flat — `status, token,
  * withdraw_mode, amount, updated_at, disburse_id, transaction_id, disburse_tx_id, hash` — as a form, a

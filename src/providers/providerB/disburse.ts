@@ -28,7 +28,7 @@ import { providerBCaller, type ProviderBClientOptions } from "./client.ts";
 import { nullableText, SUCCESS_CODE, wireAmount } from "./wire.ts";
 
 /** The path provider B posts a disbursement's callback to (its `callback_url`, on the gateway's public base URL). */
-export const DISBURSE_CALLBACK_PATH = "/providerB/disburse";
+export const DISBURSE_CALLBACK_PATH = "/providerB/webhook/disburse";
 
 /** `response_code` of a refusal for lack of funds (or a callback URL that did not answer 2xx at get-invoice). */
 export const NO_FUNDS_CODE = "4002";

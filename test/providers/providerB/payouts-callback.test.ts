@@ -1,5 +1,5 @@
 /**
- * `POST /providerB/disburse`, provider B's disbursement callback, on a gateway over real HTTP with its
+ * `POST /providerB/webhook/disburse`, provider B's disbursement callback, on a gateway over real HTTP with its
  * workers, its provider B simulator and a database (both drivers): the empty probe is answered 200, a payout
  * sent through `POST /payouts` is settled by the simulator's hashed callback, a callback without a hash is
  * followed (the payout is read again from provider B, its body never trusted), a wrong hash is refused 401.
@@ -59,13 +59,13 @@ async function submittedDisbursement(id: string) {
 }
 
 function postCallback(body: string, contentType = "application/x-www-form-urlencoded"): Promise<Response> {
-  return fetch(`${gw.url}/providerB/disburse`, { method: "POST", headers: { "content-type": contentType }, body });
+  return fetch(`${gw.url}/providerB/webhook/disburse`, { method: "POST", headers: { "content-type": contentType }, body });
 }
 
-describe("POST /providerB/disburse", () => {
+describe("POST /providerB/webhook/disburse", () => {
   it("answers provider B's empty probe 200, with or without a content type", async () => {
     for (const headers of [{}, { "content-type": "application/x-www-form-urlencoded" }, { "content-type": "application/json" }]) {
-      const response = await fetch(`${gw.url}/providerB/disburse`, { method: "POST", headers, body: "" });
+      const response = await fetch(`${gw.url}/providerB/webhook/disburse`, { method: "POST", headers, body: "" });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ received: true });
     }
@@ -78,7 +78,7 @@ describe("POST /providerB/disburse", () => {
       amount: 500,
       withdraw_mode: "wave-senegal",
       account_alias: "771234567",
-      callback_url: `${gw.url}/providerB/disburse`,
+      callback_url: `${gw.url}/providerB/webhook/disburse`,
     });
     await waitUntil(async () => (await payoutState(id)) === "sent", { what: "the payout to be sent" });
     const delivery = await waitUntil(

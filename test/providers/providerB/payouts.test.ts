@@ -9,7 +9,8 @@ import { createHash } from "node:crypto";
 import type { Deps } from "../../../src/services/deps.ts";
 import { type PayoutError, type ProviderAccountRef, ProviderCallError } from "../../../src/providers/provider.ts";
 import { providerB } from "../../../src/providers/providerB/provider.ts";
-import { createTestDatabase, type RigGateway, type SimulatorServer, startRigGateway, type TestDatabase } from "../../support/provider-b-rig.ts";
+import type { TestDatabase } from "../../support/db.ts";
+import { createTestDatabase, type RigGateway, type SimulatorServer, startRigGateway } from "../../support/provider-b-rig.ts";
 import { rejectionOf } from "../../support/errors.ts";
 import { waitUntil } from "../../support/wait.ts";
 import {
@@ -70,7 +71,7 @@ describe("providerB.payouts.send", () => {
 
     // get-invoice first posted an empty body to our callback URL.
     const probe = receiver.received[before]!;
-    expect(probe).toMatchObject({ path: "/providerB/disburse", raw: "" });
+    expect(probe).toMatchObject({ path: "/providerB/webhook/disburse", raw: "" });
     expect(payout.recordedCalls).toEqual([{ providerPayoutId: report.providerPayoutId, providerStatus: "created" }]);
     expect(report).toMatchObject({ providerStatus: "pending", state: "pending", notSentYet: false });
     const [disbursement] = await disbursementsUnder(sim, payout.payoutId);
