@@ -95,7 +95,7 @@ async function readUntil(request: PayoutRequest, providerPayoutId: string, state
 const startsOf = () => upstreamCalls.filter((call) => call === "PUT /v1/payouts/start").length;
 
 beforeAll(async () => {
-  simulator = createProviderASimulator({ approveDelayMs: 60, webhookRetryDelaysMs: [] });
+  simulator = createProviderASimulator({ approveDelayMs: 200, webhookRetryDelaysMs: [] });
   simServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
   simBase = simServer.url.toString().replace(/\/$/, "");
   proxy = startProxy();
