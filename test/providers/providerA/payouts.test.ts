@@ -313,3 +313,42 @@ describe("providerA.payouts.balances", () => {
     expect(after.every((b) => b.currency === "XOF")).toBe(true);
   });
 });
+
+describe("providerA.payerOf", () => {
+  it("gives the phone a direct payment was pushed to, with its method's operator and country, and the customer's names", async () => {
+    const tenant = await tg.insertTenant();
+    const response = await tg.request("/providerA/direct-payment", {
+      method: "POST",
+      headers: { authorization: `Bearer ${await tg.tenantToken(tenant)}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        description: "Order 7",
+        amount: 500,
+        payment_method: "mnoC",
+        phone_number: { number: "+22990001122", country: "bj" },
+        firstname: "Kossi",
+        lastname: "Agbo",
+      }),
+    });
+    expect(response.status).toBe(200);
+    const { transactionId } = (await response.json()) as { transactionId: number };
+    const payment = await deps.db.selectFrom("payments").selectAll().where("provider_transaction_id", "=", String(transactionId)).executeTakeFirstOrThrow();
+    expect(providerA.payerOf!(payment)).toEqual({
+      phone: { number: "+22990001122", country: "bj" },
+      operator: "celtiis",
+      firstname: "Kossi",
+      lastname: "Agbo",
+    });
+    // Each method names its operator the way the payout methods do: a refund finds its way back.
+    const payer = providerA.payerOf!({ ...payment, payment_method: "mnoA_ci", customer: { phone: "+2250700000001", country: "ci" } });
+    expect(payer).toEqual({ phone: { number: "+2250700000001", country: "ci" }, operator: "mtn" });
+    expect(payouts.methods).toContainEqual({ operator: payer!.operator, country: payer!.phone.country, currency: "XOF" });
+  });
+
+  it("is null for a payment without a phone or with a method it does not know", async () => {
+    const payment = await deps.db.selectFrom("payments").selectAll().limit(1).executeTakeFirstOrThrow();
+    expect(providerA.payerOf!({ ...payment, customer: null })).toBeNull();
+    expect(providerA.payerOf!({ ...payment, customer: { email: "a@example.com" } })).toBeNull();
+    expect(providerA.payerOf!({ ...payment, payment_method: "card" })).toBeNull();
+    expect(providerA.payerOf!({ ...payment, payment_method: null })).toBeNull();
+  });
+});
