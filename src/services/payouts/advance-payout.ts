@@ -21,8 +21,10 @@ import { applyPayoutReport } from "./apply-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "./payout-sync-chain.ts";
 import { nationalNumber } from "./record-money-out.ts";
 
-/** How long a worker holds a payout while it calls its provider (longer than any provider call). */
-const LEASE_MS = 60_000;
+/** How long a worker holds a payout while it calls its provider: longer than its calls can take (a read, a create, a send, a read). */
+function leaseMs(deps: Pick<Deps, "config">): number {
+  return 4 * deps.config.providerTimeoutMs + 5_000;
+}
 
 function refOf(row: PayoutRow): PayoutRef {
   return {
@@ -37,11 +39,11 @@ function refOf(row: PayoutRow): PayoutRef {
 }
 
 /** Takes the lease on a pending payout; undefined when it is not pending or another worker holds it. */
-async function lease(deps: Pick<Deps, "db" | "now">, payoutId: string): Promise<PayoutRow | undefined> {
+async function lease(deps: Pick<Deps, "db" | "now" | "config">, payoutId: string): Promise<PayoutRow | undefined> {
   const now = deps.now();
   return deps.db
     .updateTable("payouts")
-    .set({ locked_until: new Date(now.getTime() + LEASE_MS) })
+    .set({ locked_until: new Date(now.getTime() + leaseMs(deps)) })
     .where("id", "=", payoutId)
     .where("state", "=", "pending")
     .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now)]))
