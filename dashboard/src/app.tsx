@@ -16,6 +16,7 @@ import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payment.tsx";
 import { PaymentsScreen } from "./screens/payments.tsx";
+import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
 import { SettingsScreen } from "./screens/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhook.tsx";
@@ -45,7 +46,7 @@ export function App() {
   current.current = session;
   const hash = useHash();
 
-  const t = useMemo(() => (key: MessageKey, values?: Record<string, string | number>) => fill(CATALOGUES[language][key], values), [language]);
+  const t = useMemo(() => (key: MessageKey, values?: Record<string, string | number>) => fill(CATALOGUES[language][key] ?? key, values), [language]);
   const chooseLanguage = (next: Language) => {
     rememberLanguage(sessionStorage, next);
     setLanguage(next);
@@ -123,6 +124,10 @@ function Screen({ route }: { route: Route }) {
       return <PaymentsScreen />;
     case "payment":
       return <PaymentScreen paymentId={route.paymentId} />;
+    case "permits":
+      return <PermitsScreen />;
+    case "permit":
+      return <PermitScreen permitId={route.permitId} />;
     case "webhooks":
       return <WebhooksScreen />;
     case "webhook":
@@ -142,6 +147,7 @@ function Screen({ route }: { route: Route }) {
 
 const TENANT_LINKS = [
   { route: { screen: "payments" }, label: "nav.payments" },
+  { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "webhooks" }, label: "nav.webhooks" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
   { route: { screen: "settings" }, label: "nav.settings" },
@@ -156,6 +162,7 @@ const OPERATOR_LINKS = [
 function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "payment") return "payments";
   if (route.screen === "webhook") return "webhooks";
+  if (route.screen === "permit") return "permits";
   return route.screen;
 }
 

@@ -76,13 +76,12 @@ export function DateTime({ iso }: { iso: string | null }) {
   return <time dateTime={iso}>{formatDateTime(language, iso)}</time>;
 }
 
-/** A payment's or a delivery's state as a coloured word, in the current language. */
-export function StateBadge({ state }: { state: string }) {
+/** A payment's or a delivery's state as a coloured word, in the current language (or as `label` says). */
+export function StateBadge({ state, label }: { state: string; label?: string }) {
   const { t } = useDashboard();
-  const key = `state.${state}` as Parameters<typeof t>[0];
   return (
     <span class={`badge badge-${state}`} data-state={state}>
-      {t(key)}
+      {label ?? t(`state.${state}` as Parameters<typeof t>[0])}
     </span>
   );
 }

@@ -5,6 +5,8 @@
 export type Route =
   | { screen: "payments" }
   | { screen: "payment"; paymentId: string }
+  | { screen: "permits" }
+  | { screen: "permit"; permitId: string }
   | { screen: "webhooks" }
   | { screen: "webhook"; webhookId: string }
   | { screen: "apiKeys" }
@@ -23,6 +25,7 @@ export function parseRoute(hash: string, home: Route): Route {
   const [first, second] = parts;
   if (first === undefined) return home;
   if (first === "payments") return second ? { screen: "payment", paymentId: second } : { screen: "payments" };
+  if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "api-keys") return { screen: "apiKeys" };
   if (first === "settings") return { screen: "settings" };
@@ -38,6 +41,10 @@ export function hashOf(route: Route): string {
       return "#/payments";
     case "payment":
       return `#/payments/${encodeURIComponent(route.paymentId)}`;
+    case "permits":
+      return "#/permits";
+    case "permit":
+      return `#/permits/${encodeURIComponent(route.permitId)}`;
     case "webhooks":
       return "#/webhooks";
     case "webhook":

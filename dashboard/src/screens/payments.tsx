@@ -7,6 +7,7 @@ import { useState } from "preact/hooks";
 import type { Inputs, Payment } from "../api.ts";
 import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
+import { TestCheckout } from "./test-checkout.tsx";
 
 type Filters = Omit<Inputs["payments"]["list"], "limit" | "cursor">;
 
@@ -45,13 +46,16 @@ export function PaymentsScreen() {
     event.preventDefault();
     const { filters: next, paymentId } = filtersFrom(new FormData(event.currentTarget as HTMLFormElement));
     if (paymentId) return navigate(`#/payments/${encodeURIComponent(paymentId)}`);
+    // Applying the same filters again reads the list again (a payment's state may have moved on).
     setCursors([]);
     setFilters(next);
+    page.reload();
   };
 
   return (
     <section aria-labelledby="payments-title">
       <h1 id="payments-title">{t("payments.title")}</h1>
+      <TestCheckout onCreated={page.reload} />
       <form class="filters" onSubmit={apply} aria-label={t("payments.filters")}>
         <label>
           {t("payments.state")}

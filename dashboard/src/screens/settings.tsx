@@ -145,9 +145,9 @@ function CredentialsSection(props: {
         <h3>{sets.length > 0 ? t("settings.replace", { provider: props.title }) : t("settings.store", { provider: props.title })}</h3>
         <label>
           {t("apiKeys.environment")}
-          <select name="environment" value={session.environment}>
+          <select name="environment">
             {ENVIRONMENTS.map((environment) => (
-              <option key={environment} value={environment}>
+              <option key={environment} value={environment} selected={environment === session.environment}>
                 {environment === "live" ? t("env.live") : t("env.sandbox")}
               </option>
             ))}

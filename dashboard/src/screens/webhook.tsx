@@ -120,7 +120,7 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
           <form class="inline-form" onSubmit={replay}>
             <label>
               {t("webhook.replaySince")}
-              <input name="since" type="datetime-local" required value={localValue(new Date(Date.now() - 24 * 3600_000))} />
+              <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
             </label>
             <button type="submit" class="secondary">
               {t("webhook.replay")}

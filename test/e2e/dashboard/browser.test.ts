@@ -209,28 +209,27 @@ describeWithChromium("browser: the merchant's dashboard", () => {
       expect(await page.content()).not.toContain(secret!);
       await page.locator('[data-testid="endpoints"] li').first().waitFor();
 
-      // The merchant's server makes a sandbox checkout; the customer pays it on the simulator's page.
-      const checkout = await api("POST", "/providerB/checkout", {
-        token: await tg.tenantToken(tenant.id),
-        tenantId: tenant.id,
-        json: {
-          amount: 5000,
-          description: "Commande 42",
-          returnUrl: `${receiver.url}/merci`,
-          cancelUrl: `${receiver.url}/panier`,
-          customer: { name: "Awa Diop", email: "awa@example.com", phone: "+221770000000" },
-        },
-      });
-      expect(checkout.status, JSON.stringify(checkout.body)).toBe(200);
-      const { response_text: payUrl, paymentId } = checkout.body as { response_text: string; paymentId: string };
+      // A test checkout from the Payments screen (sandbox only); the customer pays it on the simulator's page.
+      await page.locator('nav a[href="#/payments"]').click();
+      await page.getByText("Try a payment (sandbox)").click();
+      expect(await page.locator('input[name="amount"]').inputValue()).toBe("5000");
+      await page.locator('input[name="description"]').fill("Commande 42");
+      await page.getByRole("button", { name: "Make the checkout page" }).click();
+      const pageLink = page.locator('[data-testid="checkout-page"]');
+      await pageLink.waitFor();
+      const payUrl = (await pageLink.getAttribute("href"))!;
+      expect(payUrl).toStartWith(`${base}/sandbox/providerB/`);
+      const followHref = (await page.getByRole("link", { name: "Follow this payment" }).getAttribute("href"))!;
+      const paymentId = decodeURIComponent(followHref.replace("#/payments/", ""));
+      expect(paymentId).toMatch(/^pay_/);
       const payPage = await browser.newPage();
       await payPage.goto(payUrl);
       await payPage.getByRole("button", { name: "Pay", exact: true }).click();
-      await payPage.waitForURL((url) => url.toString().startsWith(`${receiver.url}/merci`));
+      // Paid: the provider sends the customer back to the dashboard.
+      await payPage.waitForURL((url) => url.toString().startsWith(`${base}/dashboard`));
       await payPage.close();
 
       // The list shows it succeeded, once the provider's IPN came in.
-      await page.locator('nav a[href="#/payments"]').click();
       const row = page.locator(`tr[data-payment-id="${paymentId}"]`);
       await waitUntil(
         async () => {
@@ -284,6 +283,59 @@ describeWithChromium("browser: the merchant's dashboard", () => {
       expect(await page.locator(`tr[data-payment-id="${paymentId}"]`).textContent()).toContain("5\u00a0000\u00a0FCFA");
       await page.close();
     }, 60_000);
+  });
+
+  describe("permits", () => {
+    it("lists a permit authorised on the simulator's page, and shows its charge", async () => {
+      const tenant = await newTenant("Abonnements Cotonou");
+      const token = await tg.tenantToken(tenant.id);
+      const keys = (await (await fetch(`${base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
+      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token, json: { ...keys, environment: "sandbox" } });
+      expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+      const created = await api("POST", "/providerB/permits", {
+        token,
+        tenantId: tenant.id,
+        json: {
+          customer: { name: "Koffi Mensah", phone: "+22997000000" },
+          description: "Abonnement mensuel",
+          maxAmount: 20_000,
+          returnUrl: `${receiver.url}/autorise`,
+          cancelUrl: `${receiver.url}/refuse`,
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const { permitId, authorizationUrl } = created.body as { permitId: string; authorizationUrl: string };
+      const authorise = await browser.newPage();
+      await authorise.goto(authorizationUrl);
+      await authorise.getByRole("button", { name: "Authorise", exact: true }).click();
+      await authorise.waitForURL((url) => url.toString().startsWith(`${receiver.url}/autorise`));
+      await authorise.close();
+      await waitUntil(async () => (await api("GET", `/providerB/permits/${permitId}`, { token, tenantId: tenant.id })).body.status === "active", {
+        what: `permit ${permitId} active`,
+        timeoutMs: 10_000,
+        intervalMs: 200,
+      });
+      const charged = await api("POST", `/providerB/permits/${permitId}/charges`, { token, tenantId: tenant.id, json: { amount: 7_500, description: "Mars" } });
+      expect(charged.status, JSON.stringify(charged.body)).toBe(200);
+
+      const page = await openDashboard();
+      await signInWithKey(page, tenant.keyId, tenant.secret);
+      await page.locator('nav a[href="#/permits"]').click();
+      const row = page.locator(`tr[data-permit-id="${permitId}"]`);
+      await row.waitFor();
+      expect(await row.textContent()).toContain("20,000\u00a0FCFA");
+      expect(await row.textContent()).toContain("Active");
+      await row.getByRole("link").click();
+      await page.getByRole("heading", { name: "Permit" }).waitFor();
+      await page.getByText("No renewal schedule.").waitFor();
+      const charges = page.locator('[data-testid="charges"]');
+      await charges.waitFor();
+      expect(await charges.textContent()).toContain("7,500\u00a0FCFA");
+      await charges.getByRole("link").click();
+      await page.locator('[data-testid="payment-facts"]').waitFor();
+      expect(await page.locator('[data-testid="payment-facts"]').textContent()).toContain("Permit charge");
+      await page.close();
+    }, 45_000);
   });
 
   describe("what a tenant's session cannot reach", () => {

@@ -1,0 +1,238 @@
+/**
+ * Permits (provider B's pre-authorised charges): the list with a status filter and cursor paging
+ * (`permits.list`), and one permit with its renewal schedule, its charges and a revoke button
+ * (`permits.get`, `permitSchedules.get`, `permits.charges`, `permits.revoke`).
+ */
+import { useState } from "preact/hooks";
+import { type Outputs, statusOf } from "../api.ts";
+import { Amount, DateTime, Empty, ErrorNote, Loading, StateBadge, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+
+type Permit = Outputs["permits"]["get"];
+
+/** A permit's statuses (checked against the API's type). */
+const PERMIT_STATUSES = ["pending", "active", "declined", "revoked", "expired"] as const satisfies readonly Permit["status"][];
+
+export function PermitsScreen() {
+  const { api, t } = useDashboard();
+  const [status, setStatus] = useState<Permit["status"] | "">("");
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const permits = useLoad(() => api.permits.list.query({ limit: 20, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }), [status, cursor]);
+  return (
+    <section aria-labelledby="permits-title">
+      <h1 id="permits-title">{t("permits.title")}</h1>
+      <p class="hint">{t("permits.hint")}</p>
+      <div class="filters">
+        <label>
+          {t("payments.state")}
+          <select
+            name="status"
+            onChange={(event) => {
+              setCursors([]);
+              setStatus((event.currentTarget as HTMLSelectElement).value as Permit["status"] | "");
+            }}
+          >
+            <option value="">{t("filters.any")}</option>
+            {PERMIT_STATUSES.map((value) => (
+              <option key={value} value={value}>
+                {t(`permitStatus.${value}`)}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorNote error={permits.error} />
+      {permits.loading && !permits.data ? <Loading /> : null}
+      {permits.data && permits.data.data.length === 0 ? <Empty>{t("permits.none")}</Empty> : null}
+      {permits.data && permits.data.data.length > 0 ? (
+        <div class="table-wrap">
+          <table class="list" data-testid="permits">
+            <thead>
+              <tr>
+                <th scope="col">{t("payments.created")}</th>
+                <th scope="col">{t("permits.maxAmount")}</th>
+                <th scope="col">{t("payments.state")}</th>
+                <th scope="col" class="wide-only">
+                  {t("payment.customer")}
+                </th>
+                <th scope="col">{t("payments.id")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {permits.data.data.map((permit) => (
+                <tr key={permit.permitId} data-permit-id={permit.permitId}>
+                  <td>
+                    <DateTime iso={permit.createdAt} />
+                  </td>
+                  <td>
+                    <Amount amount={permit.maxAmount} currency={permit.currency} />
+                  </td>
+                  <td>
+                    <StateBadge state={permit.status} label={t(`permitStatus.${permit.status}`)} />
+                  </td>
+                  <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
+                  <td>
+                    <a class="mono" href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
+                      {permit.permitId}
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <div class="pager">
+        <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          {t("pager.previous")}
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!permits.data?.nextCursor}
+          onClick={() => permits.data?.nextCursor && setCursors([...cursors, permits.data.nextCursor])}
+        >
+          {t("pager.next")}
+        </button>
+      </div>
+    </section>
+  );
+}
+
+export function PermitScreen({ permitId }: { permitId: string }) {
+  const { api, t } = useDashboard();
+  const permit = useLoad(() => api.permits.get.query({ permit_id: permitId }), [permitId]);
+  // A permit without a schedule is the API's 404: shown as "no schedule", not as an error.
+  const schedule = useLoad(
+    () =>
+      api.permitSchedules.get.query({ permit_id: permitId }).catch((error: unknown) => {
+        if (statusOf(error) === 404) return null;
+        throw error;
+      }),
+    [permitId],
+  );
+  const charges = useLoad(() => api.permits.charges.query({ permit_id: permitId, limit: 50 }), [permitId]);
+  const [error, setError] = useState<unknown>();
+  const revoke = async () => {
+    if (!confirm(t("permit.revokeConfirm"))) return;
+    setError(undefined);
+    try {
+      await api.permits.revoke.mutate({ permit_id: permitId });
+      permit.reload();
+      schedule.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const current = permit.data;
+  return (
+    <section aria-labelledby="permit-title">
+      <p>
+        <a href="#/permits">← {t("permits.title")}</a>
+      </p>
+      <h1 id="permit-title">
+        {t("permit.title")} <span class="mono">{permitId}</span>
+      </h1>
+      <ErrorNote error={permit.error} />
+      {permit.loading && !current ? <Loading /> : null}
+      {current ? (
+        <>
+          <dl class="facts card" data-status={current.status}>
+            <dt>{t("payments.state")}</dt>
+            <dd>
+              <StateBadge state={current.status} label={t(`permitStatus.${current.status}`)} />
+            </dd>
+            <dt>{t("permits.maxAmount")}</dt>
+            <dd>
+              <Amount amount={current.maxAmount} currency={current.currency} />
+            </dd>
+            <dt>{t("payments.description")}</dt>
+            <dd>{current.description}</dd>
+            <dt>{t("payment.customer")}</dt>
+            <dd>{[current.customer.name, current.customer.email, current.customer.phone].filter(Boolean).join(" · ") || "—"}</dd>
+            <dt>{t("payment.method")}</dt>
+            <dd>{current.paymentMethod ?? "—"}</dd>
+            <dt>{t("payments.created")}</dt>
+            <dd>
+              <DateTime iso={current.createdAt} />
+            </dd>
+            <dt>{t("permit.activatedAt")}</dt>
+            <dd>
+              <DateTime iso={current.activatedAt} />
+            </dd>
+            <dt>{t("permit.endedAt")}</dt>
+            <dd>
+              <DateTime iso={current.endedAt} />
+            </dd>
+          </dl>
+          {current.status === "active" || current.status === "pending" ? (
+            <div class="actions">
+              <button type="button" class="danger" onClick={revoke}>
+                {t("permit.revoke")}
+              </button>
+            </div>
+          ) : null}
+          <ErrorNote error={error} />
+          <h2>{t("permit.schedule")}</h2>
+          <ErrorNote error={schedule.error} />
+          {schedule.data === null ? <Empty>{t("permit.noSchedule")}</Empty> : null}
+          {schedule.data ? (
+            <dl class="facts card" data-testid="schedule">
+              <dt>{t("payments.state")}</dt>
+              <dd>{t(`scheduleStatus.${schedule.data.status}`)}</dd>
+              <dt>{t("payments.amount")}</dt>
+              <dd>
+                <Amount amount={schedule.data.amount} currency={schedule.data.currency} />
+              </dd>
+              <dt>{t("permit.every")}</dt>
+              <dd>{t(`interval.${schedule.data.interval}`, { count: schedule.data.intervalCount })}</dd>
+              <dt>{t("permit.nextCharge")}</dt>
+              <dd>
+                <DateTime iso={schedule.data.nextChargeAt} />
+              </dd>
+            </dl>
+          ) : null}
+          <h2>{t("permit.charges")}</h2>
+          <ErrorNote error={charges.error} />
+          {charges.data && charges.data.data.length === 0 ? <Empty>{t("permit.noCharges")}</Empty> : null}
+          {charges.data && charges.data.data.length > 0 ? (
+            <div class="table-wrap">
+              <table class="list" data-testid="charges">
+                <thead>
+                  <tr>
+                    <th scope="col">{t("payments.created")}</th>
+                    <th scope="col">{t("payments.amount")}</th>
+                    <th scope="col">{t("payments.state")}</th>
+                    <th scope="col">{t("payments.id")}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {charges.data.data.map((charge) => (
+                    <tr key={charge.chargeId}>
+                      <td>
+                        <DateTime iso={charge.createdAt} />
+                      </td>
+                      <td>
+                        <Amount amount={charge.amount} currency={charge.currency} />
+                      </td>
+                      <td>
+                        <StateBadge state={charge.status} />
+                        {charge.failReason ? <div class="muted">{charge.failReason}</div> : null}
+                      </td>
+                      <td>
+                        <a class="mono" href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
+                          {charge.paymentId}
+                        </a>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+        </>
+      ) : null}
+    </section>
+  );
+}
