@@ -13,7 +13,8 @@
  *   `available` and `pending` (the tenant's money), `provider:<name>` (money at a provider), `fees`.
  *   `(journal, account)` is unique, so writing a movement twice writes it once.
  * - A trigger credits `available` when a payment becomes `succeeded`, in the transaction that changes the
- *   payment — whichever of the gateway's paths moves it (direct payment, checkout, permit charge).
+ *   payment — whichever of the gateway's paths moves it (direct payment, checkout, permit charge) — and
+ *   debits what a refund at the provider (outside our refunds) took back when it becomes `refunded`.
  * - `reconciliation_differences`: a record whose provider state differs from ours, as a sync step read it.
  *
  * @module
@@ -100,26 +101,39 @@ async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex("ledger_entries_balance_idx").on("ledger_entries").columns(["tenant_id", "environment", "account", "currency"]).execute();
 
   // Credits the tenant when a payment becomes succeeded, in the transaction that moves it. A refunded
-  // payment was succeeded first: its credit is already there.
+  // payment was succeeded first: its credit is already there. A payment the provider reports refunded
+  // while our refunds had not given all of it back was refunded at the provider (its dashboard): the rest
+  // leaves the tenant's available money then.
   await sql`
-    create function ledger_payment_collected() returns trigger language plpgsql as $$
+    create function ledger_payment_moved() returns trigger language plpgsql as $$
+    declare
+      rest bigint;
     begin
-      insert into ledger_entries (tenant_id, environment, currency, journal, account, amount, kind, subject_id, provider, created_at)
-      values
-        (new.tenant_id, new.environment, new.currency, new.id || '.collected', 'available', new.amount, 'payment', new.id, new.provider, new.updated_at),
-        (new.tenant_id, new.environment, new.currency, new.id || '.collected', 'provider:' || new.provider, -new.amount, 'payment', new.id, new.provider, new.updated_at)
-      on conflict (journal, account) do nothing;
+      if new.state = 'succeeded' then
+        insert into ledger_entries (tenant_id, environment, currency, journal, account, amount, kind, subject_id, provider, created_at)
+        values
+          (new.tenant_id, new.environment, new.currency, new.id || '.collected', 'available', new.amount, 'payment', new.id, new.provider, new.updated_at),
+          (new.tenant_id, new.environment, new.currency, new.id || '.collected', 'provider:' || new.provider, -new.amount, 'payment', new.id, new.provider, new.updated_at)
+        on conflict (journal, account) do nothing;
+      elsif new.state = 'refunded' and tg_op = 'UPDATE' and old.state = 'succeeded' and new.amount_refunded < new.amount then
+        rest := new.amount - new.amount_refunded;
+        insert into ledger_entries (tenant_id, environment, currency, journal, account, amount, kind, subject_id, provider, created_at)
+        values
+          (new.tenant_id, new.environment, new.currency, new.id || '.refunded_at_provider', 'available', -rest, 'refund', new.id, new.provider, new.updated_at),
+          (new.tenant_id, new.environment, new.currency, new.id || '.refunded_at_provider', 'provider:' || new.provider, rest, 'refund', new.id, new.provider, new.updated_at)
+        on conflict (journal, account) do nothing;
+      end if;
       return null;
     end
     $$`.execute(db);
   await sql`
-    create trigger payments_collected_update after update of state on payments for each row
-    when (new.state = 'succeeded' and old.state not in ('succeeded', 'refunded'))
-    execute function ledger_payment_collected()`.execute(db);
+    create trigger payments_ledger_update after update of state on payments for each row
+    when (new.state is distinct from old.state and new.state in ('succeeded', 'refunded') and old.state <> 'refunded')
+    execute function ledger_payment_moved()`.execute(db);
   await sql`
-    create trigger payments_collected_insert after insert on payments for each row
+    create trigger payments_ledger_insert after insert on payments for each row
     when (new.state = 'succeeded')
-    execute function ledger_payment_collected()`.execute(db);
+    execute function ledger_payment_moved()`.execute(db);
 
   await db.schema
     .createTable("reconciliation_differences")
@@ -146,9 +160,9 @@ async function up(db: Kysely<any>): Promise<void> {
 
 async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable("reconciliation_differences").execute();
-  await sql`drop trigger payments_collected_insert on payments`.execute(db);
-  await sql`drop trigger payments_collected_update on payments`.execute(db);
-  await sql`drop function ledger_payment_collected()`.execute(db);
+  await sql`drop trigger payments_ledger_insert on payments`.execute(db);
+  await sql`drop trigger payments_ledger_update on payments`.execute(db);
+  await sql`drop function ledger_payment_moved()`.execute(db);
   await db.schema.dropTable("ledger_entries").execute();
   await db.schema.alterTable("payments").dropConstraint("payments_amount_refunded_check").execute();
   await db.schema.alterTable("payments").dropColumn("amount_refunded").execute();

@@ -13,6 +13,7 @@
 import type { Payment } from "../../db/schema.ts";
 import { ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
+import { noteDifferenceOfPayment } from "../reports/differences.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
 
 /** A pending record is read again from the provider at most this often. */
@@ -38,7 +39,10 @@ export async function syncFromProvider(deps: SyncDeps, row: Payment): Promise<Pa
       return row;
     }
     // `row` is what the caller read before this call: applied with a guarded update when it still holds.
-    return (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", report }, row)).row;
+    const after = (await applyDirectPaymentUpdate(deps, row.id, { kind: "provider", report }, row)).row;
+    // Ours final and the provider's word another: kept for the reconciliation report.
+    if (after.state !== "pending" && after.state !== report.state) await noteDifferenceOfPayment(deps.db, deps.now(), after, report);
+    return after;
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
     deps.logger.warn({ paymentId: row.id, kind: error.kind, status: error.status }, "could not read a direct payment from its provider");

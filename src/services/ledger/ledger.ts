@@ -12,6 +12,7 @@
  * | journal                 | legs                                                   | written when                                   |
  * |-------------------------|--------------------------------------------------------|------------------------------------------------|
  * | `<pay_…>.collected`     | available +amount, provider −amount                    | a payment becomes succeeded (a trigger, 0011)  |
+ * | `<pay_…>.refunded_at_provider` | available −rest, provider +rest                 | the provider reports it refunded beyond our refunds (trigger) |
  * | `<po_/rf_…>.reserved`   | available −amount, pending +amount                     | a payout or refund is created                  |
  * | `<po_/rf_…>.sent`       | pending −amount, provider +amount                      | the provider says it was sent                  |
  * | `<po_/rf_…>.released`   | pending −amount, available +amount                     | the provider says it failed                    |

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Kysely, Transaction } from "kysely";
-import type { Currency, Database, Environment } from "../../db/schema.ts";
+import type { Currency, Database, Environment, Payment, PaymentState } from "../../db/schema.ts";
 
 export interface Difference {
   subjectId: string;
@@ -44,4 +44,30 @@ export async function recordDifference(db: Kysely<Database> | Transaction<Databa
       oc.column("subject_id").doUpdateSet({ our_state: d.ourState, provider_state: d.providerState, provider_status: d.providerStatus, last_seen_at: now }),
     )
     .execute();
+}
+
+/**
+ * After a payment was read from its provider and the answer applied: when ours is final and the
+ * provider's state is another that the order of states would not take (a success we hold as refunded, a
+ * payment it says failed or pending that we hold as paid), records the difference.
+ */
+export async function noteDifferenceOfPayment(
+  db: Kysely<Database>,
+  now: Date,
+  payment: Pick<Payment, "id" | "tenant_id" | "environment" | "provider" | "state" | "amount" | "currency">,
+  report: { state: PaymentState; providerStatus: string },
+): Promise<void> {
+  if (payment.state === "pending" || payment.state === report.state) return;
+  await recordDifference(db, now, {
+    subjectId: payment.id,
+    subjectKind: "payment",
+    tenantId: payment.tenant_id,
+    environment: payment.environment,
+    provider: payment.provider,
+    ourState: payment.state,
+    providerState: report.state,
+    providerStatus: report.providerStatus,
+    amount: Number(payment.amount),
+    currency: payment.currency,
+  });
 }

@@ -5,6 +5,7 @@
  * up to more than it collected, even when 20 arrive at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { followPayment } from "../../../src/mod.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -276,6 +277,51 @@ describe("refunds", () => {
     expect(answers.filter((a) => a.status !== 200 && a.status !== 422)).toEqual([]);
     const listed = (await api(`/payments/${payment.id}/refunds`)).body.data as Body[];
     expect(listed.reduce((sum, r) => sum + r.amount, 0)).toBe(800);
+  });
+});
+
+describe("what happens at the provider without us", () => {
+  it("a payment refunded on provider A's dashboard becomes refunded and leaves the tenant's available balance", async () => {
+    const { api } = await newTenant();
+    const payment = await collect(api, 900, "+22997000016");
+    expect((await api("/balance")).body.balances).toEqual([{ currency: "XOF", available: 900, pending: 0 }]);
+    const refunded = await fetch(`${simBase}/_sim/transactions/${payment.providerTransactionId}/refund`, { method: "POST" });
+    expect(refunded.status).toBe(200);
+    await settled(api, `/payments/${payment.id}`, ["refunded"]);
+    expect((await api("/balance")).body.balances).toEqual([{ currency: "XOF", available: 0, pending: 0 }]);
+    const journals = ((await api(`/balance/entries?subjectId=${payment.id}`)).body.data as Body[]).map(
+      (e) => `${e.journal.split(".")[1]} ${e.account} ${e.amount}`,
+    );
+    expect(journals.sort()).toEqual([
+      "collected available 900",
+      "collected provider:providerA -900",
+      "refunded_at_provider available -900",
+      "refunded_at_provider provider:providerA 900",
+    ]);
+  });
+
+  it("a provider's word that differs from a final state of ours is kept for the reconciliation report", async () => {
+    const { api } = await newTenant();
+    const payment = await collect(api, 600, "+22997000017");
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: {} });
+    await settled(api, `/refunds/${refund.body.id}`, ["succeeded"]);
+    expect((await api(`/payments/${payment.id}`)).body.state).toBe("refunded");
+    // Provider A still calls the payment approved (it has no refunds: ours are payouts). A notification makes us read it again.
+    await followPayment(tg.gateway.deps, { provider: "providerA", providerPaymentId: payment.providerTransactionId });
+    const report = await api("/reports/reconciliation");
+    expect(report.body.differences).toEqual([
+      expect.objectContaining({
+        kind: "payment",
+        id: payment.id,
+        provider: "providerA",
+        ourState: "refunded",
+        providerState: "succeeded",
+        providerStatus: "approved",
+        amount: 600,
+      }),
+    ]);
+    const csv = await api("/reports/reconciliation", { headers: { accept: "text/csv" } });
+    expect(csv.text).toContain(`difference,payment,providerA,,refunded,XOF,1,600,${payment.id}`);
   });
 });
 
