@@ -6,9 +6,9 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { DateTime, Empty, ErrorNote, Loading, useLoad } from "../components.tsx";
+import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
-import type { MessageKey } from "../i18n.ts";
+import { formatDateTime, type MessageKey } from "../i18n.ts";
 
 type Environment = Outputs["auth"]["whoami"]["environment"];
 const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];
@@ -71,6 +71,7 @@ export function SettingsScreen() {
           })
         }
       />
+      <CallbackSecret tenantId={tenantId} />
     </section>
   );
 }
@@ -168,6 +169,42 @@ function CredentialsSection(props: {
         <ErrorNote error={error} />
         <button type="submit">{t("settings.save")}</button>
       </form>
+    </div>
+  );
+}
+
+/** The secret that signs deliveries to a direct payment's callback_url: a new one, shown once (`tenants.rotateCallbackSecret`). */
+function CallbackSecret({ tenantId }: { tenantId: string }) {
+  const { api, language, t } = useDashboard();
+  const [rotated, setRotated] = useState<{ secret: string; previousExpiresAt: string } | undefined>();
+  const [error, setError] = useState<unknown>();
+  const rotate = async () => {
+    if (!confirm(t("settings.callbackConfirm"))) return;
+    setError(undefined);
+    try {
+      const answer = await api.tenants.rotateCallbackSecret.mutate({ tenant_id: tenantId });
+      setRotated({ secret: answer.callbackSecret, previousExpiresAt: answer.previousExpiresAt });
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <div class="card" data-testid="callback-secret">
+      <h2>{t("settings.callbackTitle")}</h2>
+      <p class="hint">{t("settings.callbackHint")}</p>
+      {rotated ? (
+        <>
+          <p class="notice" role="status">
+            {t("settings.callbackRotated", { until: formatDateTime(language, rotated.previousExpiresAt) })}
+          </p>
+          <SecretOnce secret={rotated.secret} onDone={() => setRotated(undefined)} />
+        </>
+      ) : (
+        <button type="button" class="secondary" onClick={rotate}>
+          {t("settings.callbackRotate")}
+        </button>
+      )}
+      <ErrorNote error={error} />
     </div>
   );
 }

@@ -7,6 +7,7 @@ import { useState } from "preact/hooks";
 import { DateTime, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
+import { EVENT_TYPES, type EventType } from "./webhooks.tsx";
 
 /** A datetime-local field's value (the viewer's time zone) as an RFC 3339 instant. */
 function instantOf(local: string): string {
@@ -50,6 +51,13 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
       const answer = await api.webhooks.replay.mutate({ webhook_id: webhookId, since: instantOf(String(form.get("since"))) });
       setStatus(t("webhook.replayed", { count: answer.replayed }));
     }, "");
+  };
+
+  const saveEvents = (event: SubmitEvent) => {
+    event.preventDefault();
+    const events = new FormData(event.currentTarget as HTMLFormElement).getAll("events").map(String) as EventType[];
+    // Nothing ticked is every event (null), as when the endpoint was created.
+    return act(() => api.webhooks.update.mutate({ webhook_id: webhookId, events: events.length > 0 ? events : null }), t("webhook.saved"));
   };
 
   const current = endpoint.data;
@@ -117,6 +125,18 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
             </p>
           ) : null}
           <ErrorNote error={error} />
+          <details class="card">
+            <summary>{t("webhook.editEvents")}</summary>
+            <form class="stack" onSubmit={saveEvents} key={(current.events ?? []).join(",")}>
+              <p class="hint">{t("webhooks.eventsHint")}</p>
+              {EVENT_TYPES.map((type) => (
+                <label key={type} class="check">
+                  <input type="checkbox" name="events" value={type} defaultChecked={current.events?.includes(type) ?? false} /> <span class="mono">{type}</span>
+                </label>
+              ))}
+              <button type="submit">{t("settings.save")}</button>
+            </form>
+          </details>
           <form class="inline-form" onSubmit={replay}>
             <label>
               {t("webhook.replaySince")}

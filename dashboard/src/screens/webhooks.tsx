@@ -7,10 +7,10 @@ import type { Outputs } from "../api.ts";
 import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 
-type EventType = Outputs["events"]["get"]["type"];
+export type EventType = Outputs["events"]["get"]["type"];
 
 /** The event types an endpoint may subscribe to (checked against the API's type). */
-const EVENT_TYPES = [
+export const EVENT_TYPES = [
   "payment.completed",
   "payment.failed",
   "payment.cancelled",
