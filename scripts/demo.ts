@@ -4,7 +4,9 @@
  * makes one payment of each kind through the public API, as a merchant would:
  *   1. an operator token creates a demo tenant, whose API key is exchanged for a bearer token;
  *   2. a direct payment of 500 FCFA (approved by the sandbox within seconds) is followed to `approved`;
- *   3. provider B credentials from a sandbox account are stored and a hosted checkout is created: open
+ *   3. part of that payment is refunded to the phone that paid it (a payout through provider A), a payout
+ *      is sent to another phone, and the tenant's balance shows what is left;
+ *   4. provider B credentials from a sandbox account are stored and a hosted checkout is created: open
  *      its page, press Pay, and the checkout completes.
  * It reads the same configuration as the server (so the same JWT secret) and talks to it over HTTP:
  * `DEMO_URL` is the gateway's base URL (default `http://localhost:$PORT`); `PORT`, `DATA_DIR` and `JWT_SECRET`
@@ -63,6 +65,27 @@ for (let i = 0; i < 40 && status === "pending"; i++) {
 }
 say(`   … and now ${status}.`);
 
+/** Reads `path` until its `state` leaves `pending` (the sandbox sends amounts below 1000 within a second or two). */
+async function settled(path: string): Promise<{ state: string; id: string; amount: number }> {
+  let read = await call<{ state: string; id: string; amount: number }>("GET", path, token);
+  for (let i = 0; i < 40 && read.state === "pending"; i++) {
+    await Bun.sleep(250);
+    read = await call("GET", path, token);
+  }
+  return read;
+}
+
+const refund = await call<{ id: string }>("POST", `/payments/${payment.paymentId}/refunds`, token, { amount: 200, reason: "One item out of stock" });
+say(`3. Refund ${refund.id} of 200 FCFA to the phone that paid is ${(await settled(`/refunds/${refund.id}`)).state};`);
+const payout = await call<{ id: string }>("POST", "/payouts", token, {
+  amount: 200,
+  description: "Delivery rider",
+  recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn", firstname: "Kofi" },
+});
+say(`   payout ${payout.id} of 200 FCFA to +22996000001 is ${(await settled(`/payouts/${payout.id}`)).state};`);
+const { balances } = await call<{ balances: { currency: string; available: number; pending: number }[] }>("GET", "/balance", token);
+say(`   the balance now: ${balances.map((b) => `${b.available} ${b.currency} available, ${b.pending} pending`).join("; ")}.`);
+
 const account = await call<{ masterKey: string; privateKey: string; publicKey: string; token: string }>("POST", "/sandbox/providerB/_sim/accounts", null, {});
 await call("PUT", `/tenants/${created.tenant.id}/credentials/providerB`, token, { ...account, environment: "sandbox" });
 const checkout = await call<{ response_text: string; token: string; paymentId: string }>(
@@ -79,12 +102,20 @@ const checkout = await call<{ response_text: string; token: string; paymentId: s
   },
   { "x-tenant-id": created.tenant.id },
 );
-say(`3. Checkout ${checkout.paymentId} created. Open ${checkout.response_text} and press Pay;`);
+say(`4. Checkout ${checkout.paymentId} created. Open ${checkout.response_text} and press Pay;`);
 say(`   the checkout then shows as succeeded, and the events list payment.completed.`);
 say(`   API reference: ${base}/docs · provider A sandbox console: ${base}/sandbox/providerA/console`);
 say("");
 say("Follow-up calls as the demo tenant (its token lasts an hour; paste these lines in a shell):");
 say(`export TENANT=${created.tenant.id}`);
 say(`export TOKEN=${token}`);
-for (const path of [`/payments/${checkout.paymentId}`, `/payments/${payment.paymentId}`, "/events", "/auth/whoami"])
+for (const path of [
+  `/payments/${checkout.paymentId}`,
+  `/payments/${payment.paymentId}`,
+  `/payments/${payment.paymentId}/refunds`,
+  "/payouts",
+  "/balance",
+  "/events",
+  "/auth/whoami",
+])
   say(`curl -s ${base}${path} -H "authorization: Bearer $TOKEN"`);

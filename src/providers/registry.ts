@@ -12,8 +12,12 @@ export type { ProviderRegistry } from "./provider.ts";
 import { providerA } from "./providerA/provider.ts";
 import { providerB } from "./providerB/provider.ts";
 
-/** The providers a gateway runs with unless told otherwise (provider B first: its IPN route comes first in the OpenAPI document, as it always has). */
-export const DEFAULT_PROVIDERS: readonly PaymentProvider[] = [providerB, providerA];
+/**
+ * The providers a gateway runs with unless told otherwise, in the order a choice between them follows when
+ * nothing else decides it: provider A first (its direct USSD push and the service's pooled account), then
+ * provider B — a payout to a wallet both reach goes through provider A.
+ */
+export const DEFAULT_PROVIDERS: readonly PaymentProvider[] = [providerA, providerB];
 
 /**
  * A registry of `providers` (names must be unique).

@@ -1,5 +1,5 @@
 /**
- * README.md's "A first tenant, in four calls", run as written: its ```sh blocks are read from the README
+ * README.md's "A first tenant: sign-up, a payment, a refund and a payout", run as written: its ```sh blocks are read from the README
  * (so the test breaks when the README drifts), joined into one bash script that shares its variables, and
  * run against the quick start's gateway — `bun src/main.ts serve` on the development defaults (PGlite,
  * in-process jobs, simulators on) with a fresh DATA_DIR, on a free port that replaces `localhost:3000`.
@@ -14,7 +14,7 @@ import { freePort } from "../../support/ports.ts";
 import { cleanEnv, waitReady } from "../../support/spawned-gateway.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
-const HEADING = "## A first tenant, in four calls";
+const HEADING = "## A first tenant: sign-up, a payment, a refund and a payout";
 const QUICK_START_ADDRESS = "localhost:3000";
 
 /** The ```sh blocks of the README's section under `heading`, up to the next `## ` heading. */
@@ -75,16 +75,16 @@ async function runWalkthrough(): Promise<{ outputs: string[]; stderr: string; co
 }
 
 describe(`README.md: ${HEADING.slice(3)}`, () => {
-  it("is four ```sh blocks that talk to the quick start's address", () => {
-    expect(blocks).toHaveLength(4);
+  it("is eight ```sh blocks that talk to the quick start's address", () => {
+    expect(blocks).toHaveLength(8);
     for (const block of blocks) expect(block).toContain(QUICK_START_ADDRESS);
   });
 
-  it("runs as written against the quick start: a tenant, its token, its masked provider B keys, whoami", async () => {
+  it("runs as written against the quick start: a tenant, its token, its masked provider B keys, whoami, a payment, a refund, a payout, the balance", async () => {
     const { outputs, stderr, code } = await runWalkthrough();
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(outputs).toHaveLength(4);
-    const [created, token, credentials, whoami] = outputs as [string, string, string, string];
+    expect(outputs).toHaveLength(8);
+    const [created, token, credentials, whoami, paid, refund, payout, balance] = outputs as [string, string, string, string, string, string, string, string];
 
     // 1. the tenant, its first sandbox API key and its callback secret
     type Created = { tenant: { id: string; name: string }; apiKey: { id: string; secret: string }; callbackSecret: string };
@@ -108,6 +108,19 @@ describe(`README.md: ${HEADING.slice(3)}`, () => {
     // 4. whoami names the tenant and its key
     const expected = { role: "tenant", tenantId: tenant.tenant.id, keyId: tenant.apiKey.id, environment: "sandbox" };
     expect(JSON.parse(whoami)).toMatchObject(expected);
+
+    // 5–8. a payment, 300 of it refunded to the phone that paid, 200 paid out, and what is left
+    expect(paid).toMatch(/^pay_\w+ succeeded$/);
+    const paymentId = paid.split(" ")[0];
+    expect(JSON.parse(refund)).toMatchObject({
+      paymentId,
+      state: "succeeded",
+      amount: 300,
+      provider: "providerA",
+      recipient: { phone: { number: "+22997000000" } },
+    });
+    expect(JSON.parse(payout)).toMatchObject({ state: "sent", amount: 200, provider: "providerA", recipient: { operator: "mtn" } });
+    expect(JSON.parse(balance)).toMatchObject({ environment: "sandbox", balances: [{ currency: "XOF", available: 300, pending: 0 }] });
   }, 60_000);
 });
 
@@ -118,6 +131,10 @@ describe("bun run demo", () => {
     const [stdout, stderr, code] = await Promise.all([new Response(demo.stdout).text(), new Response(demo.stderr).text(), demo.exited]);
     expect({ code, stderr: stderr.replace(/^\$ .*\n/m, "") }).toEqual({ code: 0, stderr: "" });
     const lines = stdout.trimEnd().split("\n");
+    // Money out: a refund of part of the direct payment and a payout, both sent by provider A's sandbox.
+    expect(stdout).toMatch(/Refund rf_\w+ of 200 FCFA to the phone that paid is succeeded;/);
+    expect(stdout).toMatch(/payout po_\w+ of 200 FCFA to \+22996000001 is sent;/);
+    expect(stdout).toContain("the balance now: 100 XOF available, 0 pending.");
     const first = lines.findIndex((line) => line.startsWith("export TENANT="));
     expect(first).toBeGreaterThan(0);
     const pasted = lines.slice(first);
