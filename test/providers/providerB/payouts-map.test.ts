@@ -1,10 +1,11 @@
 /**
- * Provider B's money-out words to ours, without a server: a disbursement's status as a payout report, its
- * balance answer, and who paid a checkout (where a refund goes).
+ * Provider B's money-out words to ours, without a server: where its disburse API is, a disbursement's status
+ * as a payout report, its balance answer, and who paid a checkout (where a refund goes).
  */
 import { describe, expect, it } from "bun:test";
 import type { Payment } from "../../../src/db/schema.ts";
 import { providerB } from "../../../src/providers/providerB/provider.ts";
+import { disburseBaseUrl } from "../../../src/providers/providerB/disburse.ts";
 import { nationalNumberOf, toPayoutReport, toProviderBalances, withdrawModeOf } from "../../../src/providers/providerB/map.ts";
 
 describe("toPayoutReport", () => {
@@ -35,6 +36,14 @@ describe("toProviderBalances", () => {
       { currency: "XOF", amount: 738612, label: "sn" },
       { currency: "XOF", amount: 0, label: "ci" },
     ]);
+  });
+});
+
+describe("disburseBaseUrl", () => {
+  it("puts the one disburse API (v2, no sandbox) beside either environment's v1 API, on the same host and mount path", () => {
+    expect(disburseBaseUrl("https://app.paydunya.com/sandbox-api/v1")).toBe("https://app.paydunya.com/api/v2");
+    expect(disburseBaseUrl("https://app.paydunya.com/api/v1/")).toBe("https://app.paydunya.com/api/v2");
+    expect(disburseBaseUrl("http://localhost:3000/sandbox/providerB/sandbox-api/v1")).toBe("http://localhost:3000/sandbox/providerB/api/v2");
   });
 });
 
