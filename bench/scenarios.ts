@@ -157,6 +157,14 @@ const tenantA = { authorization: "Bearer {{providerA.tenantToken}}" };
 
 const PROVIDER_A_REFERENCE = "provider A simulator direct: create + token + push";
 const PROVIDER_B_REFERENCE = "provider B simulator direct: checkout-invoice/create";
+const PROVIDER_B_DISBURSE_REFERENCE = "provider B simulator direct: disburse get-invoice";
+
+/** What the payout row sends: 500 XOF (below 1000: the sandbox sends it) to a Wave wallet in Senegal, which only provider B reaches. */
+export const PAYOUT = {
+  amount: 500,
+  description: "Rider 12",
+  recipient: { phone: { number: "+221770000012", country: "sn" }, operator: "wave", firstname: "Moussa" },
+};
 
 export const references: Reference[] = [
   {
@@ -201,6 +209,26 @@ export const references: Reference[] = [
     },
     phase: 4,
     measures: "the create call the gateway makes, with the tenant's keys and the same wire body, straight at the simulator (own process)",
+  },
+  {
+    name: PROVIDER_B_DISBURSE_REFERENCE,
+    server: "provider-b-simulator",
+    setup: "providerB",
+    request: {
+      method: "POST",
+      path: "/api/v2/disburse/get-invoice",
+      headers: {
+        "PAYDUNYA-MASTER-KEY": "{{providerB.masterKey}}",
+        "PAYDUNYA-PRIVATE-KEY": "{{providerB.privateKey}}",
+        "PAYDUNYA-TOKEN": "{{providerB.token}}",
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({ account_alias: "770000012", amount: PAYOUT.amount, withdraw_mode: "wave-senegal", callback_url: "{{providerB.callbackUrl}}" }),
+    },
+    phase: 4,
+    measures:
+      "the first disburse call the gateway's payout job makes (the simulator first POSTs to the callback URL, a sink here, as provider B does), with the tenant's keys, straight at the simulator (own process)",
   },
 ];
 
@@ -274,6 +302,19 @@ export const scenarios: Scenario[] = [
     },
     measures:
       "the tenant's provider B credentials opened (AES-GCM), the create call to the simulator, the pending checkout row, the providerB-sync job enqueued, the orphan re-match; in the background, the first sync run (a confirm call) 5 s after each checkout",
+  },
+  {
+    name: "POST /payouts (500 XOF to Wave Senegal, provider B)",
+    reference: PROVIDER_B_DISBURSE_REFERENCE,
+    setup: "providerB",
+    request: {
+      method: "POST",
+      path: "/payouts",
+      headers: { authorization: "Bearer {{providerB.tenantToken}}", "x-tenant-id": "{{providerB.tenantId}}", "content-type": "application/json" },
+      body: JSON.stringify(PAYOUT),
+    },
+    measures:
+      "validation, the route (provider B: the tenant's own account, credentials opened), one transaction holding the tenant's row (the per-number limit, the payout row, its ledger reservation), the advance-payout job enqueued; in the background the job's get-invoice, submit-invoice and check-status calls to the simulator and the applied result with its ledger journal and payout.sent",
   },
 ];
 

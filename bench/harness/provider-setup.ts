@@ -181,6 +181,12 @@ export async function setUpProviderB(api: GatewayApi, adminToken: string, world:
   const tenant = await createTenant(api, adminToken, "Bench provider B");
   const keys = await json<ProviderBKeys>(await fetch(`${world.simulators.providerBUrl}/_sim/accounts`, { method: "POST" }), "POST /_sim/accounts (provider B)");
   await api.call("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token: tenant.token, tenantId: tenant.id, body: { ...keys, environment: "sandbox" } });
+  // Enough in Senegal for every payout of the run: the disburse jobs are sent, not refused for want of funds (4002).
+  await fetch(`${world.simulators.providerBUrl}/_sim/accounts/${keys.masterKey}/balances`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ SN: 1_000_000_000_000 }),
+  });
   await api.call("POST", "/webhooks", {
     token: tenant.token,
     tenantId: tenant.id,

@@ -14,6 +14,7 @@
  * @module
  */
 import type { PayoutRow } from "../../db/schema.ts";
+import { NotConfiguredError } from "../../errors.ts";
 import { PayoutError, type PayoutRef, type PayoutReport, type Payouts, ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { syncOffsetMs, syncWindowStart } from "../payments/sync-chain.ts";
@@ -125,6 +126,11 @@ export async function advancePayout(deps: Deps, payoutId: string): Promise<Payou
     if (error instanceof PayoutError) return onFailure(deps, row, error);
     if (error instanceof ProviderCallError) {
       deps.logger.warn({ payoutId, kind: error.kind, status: error.status }, "could not read a payout from its provider");
+      return row;
+    }
+    // The account's credentials are gone: nothing can be asked; it stays pending for the operator.
+    if (error instanceof NotConfiguredError) {
+      deps.logger.error({ payoutId, provider: row.provider }, "the provider account of a pending payout is gone; it cannot be followed");
       return row;
     }
     throw error;
