@@ -64,7 +64,8 @@ function postCallback(body: string, contentType = "application/x-www-form-urlenc
 
 describe("POST /providerB/webhook/disburse", () => {
   it("answers provider B's empty probe 200, with or without a content type", async () => {
-    for (const headers of [{}, { "content-type": "application/x-www-form-urlencoded" }, { "content-type": "application/json" }]) {
+    const variants: Record<string, string>[] = [{}, { "content-type": "application/x-www-form-urlencoded" }, { "content-type": "application/json" }];
+    for (const headers of variants) {
       const response = await fetch(`${gw.url}/providerB/webhook/disburse`, { method: "POST", headers, body: "" });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ received: true });
