@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { Currency, CustomData, Database, Environment, PayoutPurpose, PayoutRow } from "../../db/schema.ts";
 import { MoneyRuleError, NotConfiguredError } from "../../errors.ts";
 import type { PaymentProvider, PayoutRecipient, ProviderAccountRef } from "../../providers/provider.ts";
@@ -151,12 +151,17 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
   const id = newId(input.purpose === "refund" ? "rf" : "po");
   const { currency } = input.route;
   const row = await deps.db.transaction().execute(async (tx) => {
-    // One writer of a tenant's money out at a time: the balance and the limits read below stay true until commit.
-    await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
+    // What is read below to decide stays true until commit: from the pooled account, one writer of the tenant's
+    // money out at a time (its row locked); under a per-number limit, one writer per number at the provider (an
+    // advisory lock). A payout from a tenant's own account without such a limit takes neither: its provider decides.
+    const pooled = input.account.accountId === POOLED_ACCOUNT;
+    if (pooled) await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
+    if (input.route.provider.payouts!.limits.perRecipient !== null)
+      await sql`select pg_advisory_xact_lock(hashtext(${`payout-recipient:${input.route.provider.name}:${input.recipient.phone.number}`}))`.execute(tx);
     const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
     assertWithinAmountLimits(input, amount);
     await assertWithinRecipientLimit(tx, now, input);
-    if (input.account.accountId === POOLED_ACCOUNT) {
+    if (pooled) {
       const available = await availableOf(tx, input.tenantId, input.environment, currency);
       if (amount > available)
         throw new MoneyRuleError(
