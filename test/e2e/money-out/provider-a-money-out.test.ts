@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { followPayment } from "../../../src/mod.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { expectIsolated } from "../../support/isolation.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
@@ -277,6 +278,47 @@ describe("refunds", () => {
     expect(answers.filter((a) => a.status !== 200 && a.status !== 422)).toEqual([]);
     const listed = (await api(`/payments/${payment.id}/refunds`)).body.data as Body[];
     expect(listed.reduce((sum, r) => sum + r.amount, 0)).toBe(800);
+  });
+});
+
+describe("isolation", () => {
+  it("another tenant, environment or an operator naming another tenant reaches none of a tenant's payouts and refunds", async () => {
+    const owner = await tg.insertTenant({ liveEnabled: true });
+    const api = client(await tg.tenantToken(owner));
+    const other = await tg.insertTenant({ liveEnabled: true });
+    const payment = await collect(api, 900, "+22997000018");
+    const payout = await api("/payouts", { method: "POST", json: payoutBody(100, "+22996000006") });
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 100 } });
+    await settled(api, `/payouts/${payout.body.id}`, ["sent"]);
+    await settled(api, `/refunds/${refund.body.id}`, ["succeeded"]);
+    const requests = [
+      { path: `/payouts/${payout.body.id}` },
+      { path: `/refunds/${refund.body.id}` },
+      { path: `/payments/${payment.id}/refunds` },
+      { method: "POST" as const, path: `/payments/${payment.id}/refunds`, body: { amount: 1 } },
+    ];
+    await expectIsolated(tg, {
+      owner,
+      other,
+      environment: "sandbox",
+      requests,
+      object: (await api(`/payouts/${payout.body.id}`)).body,
+      readBack: `/payouts/${payout.body.id}`,
+    });
+    await expectIsolated(tg, {
+      owner,
+      other,
+      environment: "sandbox",
+      requests,
+      object: (await api(`/refunds/${refund.body.id}`)).body,
+      readBack: `/payments/${payment.id}/refunds`,
+    });
+    // Lists and the balance show only the caller's own.
+    const theirs = client(await tg.tenantToken(other));
+    expect((await theirs("/payouts")).body.data).toEqual([]);
+    expect((await theirs("/balance")).body.balances).toEqual([]);
+    expect((await theirs("/balance/entries")).body.data).toEqual([]);
+    expect((await theirs("/reports/reconciliation")).body.rows).toEqual([]);
   });
 });
 
