@@ -1,0 +1,106 @@
+/**
+ * What the dashboard's browser tests share: a gateway serving on a real port with the simulators mounted
+ * (`SIMULATORS=on`, `PUBLIC_BASE_URL` at that port, as `bun run start` does), a webhook receiver, headless
+ * Chromium, and the steps a merchant takes — open the dashboard with a browser language, sign in with an
+ * API key. `BROWSER_SCREENSHOT_DIR=docs/screenshots` keeps the screenshots the tests take there.
+ */
+import { afterAll, beforeAll, expect } from "bun:test";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { chromiumInstalled, type Chromium, launchChromium } from "../../support/browser.ts";
+import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import type { Json } from "../../support/json.ts";
+import { freePort } from "../../support/ports.ts";
+import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
+
+export interface DashboardRig {
+  tg: TestGateway;
+  /** The gateway's address, `http://127.0.0.1:<port>`. */
+  base: string;
+  browser: Chromium;
+  receiver: WebhookReceiver;
+  /** The errors the dashboard's pages wrote to the console (a Content-Security-Policy violation would be one), and their uncaught exceptions. */
+  pageErrors: string[];
+  /** A JSON call to the gateway over HTTP, as a merchant's server or the operator makes it. */
+  api(method: string, path: string, options: { token: string; tenantId?: string; json?: unknown }): Promise<{ status: number; body: Json }>;
+  /** A tenant made by the operator, with its first sandbox API key. */
+  newTenant(name: string): Promise<{ id: string; keyId: string; secret: string }>;
+  /** A page whose browser prefers `languages` (navigator.languages), opened on `/` and sent on to `/dashboard`. */
+  openDashboard(languages?: string[]): Promise<Page>;
+  /** Fills the tenant sign-in form and waits for the signed-in frame. */
+  signInWithKey(page: Page, keyId: string, secret: string): Promise<void>;
+  screenshot(page: Page, name: string): Promise<void>;
+}
+
+/**
+ * Registers the `beforeAll` and `afterAll` that start and stop the rig (only when Chromium is installed:
+ * bun would list the hooks of a skipped suite as skipped tests); call it inside `describeWithChromium`.
+ * The returned object is filled in by `beforeAll`.
+ */
+export function useDashboardRig(): DashboardRig {
+  const rig = { pageErrors: [] as string[] } as DashboardRig;
+  let shots = "";
+  if (!chromiumInstalled) return rig;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    rig.tg = await startTestGateway({ SIMULATORS: "on", PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    rig.base = (await rig.tg.gateway.start()).url!;
+    rig.receiver = await startReceiver();
+    shots = process.env.BROWSER_SCREENSHOT_DIR ?? (await mkdtemp(join(tmpdir(), "passerelle-dashboard-shots-")));
+    await mkdir(shots, { recursive: true });
+    rig.browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await rig.browser?.close();
+    await rig.tg?.close();
+    await rig.receiver?.stop();
+    if (shots && !process.env.BROWSER_SCREENSHOT_DIR) await rm(shots, { recursive: true, force: true });
+  });
+
+  rig.api = async (method, path, options) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.token}` };
+    if (options.tenantId) headers["x-tenant-id"] = options.tenantId;
+    if (options.json !== undefined) headers["content-type"] = "application/json";
+    const response = await fetch(`${rig.base}${path}`, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
+  };
+
+  rig.newTenant = async (name) => {
+    const created = await rig.api("POST", "/tenants", { token: await rig.tg.adminToken(), json: { name } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    return { id: created.body.tenant.id as string, keyId: created.body.apiKey.id as string, secret: created.body.apiKey.secret as string };
+  };
+
+  rig.openDashboard = async (languages = ["en-US", "en"]) => {
+    const page = await rig.browser.newPage();
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/Failed to load resource/.test(message.text())) rig.pageErrors.push(message.text());
+    });
+    page.on("pageerror", (error) => rig.pageErrors.push(error.message));
+    await page.addInitScript((preferred: string[]) => {
+      Object.defineProperty(navigator, "languages", { get: () => preferred });
+      Object.defineProperty(navigator, "language", { get: () => preferred[0] });
+    }, languages);
+    await page.goto(`${rig.base}/`);
+    await page.waitForURL(`${rig.base}/dashboard`);
+    return page;
+  };
+
+  rig.signInWithKey = async (page, keyId, secret) => {
+    await page.locator('input[name="keyId"]').fill(keyId);
+    await page.locator('input[name="secret"]').fill(secret);
+    await page.locator('form button[type="submit"]').click();
+    await page.locator('[data-testid="environment"]').waitFor();
+  };
+
+  rig.screenshot = async (page, name) => {
+    await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  };
+
+  return rig;
+}
