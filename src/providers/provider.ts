@@ -37,7 +37,21 @@ export interface PaymentMethodCapability {
   currency: Currency;
   /** How a payment by this method is collected. */
   collection: CollectionKind;
+  /**
+   * For a direct collection (`ussd_push`), what the customer does to complete it: `push` — approve the
+   * prompt on the phone (the default); `otp` — first get a code by USSD (`otpHint` says how) and give it
+   * with the payment (`UssdPushRequest.otp`); `redirect` — open the URL the provider answers (an app-based
+   * wallet: `CollectionStarted.redirectUrl`).
+   */
+  flow?: CollectionFlow;
+  /** For the `otp` flow: how the customer gets the code (`Dial #144*82# …`). */
+  otpHint?: string;
+  /** The smallest and largest amount this method takes, when the provider documents them. */
+  limits?: { minAmount: number; maxAmount: number | null };
 }
+
+/** How a customer completes a direct collection (see {@link PaymentMethodCapability.flow}). */
+export type CollectionFlow = "push" | "otp" | "redirect";
 
 /** What a provider declares it can do. */
 export interface ProviderCapabilities {
@@ -138,6 +152,10 @@ export interface UssdPushRequest extends PaymentCollection {
   method: string;
   phone: { number: string; country: string };
   customer: { firstname?: string; lastname?: string; email?: string };
+  /** The operator of the phone (the routing vocabulary: `mtn`, `orange`, `wave`…); the spec's endpoint leaves it to `method`. */
+  operator?: string;
+  /** The code the customer got by USSD, for a method of the `otp` flow. */
+  otp?: string;
   /**
    * Called once the provider recorded the payment, before the customer is prompted: the domain stores the
    * provider's id then. The prompt waits for it, and a failure of it stops the payment before the prompt.
