@@ -12,6 +12,7 @@ import { en } from "./messages-en.ts";
 import { fr } from "./messages-fr.ts";
 import { hashOf, parseRoute, type Route } from "./routes.ts";
 import { ApiKeysScreen } from "./screens/api-keys.tsx";
+import { EventsScreen } from "./screens/events.tsx";
 import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payment.tsx";
@@ -132,6 +133,8 @@ function Screen({ route }: { route: Route }) {
       return <WebhooksScreen />;
     case "webhook":
       return <WebhookScreen webhookId={route.webhookId} />;
+    case "events":
+      return <EventsScreen />;
     case "apiKeys":
       return <ApiKeysScreen />;
     case "settings":
@@ -149,6 +152,7 @@ const TENANT_LINKS = [
   { route: { screen: "payments" }, label: "nav.payments" },
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "webhooks" }, label: "nav.webhooks" },
+  { route: { screen: "events" }, label: "nav.events" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
   { route: { screen: "settings" }, label: "nav.settings" },
 ] as const satisfies readonly { route: Route; label: MessageKey }[];

@@ -9,6 +9,7 @@ export type Route =
   | { screen: "permit"; permitId: string }
   | { screen: "webhooks" }
   | { screen: "webhook"; webhookId: string }
+  | { screen: "events" }
   | { screen: "apiKeys" }
   | { screen: "settings" }
   | { screen: "tenants" }
@@ -27,6 +28,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "payments") return second ? { screen: "payment", paymentId: second } : { screen: "payments" };
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
+  if (first === "events") return { screen: "events" };
   if (first === "api-keys") return { screen: "apiKeys" };
   if (first === "settings") return { screen: "settings" };
   if (first === "operator" && second === "tenants") return { screen: "tenants" };
@@ -49,6 +51,8 @@ export function hashOf(route: Route): string {
       return "#/webhooks";
     case "webhook":
       return `#/webhooks/${encodeURIComponent(route.webhookId)}`;
+    case "events":
+      return "#/events";
     case "apiKeys":
       return "#/api-keys";
     case "settings":

@@ -77,6 +77,7 @@ describe("hash routes", () => {
       { screen: "permit", permitId: "prm_01ABC" },
       { screen: "webhooks" },
       { screen: "webhook", webhookId: "we_01ABC" },
+      { screen: "events" },
       { screen: "apiKeys" },
       { screen: "settings" },
       { screen: "tenants" },

@@ -77,12 +77,23 @@ describeWithChromium("browser: the dashboard's tools", () => {
       );
       expect(rig.receiver.receipts.filter((receipt) => receipt.path === "/tools")).toHaveLength(1);
 
+      // The endpoint's secret rotated (the new one shown once), and the last day's events sent again.
+      await page.getByRole("button", { name: "New signing secret" }).click();
+      expect(await page.locator('[data-testid="secret"]').textContent()).toMatch(/^whsec_/);
+      await page.getByRole("button", { name: "I have copied the secret" }).click();
+      await page.getByRole("button", { name: "Send again", exact: true }).click();
+      await page.getByText(/^\d+ event\(s\) sent again\.$/).waitFor();
+
       await page.getByText("Change the events received").click();
       await page.locator('input[name="events"][value="payment.completed"]').check();
       await page.locator('input[name="events"][value="payment.failed"]').check();
       await page.locator("details form").getByRole("button", { name: "Save" }).click();
       await page.getByText("Saved.").waitFor();
       await page.getByText("payment.completed, payment.failed").waitFor();
+
+      // The event log has the test event.
+      await page.locator('nav a[href="#/events"]').click();
+      await page.locator('[data-testid="events"] li[data-event-type="webhook.test"]').waitFor();
 
       await page.locator('nav a[href="#/settings"]').click();
       const callback = page.locator('[data-testid="callback-secret"]');
