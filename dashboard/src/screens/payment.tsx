@@ -7,6 +7,7 @@ import type { Delivery, Payment } from "../api.ts";
 import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
+import { RefundsSection } from "./refunds.tsx";
 
 interface TimelineEntry {
   at: string;
@@ -56,14 +57,17 @@ export function PaymentScreen({ paymentId }: { paymentId: string }) {
               </li>
             ))}
           </ol>
-          <div class="section-head">
-            <h2>{t("payment.deliveries")}</h2>
-            <button type="button" class="secondary" onClick={reload}>
-              {t("refresh")}
-            </button>
+          <RefundsSection payment={payment.data} onChanged={payment.reload} />
+          <div data-testid="payment-deliveries">
+            <div class="section-head">
+              <h2>{t("payment.deliveries")}</h2>
+              <button type="button" class="secondary" onClick={reload}>
+                {t("refresh")}
+              </button>
+            </div>
+            <ErrorNote error={deliveries.error} />
+            {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
           </div>
-          <ErrorNote error={deliveries.error} />
-          {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
         </>
       ) : null}
     </section>
@@ -91,6 +95,7 @@ function PaymentFacts({ payment }: { payment: Payment }) {
     [t("payments.created"), <DateTime key="created" iso={payment.createdAt} />],
     [t("payment.completed"), <DateTime key="completed" iso={payment.completedAt} />],
   ];
+  if (payment.amountRefunded > 0) rows.push([t("payment.refunded"), <Amount key="refunded" amount={payment.amountRefunded} currency={payment.currency} />]);
   if (payment.failureCode) rows.push([t("payment.failureCode"), payment.failureCode]);
   if (payment.outcomeUnknown) rows.push([t("payment.outcomeUnknown"), t("payment.outcomeUnknownHint")]);
   return (

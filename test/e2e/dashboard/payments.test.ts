@@ -17,13 +17,20 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
   const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
 
   describe("a sandbox checkout, from the credentials to the replayed webhook", () => {
-    it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, and delivers it again", async () => {
+    it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, delivers it again, and refunds part of it", async () => {
       const tenant = await newTenant("Boutique Dakar");
       const page = await openDashboard();
       await signInWithKey(page, tenant.keyId, tenant.secret);
 
       // Tenant Config: provider B's sandbox keys, from the simulator's account maker.
       const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
+      // Money in the tenant's provider B account in Senegal, for the refund below.
+      const funded = await fetch(`${rig.base}/sandbox/providerB/_sim/accounts/${keys.masterKey}/balances`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ SN: 10_000 }),
+      });
+      expect(funded.status).toBeLessThan(300);
       await page.locator('nav a[href="#/settings"]').click();
       const providerB = page.locator('[data-testid="provider-b"]');
       await providerB.getByText("No credentials stored.").waitFor();
@@ -93,7 +100,7 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       const delivery = page.locator('li[data-event-type="payment.completed"]');
       await waitUntil(
         async () => {
-          await page.getByRole("button", { name: "Refresh" }).click();
+          await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
           await delivery.waitFor();
           return (await delivery.getAttribute("data-state")) === "succeeded";
         },
@@ -101,7 +108,6 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       );
       expect(await page.locator('[data-testid="timeline"] li').count()).toBeGreaterThanOrEqual(3);
       expect(await delivery.locator('tr[data-status="200"]').count()).toBe(1);
-      await screenshot(page, "dashboard-payment");
       const receivedBefore = rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length;
       expect(receivedBefore).toBe(1);
 
@@ -115,11 +121,32 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       });
       await waitUntil(
         async () => {
-          await page.getByRole("button", { name: "Refresh" }).click();
+          await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
           return (await delivery.locator('tr[data-status="200"]').count()) === 2;
         },
         { what: "the second attempt in the log", timeoutMs: 10_000, intervalMs: 300 },
       );
+
+      // A partial refund from the payment's page: 500 of the 5,000 back to the wallet that paid (the sandbox sends
+      // a disbursement below 1,000 by itself).
+      page.on("dialog", (dialog) => void dialog.accept());
+      const refunds = page.locator('[data-testid="refunds"]');
+      expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 5,000\u00a0FCFA");
+      expect(await refunds.locator('input[name="amount"]').inputValue()).toBe("5000");
+      await refunds.locator('input[name="amount"]').fill("500");
+      await refunds.locator('input[name="reason"]').fill("Taille");
+      await refunds.getByRole("button", { name: "Refund", exact: true }).click();
+      const refundRow = refunds.locator("tr[data-refund-id]");
+      await refundRow.waitFor();
+      await waitUntil(
+        async () => {
+          await refunds.getByRole("button", { name: "Refresh" }).click();
+          return (await refundRow.getAttribute("data-state")) === "succeeded";
+        },
+        { what: "the refund succeeded", timeoutMs: 15_000, intervalMs: 300 },
+      );
+      expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 4,500\u00a0FCFA");
+      await screenshot(page, "dashboard-payment");
 
       // The same in French: the amount as a merchant in Dakar reads it.
       await page.locator('button[data-language="fr"]').click();

@@ -1,0 +1,116 @@
+/**
+ * A payment's refunds: what has been given back and what is left, each refund with its state, and a form
+ * that refunds all or part of what is left to the wallet that paid (`payouts.refunds`, `payouts.refund`).
+ * What is left is the payment's amount less its refunds that have not failed, as the API counts it.
+ */
+import { useState } from "preact/hooks";
+import type { Outputs, Payment } from "../api.ts";
+import { Amount, DateTime, ErrorNote, StateBadge, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+import { formatAmount } from "../i18n.ts";
+
+type Refund = Outputs["payouts"]["getRefund"];
+
+/** The payment's amount less its refunds that are pending or succeeded. */
+export function refundableOf(payment: Payment, refunds: Refund[]): number {
+  const taken = refunds.filter((refund) => refund.state !== "failed").reduce((sum, refund) => sum + refund.amount, 0);
+  return Math.max(payment.amount - taken, 0);
+}
+
+export function RefundsSection({ payment, onChanged }: { payment: Payment; onChanged: () => void }) {
+  const { api, language, t } = useDashboard();
+  const refunds = useLoad(() => api.payouts.refunds.query({ payment_id: payment.id, limit: 100 }), [payment.id, payment.updatedAt]);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const list = refunds.data?.data ?? [];
+  const left = refundableOf(payment, list);
+  const refundable = refunds.data !== undefined && left > 0 && (payment.state === "succeeded" || payment.state === "refunded");
+
+  const refund = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const amount = Number(form.get("amount"));
+    const reason = String(form.get("reason") ?? "").trim();
+    if (!confirm(t("refunds.confirm", { amount: formatAmount(language, amount, payment.currency) }))) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.payouts.refund.mutate({ payment_id: payment.id, amount, ...(reason ? { reason } : {}) });
+      refunds.reload();
+      onChanged();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div data-testid="refunds">
+      <div class="section-head">
+        <h2>{t("refunds.title")}</h2>
+        <button type="button" class="secondary" onClick={refunds.reload}>
+          {t("refresh")}
+        </button>
+      </div>
+      <ErrorNote error={refunds.error} />
+      {refunds.data ? (
+        <p data-testid="refund-left">
+          {t("refunds.left", {
+            amount: formatAmount(language, left, payment.currency),
+            refunded: formatAmount(language, payment.amountRefunded, payment.currency),
+          })}
+        </p>
+      ) : null}
+      {list.length > 0 ? (
+        <div class="table-wrap">
+          <table class="list">
+            <thead>
+              <tr>
+                <th scope="col">{t("payments.created")}</th>
+                <th scope="col">{t("payments.amount")}</th>
+                <th scope="col">{t("payments.state")}</th>
+                <th scope="col" class="wide-only">
+                  {t("refunds.reason")}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((item) => (
+                <tr key={item.id} data-refund-id={item.id} data-state={item.state}>
+                  <td>
+                    <DateTime iso={item.createdAt} />
+                  </td>
+                  <td>
+                    <Amount amount={item.amount} currency={item.currency} />
+                  </td>
+                  <td>
+                    <StateBadge state={item.state} />
+                    {item.failureCode ? <div class="muted">{item.failureCode}</div> : null}
+                  </td>
+                  <td class="wide-only">{item.reason ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {refundable ? (
+        <form class="inline-form" onSubmit={refund} key={left}>
+          <label>
+            {t("refunds.amount")}
+            <input name="amount" type="number" inputMode="numeric" min={1} max={left} step={1} required defaultValue={String(left)} />
+          </label>
+          <label>
+            {t("refunds.reason")}
+            <input name="reason" maxLength={255} />
+          </label>
+          <button type="submit" class="danger" disabled={busy}>
+            {t("refunds.submit")}
+          </button>
+        </form>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
