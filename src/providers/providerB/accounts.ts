@@ -1,7 +1,7 @@
 /**
  * A tenant's provider B account for one call: its opened credentials (the active set, or the version a
  * payment or permit was made with) and the clients on the environment's base URL — the invoice client
- * (checkouts, and a permit charge's invoice), the PERMIT client and the disburse client (payouts). Provider B has no service account:
+ * (checkouts, and a permit charge's invoice), the PERMIT client, the disburse client (payouts) and the SoftPay client (direct payments). Provider B has no service account:
  * every call is made with a tenant's keys.
  *
  * @module
@@ -13,6 +13,7 @@ import { type ProviderBClient, type ProviderBClientOptions, providerBClient } fr
 import { type ProviderBDisburseClient, providerBDisburseClient } from "./disburse.ts";
 import { ipnHashOf } from "./ipn.ts";
 import { type ProviderBPermitClient, providerBPermitClient } from "./permit.ts";
+import { type ProviderBSoftpayClient, providerBSoftpayClient } from "./softpay.ts";
 
 export interface ProviderBAccount {
   /** The `provider_credentials.id` of the set (a payment's and a permit's `provider_account`). */
@@ -21,6 +22,8 @@ export interface ProviderBAccount {
   invoices: ProviderBClient;
   permits: ProviderBPermitClient;
   disbursements: ProviderBDisburseClient;
+  /** Direct mobile-money payments of an invoice (`softpay.ts`). */
+  softpay: ProviderBSoftpayClient;
 }
 
 /** Opens the tenant's set (active, or `version`) and builds its clients; null when there is none. */
@@ -44,6 +47,7 @@ export async function openProviderBAccount(
     invoices: providerBClient(options),
     permits: providerBPermitClient(options),
     disbursements: providerBDisburseClient(options),
+    softpay: providerBSoftpayClient(options),
   };
 }
 

@@ -143,7 +143,9 @@ export function providerBPayerOf(payment: Payment): Payer | null {
   if (!wallet || !phone) return null;
   const number = nationalNumberOf(phone, wallet.country);
   if (!number) return null;
-  const [firstname, ...rest] = (payment.customer?.name ?? "").trim().split(/\s+/).filter(Boolean);
+  // A checkout's customer has a name; a direct payment's, its first and last names.
+  const given = payment.customer?.name ?? [payment.customer?.firstname, payment.customer?.lastname].filter(Boolean).join(" ");
+  const [firstname, ...rest] = given.trim().split(/\s+/).filter(Boolean);
   return {
     phone: { number, country: wallet.country },
     operator: wallet.operator,

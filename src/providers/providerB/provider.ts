@@ -1,5 +1,6 @@
 /**
- * Provider B behind the port (`../provider.ts`): hosted checkout invoices, recurring authorisations
+ * Provider B behind the port (`../provider.ts`): hosted checkout invoices, direct mobile-money payments
+ * of an invoice (SoftPay, `softpay.ts`: a push, a code, or a URL per operator), recurring authorisations
  * (PERMIT: create, read, charge, revoke) and money out (disburse v2, `payouts.ts`), every call with the
  * tenant's own keys of the version the object was made with; a payment is read back by confirming its
  * invoice (a checkout's, or a permit charge's); its IPN (`inbound.ts`) and its disbursement callback
@@ -16,6 +17,7 @@ import {
   CollectionError,
   type CollectionStarted,
   type HostedCheckoutRequest,
+  type UssdPushRequest,
   type NotificationSignatures,
   type PaymentProvider,
   type PaymentReport,
@@ -29,6 +31,8 @@ import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
 import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
 import { refusalOf, toAuthorisationReport, toChargeResult, toPaymentReport } from "./map.ts";
 import { providerBPayerOf, providerBPayouts } from "./payouts.ts";
+import { PROVIDER_B_METHODS } from "./softpay-methods.ts";
+import { startSoftpay } from "./softpay.ts";
 
 /** The keys under which our ids travel in an invoice's or a permit's custom data at provider B. */
 export const PAYMENT_ID_KEY = "passerelle_payment_id";
@@ -88,6 +92,23 @@ function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<Coll
   );
 }
 
+/** The tenant's store name, shown on the invoice of a direct payment. */
+async function storeNameOf(deps: Deps, tenantId: string): Promise<string> {
+  const tenant = await deps.db.selectFrom("tenants").select("store_name").where("id", "=", tenantId).executeTakeFirst();
+  return tenant?.store_name ?? "Passerelle";
+}
+
+/** A direct payment (SoftPay): the invoice, recorded, then the operator's call (`softpay.ts`). */
+async function startDirectPayment(deps: Deps, request: UssdPushRequest): Promise<CollectionStarted> {
+  const account = await accountOf(deps, {
+    tenantId: request.tenantId,
+    environment: request.environment,
+    credentialVersion: request.account.credentialVersion!,
+  });
+  const storeName = await storeNameOf(deps, request.tenantId);
+  return startSoftpay(account, { storeName, callbackUrl: callbackUrl(deps), paymentIdKey: PAYMENT_ID_KEY, logger: deps.logger }, request);
+}
+
 /** Creates the permit; the customer authorises it on `redirectUrl`. */
 function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
   const customer = request.customer;
@@ -107,11 +128,23 @@ function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest):
  * to confirm with (no invoice yet, or that version's credentials are gone). A refusal (provider B does not
  * know the token) is thrown as such: the domain treats it as a confirmation that does not match.
  */
-async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null> {
+async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null | undefined> {
   if (payment.provider_transaction_id === null || payment.credential_version === null) return null;
   const account = await openProviderBAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version });
   if (!account) return null;
-  return toPaymentReport(await account.invoices.confirmCheckoutInvoice(payment.provider_transaction_id));
+  const report = toPaymentReport(await account.invoices.confirmCheckoutInvoice(payment.provider_transaction_id));
+  // A direct payment is applied without the checkout's own check (`checkout/apply-confirmation.ts`): made here.
+  if (payment.kind === "direct_payment" && report.details) {
+    const { amount, environment } = report.details;
+    if (amount !== Number(payment.amount) || environment !== payment.environment) {
+      deps.logger.error(
+        { alert: "providerB_confirm_mismatch", paymentId: payment.id, tenantId: payment.tenant_id, confirmedAmount: amount, confirmedEnvironment: environment },
+        "provider B's confirmation does not match the direct payment: nothing applied",
+      );
+      return undefined;
+    }
+  }
+  return report;
 }
 
 const recurring: RecurringAuthorisations = {
@@ -171,13 +204,13 @@ export const providerB: PaymentProvider = {
   name: "providerB",
   label: "Provider B",
   capabilities: {
-    collect: ["hosted_checkout", "recurring_authorisation"],
+    collect: ["hosted_checkout", "recurring_authorisation", "ussd_push"],
     recurring: true,
     // Disburse v2 (`payouts.ts`); a refund is a disbursement to the payer (provider B has no refund API).
     payout: true,
     refund: true,
-    // The customer chooses the channel on provider B's page.
-    methods: [],
+    // SoftPay's operators (direct payments); on a checkout's page the customer chooses the channel.
+    methods: PROVIDER_B_METHODS,
     limits: { minAmount: 1, maxAmount: null },
   },
   async accountFor(deps, tenantId, environment) {
@@ -188,7 +221,7 @@ export const providerB: PaymentProvider = {
   startCollection(deps, request) {
     if (request.kind === "hosted_checkout") return startCheckout(deps, request);
     if (request.kind === "recurring_authorisation") return startAuthorisation(deps, request);
-    throw new Error(`provider B does not start a ${request.kind}`);
+    return startDirectPayment(deps, request);
   },
   readPayment,
   inbound: [providerBInboundRoute, providerBDisburseRoute],

@@ -22,7 +22,8 @@ export interface CheckoutInvoiceCreateRequest {
   };
   store: { name: string };
   custom_data: Record<string, string | number | boolean>;
-  actions: { cancel_url: string; return_url: string; callback_url: string };
+  /** A direct payment's invoice (SoftPay) has no page to come back to: only its `callback_url`. */
+  actions: { cancel_url?: string; return_url?: string; callback_url: string };
 }
 
 /** Every answer carries these two, whatever its HTTP status (refusals are 4xx with the same body). */

@@ -9,6 +9,7 @@ import { type PaymentReport, ProviderCallError } from "../../providers/provider.
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { mayMove } from "../payments/state-order.ts";
+import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { providerBOf } from "./provider-b.ts";
 
@@ -69,7 +70,26 @@ export async function confirmAndApply(deps: Deps, paymentId: string, options: { 
   if (typeof read === "string") return rejectMismatch(deps, payment, read, options.ipnId);
   const mismatch = mismatchOf(payment, read);
   if (mismatch) return rejectMismatch(deps, payment, mismatch, options.ipnId);
+  if (payment.kind === "direct_payment") return applyToDirectPayment(deps, payment, read, options.ipnId);
   return applyConfirmation(deps, paymentId, read, options);
+}
+
+/**
+ * A provider B direct payment (SoftPay, an invoice paid by the operator's call) moves like every direct
+ * payment (`direct-payments/apply-update.ts`: its order of states, its event data); its IPN is then processed.
+ */
+async function applyToDirectPayment(deps: Deps, payment: Payment, report: PaymentReport, ipnId: number | undefined): Promise<ConfirmOutcome> {
+  const { row, eventType } = await applyDirectPaymentUpdate(deps, payment.id, { kind: "provider", report }, payment);
+  if (ipnId !== undefined) await deps.db.updateTable("ipn_messages").set({ state: "processed", processed_at: deps.now() }).where("id", "=", ipnId).execute();
+  if (!eventType) return { outcome: "unchanged", state: row.state };
+  const event = await deps.db
+    .selectFrom("events")
+    .select("id")
+    .where("payment_id", "=", payment.id)
+    .where("type", "=", eventType)
+    .orderBy("created_at", "desc")
+    .executeTakeFirstOrThrow();
+  return { outcome: "moved", state: row.state, eventId: event.id };
 }
 
 /**

@@ -21,7 +21,10 @@ export async function rematchOrphans(deps: Deps, options: { token?: string; limi
   let invoiceOrphans = deps.db
     .selectFrom("ipn_messages as i")
     .innerJoin("payments as p", (join) =>
-      join.onRef("p.provider_transaction_id", "=", "i.token").on("p.provider", "=", "providerB").on("p.kind", "in", ["checkout", "permit_charge"]),
+      join
+        .onRef("p.provider_transaction_id", "=", "i.token")
+        .on("p.provider", "=", "providerB")
+        .on("p.kind", "in", ["checkout", "permit_charge", "direct_payment"]),
     )
     .select(["i.id", "i.hash_digest", "p.id as targetId", "p.tenant_id", "p.environment", "p.credential_version"])
     .where("i.state", "=", "orphan")

@@ -141,7 +141,8 @@ const paymentsByToken = precompile<{ token: string }>()((db, p) =>
     .select(["id", "tenant_id", "environment", "credential_version"])
     .where("provider_transaction_id", "=", p.token)
     .where("provider", "=", "providerB")
-    .where("kind", "in", ["checkout", "permit_charge"]),
+    // A provider B direct payment (SoftPay) is an invoice too.
+    .where("kind", "in", ["checkout", "permit_charge", "direct_payment"]),
 );
 const permitsByToken = precompile<{ token: string }>()((db, p) =>
   db.selectFrom("permits").select(["id", "tenant_id", "environment", "credential_version"]).where("token", "=", p.token),
@@ -210,7 +211,7 @@ const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages"
   ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
 select 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
 from "payments" as "p"
-where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge')
+where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
   and "p"."credential_version" is not null
   and ("p"."tenant_id" || ' ' || "p"."environment" || ' ' || "p"."credential_version") = any(string_to_array($5::text, ','))
 limit 1

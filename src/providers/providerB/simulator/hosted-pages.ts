@@ -36,7 +36,7 @@ const STYLE = `
   table { width: 100%; border-collapse: collapse; font-size: .9rem; } td { padding: .2rem 0; } td.num { text-align: right; }
 `;
 
-function htmlPage(title: string, body: string, status = 200): Response {
+export function htmlPage(title: string, body: string, status = 200): Response {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
@@ -44,7 +44,7 @@ function htmlPage(title: string, body: string, status = 200): Response {
   return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8" } });
 }
 
-const modeBadge = (mode: Mode) => (mode === "test" ? `<span class="mode">Sandbox</span>` : `<span class="mode live">Live (simulated)</span>`);
+export const modeBadge = (mode: Mode) => (mode === "test" ? `<span class="mode">Sandbox</span>` : `<span class="mode live">Live (simulated)</span>`);
 
 /** A short page saying what happened, with an optional link onwards. */
 export function resultPage(title: string, message: string, link?: { href: string; text: string }, status = 200): Response {

@@ -16,6 +16,8 @@
  * | `POST /_sim/permits/{token}/fail-next`, `…/succeed-next`, `…/pending-next` | how the permit's next charges end |
  * | `GET /_sim/ipns`, `GET /_sim/health` | the IPN (and disbursement callback) delivery log; liveness |
  * | `POST /api/v2/disburse/get-invoice`, `…/submit-invoice`, `…/check-status`, `GET …/check-balance` | disburse v2 (payouts), `disburse/` |
+ * | `POST /sandbox-api/v1/softpay/{slug}`, `…/softpay/checkout/make-payment` (and under `/api/v1`) | SoftPay direct payments, `softpay-routes.ts` |
+ * | `GET /softpay/pay/{token}`, `GET /_sim/softpay`, `POST /_sim/softpay/{token}/approve\|fail`, `POST /_sim/softpay/next` | SoftPay's page, list, console buttons and fault |
  * | `GET /console`, `/_sim/disbursements…`, `/_sim/disburse/next-submit`, `/_sim/accounts/{masterKey}/balances` | the sandbox console of payouts and its controls |
  *
  * @example
@@ -32,6 +34,7 @@ import { disburseApiRoutes } from "./disburse/api-routes.ts";
 import { disburseControlRoutes } from "./disburse/control-routes.ts";
 import { hostedPageRoutes } from "./hosted-pages.ts";
 import { createIpnSender, type FetchLike } from "./ipn-sender.ts";
+import { softpayRoutes } from "./softpay-routes.ts";
 import { createSimulatorStore } from "./store.ts";
 import { RESPONSE_CODES, refusal } from "./wire.ts";
 
@@ -80,6 +83,7 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
     })
     .get("/_sim/health", () => Response.json({ status: "ok", simulator: "providerB" }))
     .use(controlRoutes(sim))
+    .use(softpayRoutes(sim))
     .use(providerApiRoutes(sim, "test"))
     .use(providerApiRoutes(sim, "live"))
     .use(hostedPageRoutes(sim))

@@ -114,6 +114,26 @@ export interface Disbursement {
   updatedAt: Date;
 }
 
+/** A SoftPay call made on an invoice (a direct payment): how the customer completes it. */
+export interface SoftpayPayment {
+  /** The invoice's token. */
+  token: string;
+  slug: string;
+  flow: "push" | "otp" | "redirect";
+  /** The phone the call named. */
+  phone: string;
+  /** Waits for the console's Approve or Fail (the sandbox rule of 1000 to 5000). */
+  awaitingConsole: boolean;
+  createdAt: Date;
+}
+
+/**
+ * What the next SoftPay call does, set by `POST /_sim/softpay/next`: refuse before any push
+ * (`success: false`), drop the connection before answering (the client sees no answer and nothing
+ * happened), or act and answer only after `delayMs` (a timeout after the push).
+ */
+export type SoftpayFault = { answer: "refuse" } | { answer: "unreachable" } | { answer: "timeout_after"; delayMs: number };
+
 /** What the next submit does after acting, set by `POST /_sim/disburse/next-submit` (a lost answer). */
 export type SubmitFault = { answer: "server_error" } | { answer: "timeout"; delayMs: number };
 
@@ -127,11 +147,24 @@ export interface SimulatorStore {
   disbursements: Map<string, Disbursement>;
   /** Consumed by the next submit-invoice. */
   submitFault: SubmitFault | null;
+  /** SoftPay calls by invoice token. */
+  softpays: Map<string, SoftpayPayment>;
+  /** Consumed by the next SoftPay call. */
+  softpayFault: SoftpayFault | null;
 }
 
 /** An empty store. */
 export function createSimulatorStore(): SimulatorStore {
-  return { accounts: new Map(), invoices: new Map(), permits: new Map(), charges: new Map(), disbursements: new Map(), submitFault: null };
+  return {
+    accounts: new Map(),
+    invoices: new Map(),
+    permits: new Map(),
+    charges: new Map(),
+    disbursements: new Map(),
+    submitFault: null,
+    softpays: new Map(),
+    softpayFault: null,
+  };
 }
 
 /** What a new account holds in each country: a sandbox float, so payouts can be tried before any payment. */

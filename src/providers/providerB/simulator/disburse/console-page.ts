@@ -1,18 +1,21 @@
 /**
- * The sandbox console (`GET /console`): the disbursements waiting for a developer (the sandbox rule of 1000 to
+ * The sandbox console (`GET /console`): the direct mobile-money payments (SoftPay) waiting for a developer
+ * with Approve and Fail buttons and the recent ones, the disbursements waiting for a developer (the sandbox rule of 1000 to
  * 5000) with Send and Fail buttons, the recent ones, and each account's balance per country. Server-rendered,
  * no script and no external asset; the buttons are plain forms posting to `_sim/disbursements/{token}/send|fail`
  * with relative links, so the page works standalone (`/console`) and under the gateway's mount
  * (`/sandbox/providerB/console`).
  */
 import { escapeHtml, formatAmount } from "../hosted-pages.ts";
-import type { Disbursement, MerchantAccount } from "../store.ts";
+import type { Disbursement, Invoice, MerchantAccount, SoftpayPayment } from "../store.ts";
 import { SANDBOX_CONSOLE_UP_TO, SANDBOX_SENT_BELOW } from "./disbursements.ts";
 
 export interface ConsolePageInput {
   disbursements: readonly Disbursement[];
   accounts: readonly MerchantAccount[];
   delayMs: number;
+  /** SoftPay payments with their invoices, oldest first. */
+  softpays?: readonly { payment: SoftpayPayment; invoice: Invoice }[];
   /** A line about the last action, from the redirect that followed it. */
   notice?: { kind: "ok" | "error"; text: string };
 }
@@ -46,6 +49,31 @@ function table(id: string, rows: readonly Disbursement[], actions: boolean, empt
 <tbody>${rows.map((disbursement) => row(disbursement, actions)).join("\n")}</tbody></table>`;
 }
 
+function softpayButton(token: string, verb: "approve" | "fail", label: string): string {
+  const cls = verb === "approve" ? "send" : "fail";
+  return `<form method="post" action="_sim/softpay/${encodeURIComponent(token)}/${verb}"><button type="submit" class="${cls}" data-token="${escapeHtml(token)}">${label}</button></form>`;
+}
+
+function softpayTable(id: string, rows: ConsolePageInput["softpays"] & {}, actions: boolean, empty: string): string {
+  if (rows.length === 0) return `<p id="${id}" class="empty">${empty}</p>`;
+  const head = ["Invoice", "Amount", "Operator", "Phone", "Status", "Account", ...(actions ? [""] : [])];
+  const body = rows
+    .map(({ payment, invoice }) => {
+      const cells = [
+        `<code>${escapeHtml(invoice.token)}</code>`,
+        `${formatAmount(invoice.totalAmount)} XOF`,
+        `<code>${escapeHtml(payment.slug)}</code>`,
+        escapeHtml(payment.phone),
+        `<span class="status ${escapeHtml(invoice.status)}">${escapeHtml(invoice.status)}</span>`,
+        escapeHtml(accountName(invoice.account)),
+      ];
+      if (actions) cells.push(`${softpayButton(invoice.token, "approve", "Approve")}${softpayButton(invoice.token, "fail", "Fail")}`);
+      return `<tr data-token="${escapeHtml(invoice.token)}">${cells.map((cell) => `<td>${cell}</td>`).join("")}</tr>`;
+    })
+    .join("\n");
+  return `<table id="${id}"><thead><tr>${head.map((name) => `<th>${name}</th>`).join("")}</tr></thead>\n<tbody>${body}</tbody></table>`;
+}
+
 function balances(accounts: readonly MerchantAccount[]): string {
   if (accounts.length === 0) return `<p id="balances" class="empty">No account yet.</p>`;
   const countries = [...new Set(accounts.flatMap((account) => Object.keys(account.balances)))];
@@ -67,6 +95,13 @@ export function renderConsolePage(input: ConsolePageInput): string {
     "Each account opens with a float in every country; a completed payment credits its channel's country, a submitted " +
     "disbursement takes its amount from its country (given back if it fails).";
   const notice = input.notice ? `<p class="notice ${input.notice.kind}" role="status">${escapeHtml(input.notice.text)}</p>` : "";
+  const softpays = input.softpays ?? [];
+  const payRules =
+    `Sandbox rules for mobile-money payments (SoftPay), by amount in XOF: below ${SANDBOX_SENT_BELOW} completed after ${input.delayMs} ms; ` +
+    `${SANDBOX_SENT_BELOW} to ${SANDBOX_CONSOLE_UP_TO} wait here for Approve or Fail; above ${SANDBOX_CONSOLE_UP_TO} failed after ${input.delayMs} ms. ` +
+    "Code operators (Orange Money CI, Burkina, Senegal's code variant) accept the code 123456 only; Wave and Orange Money Senegal's QR are paid on their page.";
+  const payWaiting = softpays.filter(({ payment, invoice }) => payment.awaitingConsole && invoice.status === "pending");
+  const payRecent = [...softpays].reverse().slice(0, 50);
   const waiting = input.disbursements.filter((disbursement) => disbursement.awaitingConsole);
   const recent = [...input.disbursements].reverse().slice(0, 50);
   return `<!doctype html>
@@ -92,6 +127,11 @@ export function renderConsolePage(input: ConsolePageInput): string {
 <h1>Provider B sandbox console</h1>
 <p class="hint">${escapeHtml(rules)} <a href="console">Refresh</a></p>
 ${notice}
+<h2>Payments waiting for you</h2>
+<p class="hint">${escapeHtml(payRules)}</p>
+${softpayTable("payments-waiting", payWaiting, true, "No payment is waiting.")}
+<h2>Recent payments</h2>
+${softpayTable("payments-recent", payRecent, false, "No mobile-money payment yet.")}
 <h2>Payouts waiting for you</h2>
 ${table("waiting", waiting, true, "No payout is waiting.")}
 <h2>Recent payouts</h2>

@@ -16,6 +16,7 @@ import type { SimulatorContext } from "../context.ts";
 import type { Disbursement } from "../store.ts";
 import { renderConsolePage } from "./console-page.ts";
 import { findDisbursement, settleDisbursement } from "./disbursements.ts";
+import { softpayPayments } from "../softpay.ts";
 
 const jsonError = (status: number, error: string) => Response.json({ error }, { status });
 
@@ -44,6 +45,9 @@ function noticeOf(query: URLSearchParams): { kind: "ok" | "error"; text: string 
   const token = query.get("token") ?? "";
   if (query.has("done")) return { kind: "ok", text: `Disbursement ${token} is ${query.get("done")}.` };
   if (query.has("failed")) return { kind: "error", text: `Disbursement ${token}: ${query.get("failed")}` };
+  // A SoftPay button's (`../softpay-routes.ts`).
+  if (query.has("paid")) return { kind: "ok", text: `Payment ${token} is ${query.get("paid")}.` };
+  if (query.has("unpaid")) return { kind: "error", text: `Payment ${token}: ${query.get("unpaid")}` };
   return undefined;
 }
 
@@ -58,6 +62,7 @@ export function disburseControlRoutes(sim: SimulatorContext) {
             disbursements: [...sim.store.disbursements.values()],
             accounts: [...sim.store.accounts.values()],
             delayMs: sim.disburse.delayMs,
+            softpays: softpayPayments(sim),
             notice: noticeOf(new URL(request.url).searchParams),
           }),
           { headers: { "content-type": "text/html; charset=utf-8" } },
