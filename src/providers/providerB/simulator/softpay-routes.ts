@@ -60,12 +60,12 @@ async function withFault(sim: SimulatorContext, run: () => SoftpayResult): Promi
 function softpayApiRoutes(sim: SimulatorContext, mode: Mode) {
   const merchantCall =
     (run: (input: { account: Parameters<typeof startSoftpay>[1]["account"]; body: Record<string, unknown>; slug: string }) => SoftpayResult) =>
-    async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+    async ({ request, params }: { request: Request; params?: Record<string, string> }) => {
       const { account, refused } = authenticateMerchant(sim.store, request.headers);
       if (refused) return refused;
       const body = await readJsonObject(request);
       if (!body) return Response.json({ success: false, message: "The body must be a JSON object." }, { status: 422 });
-      return withFault(sim, () => run({ account, body, slug: params.slug ?? "" }));
+      return withFault(sim, () => run({ account, body, slug: params?.slug ?? "" }));
     };
   return new Elysia({ prefix: API_PREFIX[mode] })
     .post(
