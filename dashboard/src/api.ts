@@ -16,7 +16,8 @@ export type Outputs = inferRouterOutputs<AppRouter>;
 /** Every procedure's input. */
 export type Inputs = inferRouterInputs<AppRouter>;
 
-export type Payment = Outputs["payments"]["get"];
+/** A payment as lists show it (a payment's own page may carry more). */
+export type Payment = Outputs["payments"]["list"]["data"][number];
 export type Delivery = Outputs["payments"]["deliveries"]["data"][number];
 export type WebhookEndpoint = Outputs["webhooks"]["get"];
 export type ApiKey = Outputs["apiKeys"]["list"]["data"][number];

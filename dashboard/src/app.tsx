@@ -13,6 +13,7 @@ import { fr } from "./messages-fr.ts";
 import { hashOf, parseRoute, type Route } from "./routes.ts";
 import { ApiKeysScreen } from "./screens/api-keys.tsx";
 import { EventsScreen } from "./screens/events.tsx";
+import { MoneyScreen } from "./screens/money.tsx";
 import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payment.tsx";
@@ -135,6 +136,8 @@ function Screen({ route }: { route: Route }) {
       return <WebhookScreen webhookId={route.webhookId} />;
     case "events":
       return <EventsScreen />;
+    case "money":
+      return <MoneyScreen />;
     case "apiKeys":
       return <ApiKeysScreen />;
     case "settings":
@@ -151,6 +154,7 @@ function Screen({ route }: { route: Route }) {
 const TENANT_LINKS = [
   { route: { screen: "payments" }, label: "nav.payments" },
   { route: { screen: "permits" }, label: "nav.permits" },
+  { route: { screen: "money" }, label: "nav.money" },
   { route: { screen: "webhooks" }, label: "nav.webhooks" },
   { route: { screen: "events" }, label: "nav.events" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },

@@ -10,6 +10,7 @@ export type Route =
   | { screen: "webhooks" }
   | { screen: "webhook"; webhookId: string }
   | { screen: "events" }
+  | { screen: "money" }
   | { screen: "apiKeys" }
   | { screen: "settings" }
   | { screen: "tenants" }
@@ -29,6 +30,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "events") return { screen: "events" };
+  if (first === "money") return { screen: "money" };
   if (first === "api-keys") return { screen: "apiKeys" };
   if (first === "settings") return { screen: "settings" };
   if (first === "operator" && second === "tenants") return { screen: "tenants" };
@@ -53,6 +55,8 @@ export function hashOf(route: Route): string {
       return `#/webhooks/${encodeURIComponent(route.webhookId)}`;
     case "events":
       return "#/events";
+    case "money":
+      return "#/money";
     case "apiKeys":
       return "#/api-keys";
     case "settings":

@@ -78,6 +78,7 @@ describe("hash routes", () => {
       { screen: "webhooks" },
       { screen: "webhook", webhookId: "we_01ABC" },
       { screen: "events" },
+      { screen: "money" },
       { screen: "apiKeys" },
       { screen: "settings" },
       { screen: "tenants" },

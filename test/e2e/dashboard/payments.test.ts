@@ -17,7 +17,7 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
   const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
 
   describe("a sandbox checkout, from the credentials to the replayed webhook", () => {
-    it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, delivers it again, and refunds part of it", async () => {
+    it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, delivers it again, refunds part of it and pays a supplier out", async () => {
       const tenant = await newTenant("Boutique Dakar");
       const page = await openDashboard();
       await signInWithKey(page, tenant.keyId, tenant.secret);
@@ -147,6 +147,28 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       );
       expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 4,500\u00a0FCFA");
       await screenshot(page, "dashboard-payment");
+
+      // A payout to a supplier's wallet from Balance & payouts, sent by the sandbox; the balance shows the money in.
+      await page.locator('nav a[href="#/money"]').click();
+      await page.locator('[data-testid="balance"]').waitFor();
+      await page.locator('input[name="amount"]').fill("700");
+      await page.locator('input[name="description"]').fill("Livreur");
+      await page.locator('select[name="country"]').selectOption("sn");
+      await page.locator('input[name="phone"]').fill("+221 77 000 00 08");
+      await page.locator('input[name="operator"]').fill("orange");
+      await page.getByRole("button", { name: "Send", exact: true }).click();
+      await page.getByText(/^Payout po_\w+ recorded/).waitFor();
+      const payoutRow = page.locator('[data-testid="payouts"] tr[data-payout-id]');
+      await payoutRow.waitFor();
+      expect(await payoutRow.textContent()).toContain("+221770000008");
+      await waitUntil(
+        async () => {
+          await page.locator("section").getByRole("button", { name: "Refresh" }).click();
+          return (await payoutRow.getAttribute("data-state")) === "sent";
+        },
+        { what: "the payout sent", timeoutMs: 15_000, intervalMs: 300 },
+      );
+      await screenshot(page, "dashboard-money");
 
       // The same in French: the amount as a merchant in Dakar reads it.
       await page.locator('button[data-language="fr"]').click();
