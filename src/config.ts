@@ -67,6 +67,12 @@ export interface Config {
   simulatorApproveDelayMs: number;
   allowPrivateTargets: boolean;
   maxAmount: number;
+  /**
+   * Routing of `POST /payments` (issue 16): the sliding window of each route's success rate, the share of
+   * payments kept on a weaker route so it can recover, and each provider × operator circuit breaker's
+   * consecutive failures to open and pause before half-opening.
+   */
+  routing: { windowMinutes: number; exploreShare: number; breakerFailures: number; breakerHalfOpenMs: number };
   webhookTimeoutMs: number;
   /** Waits between delivery attempts, in milliseconds. */
   webhookRetrySchedule: number[];
@@ -188,6 +194,10 @@ const envSchema = z.object({
   SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
   ALLOW_PRIVATE_TARGETS: boolean.optional(),
   MAX_AMOUNT: positiveInt.default(10_000_000),
+  ROUTING_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1_440).default(15),
+  ROUTING_EXPLORE_SHARE: z.coerce.number().min(0).max(0.5).default(0.1),
+  CIRCUIT_BREAKER_FAILURES: positiveInt.default(5),
+  CIRCUIT_BREAKER_HALF_OPEN_MS: positiveInt.default(30_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
   RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
@@ -345,6 +355,12 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
     allowPrivateTargets,
     maxAmount: e.MAX_AMOUNT,
+    routing: {
+      windowMinutes: e.ROUTING_WINDOW_MINUTES,
+      exploreShare: e.ROUTING_EXPLORE_SHARE,
+      breakerFailures: e.CIRCUIT_BREAKER_FAILURES,
+      breakerHalfOpenMs: e.CIRCUIT_BREAKER_HALF_OPEN_MS,
+    },
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,

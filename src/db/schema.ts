@@ -151,6 +151,9 @@ export interface Database {
   payouts: PayoutsTable;
   ledger_entries: LedgerEntriesTable;
   reconciliation_differences: ReconciliationDifferencesTable;
+  routing_rules: RoutingRulesTable;
+  payment_attempts: PaymentAttemptsTable;
+  route_outcomes: RouteOutcomesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -256,7 +259,17 @@ export interface PaymentsTable {
   provider_reference: Nullable<string>;
   /** The sum of its sent refunds (migration 0011). */
   amount_refunded: Generated<number>;
+  /** The operator, in the routing vocabulary, of a payment made by `POST /payments` (migration 0012). */
+  operator: Nullable<string>;
+  /** What the customer must do next (migration 0012). */
+  next_action: NullableJsonb<NextAction>;
 }
+
+/** What the customer must do to complete a payment. */
+export type NextAction =
+  | { type: "none"; instructions: string }
+  | { type: "enter_code"; instructions: string }
+  | { type: "open_url"; url: string; instructions: string };
 
 export type Payment = Selectable<PaymentsTable>;
 export type NewPayment = Insertable<PaymentsTable>;
@@ -593,4 +606,44 @@ export interface ReconciliationDifferencesTable {
   currency: Currency;
   first_seen_at: Date;
   last_seen_at: Date;
+}
+
+/** A tenant's route list for one operator in one country (migration 0012). */
+export interface RoutingRulesTable {
+  tenant_id: string;
+  environment: Environment;
+  operator: string;
+  country: string;
+  providers: Jsonb<string[]>;
+  updated_at: CreatedAt;
+}
+
+/** How one attempt of a payment on one provider ended (migration 0012). */
+export type AttemptOutcome = "started" | "refused" | "unreachable" | "circuit_open" | "unknown" | "failed";
+
+export interface PaymentAttemptsTable {
+  payment_id: string;
+  attempt: number;
+  provider: string;
+  provider_account: string;
+  credential_version: Nullable<number>;
+  outcome: AttemptOutcome;
+  provider_transaction_id: Nullable<string>;
+  error: Nullable<string>;
+  /** Why this provider was tried. */
+  reason: string;
+  created_at: CreatedAt;
+  ended_at: NullableTimestamp;
+}
+
+export type PaymentAttempt = Selectable<PaymentAttemptsTable>;
+
+/** Per provider × operator × country and minute, the payments that ended paid and failed (migration 0012). */
+export interface RouteOutcomesTable {
+  provider: string;
+  operator: string;
+  country: string;
+  minute: Date;
+  succeeded: Generated<number>;
+  failed: Generated<number>;
 }

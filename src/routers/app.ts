@@ -14,6 +14,7 @@ import { permitSchedulesRouter } from "./permit-schedules.ts";
 import { permitsRouter } from "./permits.ts";
 import { providerARouter } from "./providerA.ts";
 import { providerBRouter } from "./providerB.ts";
+import { routingRouter } from "./routing.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { webhooksRouter } from "./webhooks.ts";
 import { router } from "./trpc.ts";
@@ -32,6 +33,7 @@ export const appRouter = router({
   permitSchedules: permitSchedulesRouter,
   payouts: payoutsRouter,
   balance: balanceRouter,
+  routing: routingRouter,
   admin: adminRouter,
 });
 

@@ -11,7 +11,10 @@ import {
   paymentRequest,
   paymentSchema,
   providerNameSchema,
+  quotePayment,
+  quoteSchema,
 } from "../services/payments/mod.ts";
+import { paymentDetailSchema } from "../services/payments/payment-view.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { deliverySchema } from "./webhooks.ts";
@@ -44,22 +47,43 @@ export const paymentsRouter = router({
         tags: ["payments"],
         summary: "Take a mobile-money payment from any operator",
         description:
-          "Names the operator and the customer's phone; the gateway picks the provider that serves that operator in that country " +
-          "(the first of the providers it runs), records the payment and asks the provider to push the prompt to the phone; " +
-          "answers the payment, pending. Failures as POST /providerA/direct-payment: a refusal → 422 (failed), " +
-          "unreachable before sending → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending " +
-          "and settled from the provider; the same Idempotency-Key answers it again.",
+          "Names the operator and the customer's phone (and, for an operator whose flow is otp, the code the customer got). The gateway " +
+          "tries the tenant's routes for that operator in that country (GET /routing), ranked by their live success rates, records the " +
+          "payment and asks the provider to start it; answers the payment, pending, with nextAction (none: approve the prompt; open_url: " +
+          "send the customer to the wallet's page) and its attempts. When a provider provably did not act (a refusal before any push, " +
+          "connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. " +
+          "Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or " +
+          "timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key " +
+          "answers it again.",
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",
       errors: [424, 502, 504],
     })
     .input(paymentRequest)
-    .output(paymentSchema)
+    .output(paymentDetailSchema)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
       return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
     }),
+
+  quote: tenantProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/payments/quote",
+        tags: ["payments"],
+        summary: "What POST /payments would do with this body, without doing it",
+        description:
+          "The same body as POST /payments; no payment, no provider call. Answers whether it would be taken and the validation errors the " +
+          "real call would answer, the flow the customer follows, and the routes in the order they would be tried (the exploration " +
+          "share aside), each with its limits and fees where the provider publishes them.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(paymentRequest)
+    .output(quoteSchema)
+    .mutation(({ ctx, input }) => quotePayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input })),
 
   list: tenantProcedure
     .meta({
@@ -90,7 +114,7 @@ export const paymentsRouter = router({
       tenantHeader: "accepted",
     })
     .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }) }))
-    .output(paymentSchema)
+    .output(paymentDetailSchema)
     .query(({ ctx, input }) => getPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, paymentId: input.payment_id })),
   deliveries: tenantProcedure
     .meta({

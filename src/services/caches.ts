@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { CircuitBreakerPolicy } from "cockatiel";
 import { LRUCache } from "lru-cache";
 import type { Payment } from "../db/schema.ts";
 import { createCredentialsCache, type CredentialsCache } from "./credentials/provider-credentials.ts";
@@ -39,6 +40,8 @@ export interface GatewayCaches {
   signingSecrets: OpenedSecrets;
   /** Outbound URL checks and DNS answers (`webhooks/url-safety.ts`). */
   targets: TargetCaches;
+  /** One circuit breaker per provider × operator × country (`routing/breakers.ts`). */
+  breakers: Map<string, CircuitBreakerPolicy>;
 }
 
 /** Empty caches for one gateway. */
@@ -52,5 +55,6 @@ export function createGatewayCaches(): GatewayCaches {
     ipnSigners: createIpnSignerCache(),
     signingSecrets: new Map(),
     targets: createTargetCaches(),
+    breakers: new Map(),
   };
 }

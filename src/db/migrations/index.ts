@@ -16,6 +16,7 @@ import { permitSchedulesMigration } from "./0009_permit_schedules.ts";
 import { scheduleTimeZoneMigration } from "./0009_schedule_time_zone.ts";
 import { anyProviderMigration } from "./0010_any_provider.ts";
 import { moneyOutMigration } from "./0011_money_out.ts";
+import { routingMigration } from "./0012_routing.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "0009_schedule_time_zone": scheduleTimeZoneMigration,
   "0010_any_provider": anyProviderMigration,
   "0011_money_out": moneyOutMigration,
+  "0012_routing": routingMigration,
 };

@@ -20,7 +20,7 @@
 import type { Insertable } from "kysely";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
-import type { PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
+import type { CustomData, PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
 import { ProviderError } from "../../errors.ts";
 import { CollectionError, type PaymentMethodCapability, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
@@ -30,7 +30,7 @@ import { applyDirectPaymentUpdate } from "./apply-update.ts";
 type PaymentColumns = Insertable<PaymentsTable>;
 
 /** The new row (precompiled: this runs on every payment). */
-const insertDirectPayment = precompile<{
+export const insertDirectPayment = precompile<{
   id: string;
   tenant_id: string;
   environment: Environment;
@@ -43,6 +43,10 @@ const insertDirectPayment = precompile<{
   customer: PaymentCustomer;
   payment_method: string;
   callback_url: string | null;
+  /** The routing vocabulary's operator (`POST /payments`); null on the spec's endpoint. */
+  operator: string | null;
+  /** `POST /payments`'s metadata; null on the spec's endpoint. */
+  custom_data: CustomData | null;
   created_at: Date;
   updated_at: Date;
 }>()((db, p) =>
@@ -60,13 +64,15 @@ const insertDirectPayment = precompile<{
     customer: p.customer,
     payment_method: p.payment_method,
     callback_url: p.callback_url,
+    operator: p.operator,
+    custom_data: p.custom_data,
     created_at: p.created_at,
     updated_at: p.updated_at,
   }),
 );
 
 /** The provider's id, once the create call answered. */
-const storeProviderTransaction = precompile<{
+export const storeProviderTransaction = precompile<{
   id: string;
   provider_transaction_id: string;
   reference: string | null;
@@ -80,7 +86,7 @@ const storeProviderTransaction = precompile<{
 );
 
 /** The payment a failure left in flight at the provider: the error names it, so the caller can follow it. */
-interface InFlightPayment {
+export interface InFlightPayment {
   paymentId: string;
   transactionId?: number;
 }
@@ -90,7 +96,7 @@ interface InFlightPayment {
  * names the payment, and the same `Idempotency-Key` replays it; without it nothing was left that could
  * still charge, so the answer names nothing and a retry may run again.
  */
-function failureAnswer(label: string, error: ProviderCallError, inFlight: InFlightPayment | undefined): ProviderError {
+export function failureAnswer(label: string, error: ProviderCallError, inFlight: InFlightPayment | undefined): ProviderError {
   if (error.kind === "refused") return new ProviderError(422, error.message, { providerErrors: error.providerErrors });
   if (error.kind === "unreachable") return new ProviderError(502, `${label} could not be reached; nothing was sent`);
   const status = error.kind === "timeout" ? 504 : 502;
@@ -147,6 +153,8 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     customer: { ...collection.customer, phone: collection.phone.number, country: collection.phone.country },
     payment_method: method.method,
     callback_url: collection.callbackUrl ?? null,
+    operator: null,
+    custom_data: null,
     created_at: now,
     updated_at: now,
   });
@@ -182,28 +190,41 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     return { paymentId, providerPaymentId: started.providerPaymentId };
   } catch (collectionError) {
     if (!(collectionError instanceof CollectionError)) throw collectionError;
-    const error = collectionError.failure;
-    let inFlight: InFlightPayment | undefined;
-    if (collectionError.mayHaveActed) {
-      const providerId = collectionError.started?.providerPaymentId;
-      inFlight = providerId !== undefined && /^\d+$/.test(providerId) ? { paymentId, transactionId: Number(providerId) } : { paymentId };
-      // Only while pending: a webhook may already have settled it from the provider's side.
-      await deps.db
-        .updateTable("payments")
-        .set({ outcome_unknown: true, updated_at: deps.now() })
-        .where("id", "=", paymentId)
-        .where("state", "=", "pending")
-        .execute();
-      deps.logger.warn(
-        { paymentId, provider: provider.name, step: collectionError.step, kind: error.kind, status: error.status },
-        "provider outcome unknown: left pending for the sync job",
-      );
-    } else {
-      await applyDirectPaymentUpdate(deps, paymentId, {
-        kind: "failed",
-        failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error",
-      });
-    }
-    throw failureAnswer(provider.label, error, inFlight);
+    throw await settleFailedCollection(deps, paymentId, provider, collectionError);
   }
+}
+
+/**
+ * What a failed collection leaves (the table above): pending with `outcomeUnknown` when the failed step may
+ * have reached the phone, `failed` otherwise. Answers the error to throw.
+ */
+export async function settleFailedCollection(
+  deps: Deps,
+  paymentId: string,
+  provider: PaymentProvider,
+  collectionError: CollectionError,
+): Promise<ProviderError> {
+  const error = collectionError.failure;
+  let inFlight: InFlightPayment | undefined;
+  if (collectionError.mayHaveActed) {
+    const providerId = collectionError.started?.providerPaymentId;
+    inFlight = providerId !== undefined && /^\d+$/.test(providerId) ? { paymentId, transactionId: Number(providerId) } : { paymentId };
+    // Only while pending: a webhook may already have settled it from the provider's side.
+    await deps.db
+      .updateTable("payments")
+      .set({ outcome_unknown: true, updated_at: deps.now() })
+      .where("id", "=", paymentId)
+      .where("state", "=", "pending")
+      .execute();
+    deps.logger.warn(
+      { paymentId, provider: provider.name, step: collectionError.step, kind: error.kind, status: error.status },
+      "provider outcome unknown: left pending for the sync job",
+    );
+  } else {
+    await applyDirectPaymentUpdate(deps, paymentId, {
+      kind: "failed",
+      failureCode: error.kind === "refused" ? "provider_refused" : error.kind === "unreachable" ? "provider_unreachable" : "provider_error",
+    });
+  }
+  return failureAnswer(provider.label, error, inFlight);
 }

@@ -1,24 +1,28 @@
 /**
- * `POST /payments`: one call for any operator the gateway's providers reach by a push to the phone. The
- * body names the operator and the customer's phone; the provider is the first one the gateway runs whose
- * capabilities serve that operator in that country (`PaymentProvider.capabilities.methods`; routing
- * between several comes later). The collection itself is the direct payment's (`collect-by-push.ts`):
- * record, first sync, the provider's calls through the port, contract §4's failure table.
+ * `POST /payments`: one call for any operator the gateway's providers reach directly (issue 16). The body
+ * names the operator and the customer's phone; the routes are the tenant's route list for that operator
+ * and country (`routing/routes.ts`), those it has an account on, ranked by their live success rates
+ * (`routing/window.ts`); the payment is tried on them in order with failover when a provider provably did
+ * not act (`routed-collection.ts`), and answered with what the customer does next and its attempts.
+ * `POST /payments/quote` answers the same decision without acting.
  *
  * @module
  */
 import { z } from "zod";
 import type { Environment } from "../../config.ts";
-import { ValidationError } from "../../errors.ts";
-import type { PaymentMethodCapability, PaymentProvider } from "../../providers/provider.ts";
+import { NotConfiguredError, ValidationError } from "../../errors.ts";
+import type { ProviderAccountRef } from "../../providers/provider.ts";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Deps } from "../deps.ts";
-import { collectByPush } from "../direct-payments/collect-by-push.ts";
 import { CALLING_CODES } from "../direct-payments/payment-methods.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
+import { PAYOUT_CALLING_CODES } from "../payouts/record-money-out.ts";
+import { type Route, routeList } from "../routing/routes.ts";
+import { rankRoutes, routeStats } from "../routing/window.ts";
 import { getPayment } from "./get-payment.ts";
-import { CURRENCIES, type PaymentView } from "./payment-view.ts";
+import { CURRENCIES, type PaymentDetailView } from "./payment-view.ts";
+import { type Candidate, collectRouted } from "./routed-collection.ts";
 
 /** The body of `POST /payments`: the one schema the router validates with and the service reads. */
 export const paymentRequest = z
@@ -39,44 +43,54 @@ export const paymentRequest = z
       example: "https://merchant.example/passerelle/callback",
       description: "Where we send this payment's events (signed with the tenant's callback secret); never sent to the provider",
     }),
+    otp: z
+      .string()
+      .regex(/^[0-9]{4,8}$/, { error: "must be the 4 to 8 digits the customer got from the operator" })
+      .optional()
+      .meta({ description: "For an operator whose flow is otp (GET /payment-methods): the code the customer got by USSD", example: "123456" }),
+    metadata: z
+      .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
+      .refine((value) => Object.keys(value).length <= 20, { message: "must have at most 20 keys" })
+      .optional()
+      .meta({ description: "Up to 20 keys of your own, shown back as customData" }),
   })
   .meta({ id: "PaymentRequest" });
 
 export type PaymentRequest = z.infer<typeof paymentRequest>;
 
-/** The first provider (in the gateway's order) that pushes a payment to `operator` phones in `country`. */
-function routeOf(deps: Pick<Deps, "providers">, operator: string, country: string): { provider: PaymentProvider; method: PaymentMethodCapability } | undefined {
-  for (const provider of deps.providers.all) {
-    const method = provider.capabilities.methods.find((m) => m.operator === operator && m.country === country && m.collection === "ussd_push");
-    if (method) return { provider, method };
-  }
-  return undefined;
+/** A refusal with the reasons the real call would get, or the candidates it would try. */
+interface Plan {
+  messages: string[];
+  callbackUrl: string | undefined;
+  /** Routes the tenant has an account on, ranked for this payment. */
+  candidates: Candidate[];
+  /** The first route's lack of an account, when no route has one. */
+  notConfigured: NotConfiguredError | undefined;
 }
 
 /**
- * Starts a payment and answers it as `GET /payments/{id}` shows it (`pending`).
- *
- * @example
- * ```ts
- * const payment = await createPayment(deps, { tenantId, environment: "sandbox", input: { amount: 500, operator: "mtn", … } });
- * payment.provider; // "providerA"
- * ```
- * @throws {ValidationError} for an operator no provider serves in that country, a calling code that is not the
- *   country's, a currency that is not the country's, an amount above MAX_AMOUNT or a callback_url we may not call;
- *   `ProviderError` and `NotConfiguredError` as a direct payment's.
+ * Everything `POST /payments` decides before calling a provider, and `POST /payments/quote` answers: the
+ * rules the body breaks, and the routes the payment would try, in order, with why.
  */
-export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentView> {
-  const { tenantId, environment, input } = request;
+async function plan(deps: Deps, tenantId: string, environment: Environment, input: PaymentRequest, random: () => number = Math.random): Promise<Plan> {
   const { number, country } = input.customer.phone;
   const messages: string[] = [];
-  const route = routeOf(deps, input.operator, country);
-  if (!route) messages.push(`operator ${input.operator} is not available for country ${country}`);
-  const callingCode = CALLING_CODES[country];
+  const { routes } = await routeList(deps, { tenantId, environment }, input.operator, country);
+  if (routes.length === 0) messages.push(`operator ${input.operator} is not available for country ${country}`);
+  const callingCode = CALLING_CODES[country] ?? PAYOUT_CALLING_CODES[country];
   if (callingCode !== undefined && !number.startsWith(`+${callingCode}`))
     messages.push(`customer.phone.number must start with +${callingCode} for country ${country}`);
-  if (route && input.currency !== undefined && input.currency !== route.method.currency)
-    messages.push(`currency must be ${route.method.currency} for country ${country}`);
+  const currency = routes[0]?.method.currency;
+  if (currency !== undefined && input.currency !== undefined && input.currency !== currency)
+    messages.push(`currency must be ${currency} for country ${country}`);
   if (input.amount > deps.config.maxAmount) messages.push(`amount must not be greater than ${deps.config.maxAmount}`);
+  const first = routes[0]?.method;
+  if (first?.limits && input.amount < first.limits.minAmount)
+    messages.push(`amount must be at least ${first.limits.minAmount} for ${input.operator} in ${country}`);
+  if (first?.limits?.maxAmount && input.amount > first.limits.maxAmount)
+    messages.push(`amount must be at most ${first.limits.maxAmount} for ${input.operator} in ${country}`);
+  if (first?.flow === "otp" && input.otp === undefined)
+    messages.push(`otp is required for ${input.operator} in ${country}: ${first.otpHint ?? "the customer gets the code from the operator"}`);
   let callbackUrl: string | undefined;
   if (input.callback_url !== undefined) {
     try {
@@ -86,22 +100,106 @@ export async function createPayment(deps: Deps, request: { tenantId: string; env
       else throw error;
     }
   }
-  if (messages.length > 0 || !route) throw new ValidationError(messages);
+  const withAccounts: (Route & { account: ProviderAccountRef })[] = [];
+  let notConfigured: NotConfiguredError | undefined;
+  for (const route of routes) {
+    try {
+      withAccounts.push({ ...route, account: await route.provider.accountFor(deps, tenantId, environment) });
+    } catch (error) {
+      if (!(error instanceof NotConfiguredError)) throw error;
+      notConfigured ??= error;
+    }
+  }
+  const stats = withAccounts.length > 1 ? (await routeStats(deps, { operator: input.operator, country })).routes : [];
+  const ranked = rankRoutes(withAccounts, stats, { exploreShare: deps.config.routing.exploreShare, windowMinutes: deps.config.routing.windowMinutes, random });
+  const candidates = ranked.map((route) => ({ ...route, account: withAccounts.find((w) => w.provider === route.provider)!.account }));
+  return { messages, callbackUrl, candidates, notConfigured };
+}
+
+/**
+ * Starts a payment and answers it as `GET /payments/{id}` shows it (`pending`), with what the customer does
+ * next and the attempts made.
+ *
+ * @example
+ * ```ts
+ * const payment = await createPayment(deps, { tenantId, environment: "sandbox", input: { amount: 500, operator: "mtn", … } });
+ * payment.provider; // "providerA"
+ * ```
+ * @throws {ValidationError} for an operator no provider serves in that country, a calling code or currency that
+ *   is not the country's, an amount outside the limits, a missing code, or a callback_url we may not call;
+ *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's.
+ */
+export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentDetailView> {
+  const { tenantId, environment, input } = request;
+  const decided = await plan(deps, tenantId, environment, input);
+  if (decided.messages.length > 0) throw new ValidationError(decided.messages);
+  if (decided.candidates.length === 0) throw decided.notConfigured ?? new NotConfiguredError(`No provider serves ${input.operator} for this tenant`);
   const { firstname, lastname, email } = input.customer;
-  const started = await collectByPush(deps, {
+  const started = await collectRouted(deps, {
     tenantId,
     environment,
-    provider: route.provider,
-    method: route.method,
+    operator: input.operator,
+    candidates: decided.candidates,
     amount: input.amount,
     description: input.description,
-    phone: { number, country },
+    phone: input.customer.phone,
     customer: {
       ...(firstname !== undefined && { firstname }),
       ...(lastname !== undefined && { lastname }),
       ...(email !== undefined && { email }),
     },
-    callbackUrl,
+    ...(input.otp !== undefined && { otp: input.otp }),
+    ...(input.metadata !== undefined && { metadata: input.metadata }),
+    callbackUrl: decided.callbackUrl,
   });
   return getPayment(deps, { tenantId, environment, paymentId: started.paymentId });
+}
+
+export const quoteSchema = z
+  .object({
+    valid: z.boolean().meta({ description: "Whether POST /payments would take this body" }),
+    errors: z.array(z.string()).meta({ description: "The validation errors the real call would answer (400), each `<field> <rule>`" }),
+    operator: z.string(),
+    country: z.string(),
+    currency: z.enum(CURRENCIES).nullable(),
+    flow: z.enum(["push", "otp", "redirect"]).nullable().meta({ description: "What the customer does: approve a prompt, give a code first, or open a URL" }),
+    nextAction: z.string().nullable().meta({ description: "In words, what the customer will be asked to do" }),
+    routes: z.array(
+      z.object({
+        provider: z.string(),
+        reason: z.string().meta({ description: "Why it stands there: the route list, the success rates, the exploration share" }),
+        limits: z.object({ minAmount: z.number().int(), maxAmount: z.number().int().nullable() }).nullable(),
+        fees: z.null().meta({ description: "Fees the provider publishes for it: neither provider publishes a fee a payer bears here" }),
+      }),
+    ),
+    notConfigured: z.string().nullable().meta({ description: "When no route has an account for the tenant: why (the real call answers 424)" }),
+  })
+  .meta({ id: "PaymentQuote" });
+
+export type PaymentQuote = z.infer<typeof quoteSchema>;
+
+/** `POST /payments/quote`: what the real call would do, without doing it (no row, no provider call, no random exploration). */
+export async function quotePayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentQuote> {
+  const { tenantId, environment, input } = request;
+  const decided = await plan(deps, tenantId, environment, input, () => 1);
+  const first = decided.candidates[0]?.method;
+  const flow = first?.flow ?? (first ? "push" : null);
+  return {
+    valid: decided.messages.length === 0 && decided.candidates.length > 0,
+    errors: decided.messages,
+    operator: input.operator,
+    country: input.customer.phone.country,
+    currency: first?.currency ?? null,
+    flow,
+    nextAction:
+      flow === "redirect"
+        ? "open the URL the answer's nextAction gives"
+        : flow === "otp"
+          ? `give the code with the payment (${first?.otpHint ?? "from the operator"}), then approve`
+          : flow === "push"
+            ? "approve the prompt on the phone"
+            : null,
+    routes: decided.candidates.map((c) => ({ provider: c.provider.name, reason: c.reason, limits: c.method.limits ?? null, fees: null })),
+    notConfigured: decided.candidates.length === 0 && decided.notConfigured ? decided.notConfigured.message : null,
+  };
 }

@@ -5,7 +5,7 @@ import type { Environment } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { isId } from "../ids.ts";
-import { toPaymentView, type PaymentView } from "./payment-view.ts";
+import { type PaymentDetailView, toPaymentView } from "./payment-view.ts";
 
 export interface GetPaymentInput {
   tenantId: string;
@@ -23,7 +23,7 @@ export interface GetPaymentInput {
  * @throws {NotFoundError} when there is no such payment, or it is another tenant's or environment's:
  *   the answer is the same, so it never reveals that the payment exists.
  */
-export async function getPayment(deps: Pick<Deps, "db">, input: GetPaymentInput): Promise<PaymentView> {
+export async function getPayment(deps: Pick<Deps, "db">, input: GetPaymentInput): Promise<PaymentDetailView> {
   const row = isId("pay", input.paymentId)
     ? await deps.db
         .selectFrom("payments")
@@ -34,5 +34,17 @@ export async function getPayment(deps: Pick<Deps, "db">, input: GetPaymentInput)
         .executeTakeFirst()
     : undefined;
   if (!row) throw new NotFoundError("Payment not found");
-  return toPaymentView(row);
+  const attempts = await deps.db.selectFrom("payment_attempts").selectAll().where("payment_id", "=", row.id).orderBy("attempt").execute();
+  return {
+    ...toPaymentView(row),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      provider: a.provider,
+      outcome: a.outcome,
+      reason: a.reason,
+      providerTransactionId: a.provider_transaction_id,
+      error: a.error,
+      createdAt: a.created_at.toISOString(),
+    })),
+  };
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-export { createPayment, paymentRequest, type PaymentRequest } from "./create-payment.ts";
+export { createPayment, paymentRequest, type PaymentRequest, quotePayment, quoteSchema } from "./create-payment.ts";
 export { getPayment, type GetPaymentInput } from "./get-payment.ts";
 export { countStuckPayments, listStuckPayments, STUCK_AFTER_MS, type ListStuckInput, type StuckPaymentView } from "./stuck-payments.ts";
 export { listPayments, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";

@@ -40,6 +40,14 @@ const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment
 
 const timestamp = z.string().meta({ format: "date-time" });
 
+const nextActionSchema = z
+  .discriminatedUnion("type", [
+    z.object({ type: z.literal("none"), instructions: z.string() }),
+    z.object({ type: z.literal("enter_code"), instructions: z.string() }),
+    z.object({ type: z.literal("open_url"), url: z.string(), instructions: z.string() }),
+  ])
+  .meta({ id: "NextAction", description: "What the customer must do to complete the payment: nothing but approve the prompt, enter a code, or open a URL" });
+
 export const paymentCustomerSchema = z
   .object({
     name: z.string().optional(),
@@ -84,12 +92,42 @@ export const paymentSchema = z
     receiptUrl: z.string().nullable().meta({ description: "Provider B: the receipt's URL, as confirmed; null otherwise" }),
     receiptIdentifier: z.string().nullable().meta({ description: "Provider B: the receipt's identifier, as confirmed; null otherwise" }),
     providerReference: z.string().nullable().meta({ description: "Provider B: its own reference of the payment, as confirmed; null otherwise" }),
+    operator: z.string().nullable().meta({ description: "The operator a POST /payments payment was made to (mtn, orange, wave…); null otherwise" }),
+    nextAction: nextActionSchema.nullable(),
     environment: z.enum(ENVIRONMENTS),
     createdAt: timestamp,
     updatedAt: timestamp,
     completedAt: timestamp.nullable().meta({ description: "When the payment reached a final state" }),
   })
   .meta({ id: "Payment" });
+
+export const paymentAttemptSchema = z
+  .object({
+    attempt: z.number().int().meta({ description: "1 for the first provider tried, 2 for the next…" }),
+    provider: z.string(),
+    outcome: z
+      .enum(["started", "refused", "unreachable", "circuit_open", "unknown", "failed"])
+      .meta({
+        description:
+          "started: the provider took it; refused / unreachable / circuit_open: it provably did not act (the next route was tried); unknown: no answer after sending",
+      }),
+    reason: z.string().meta({ description: "Why this provider was tried: the route list, the success rates, the exploration share" }),
+    providerTransactionId: z.string().nullable(),
+    error: z.string().nullable(),
+    createdAt: timestamp,
+  })
+  .meta({ id: "PaymentAttempt" });
+
+/** A payment with the providers it was tried on (`GET /payments/{id}`, `POST /payments`). */
+export const paymentDetailSchema = paymentSchema
+  .extend({
+    attempts: z
+      .array(paymentAttemptSchema)
+      .meta({ description: "Each provider the payment was tried on, in order; empty for a payment made on one provider's own endpoint" }),
+  })
+  .meta({ id: "PaymentDetail" });
+
+export type PaymentDetailView = z.infer<typeof paymentDetailSchema>;
 
 /** How much of a payment has been given back. */
 function refundStatusOf(row: Payment): "none" | "partially_refunded" | "refunded" {
@@ -131,6 +169,8 @@ export function toPaymentView(row: Payment): PaymentView {
     callbackUrl: row.callback_url,
     outcomeUnknown: row.outcome_unknown,
     failureCode: row.failure_code,
+    operator: row.operator ?? null,
+    nextAction: row.next_action ?? null,
     receiptUrl: row.receipt_url ?? null,
     receiptIdentifier: row.receipt_identifier ?? null,
     providerReference: row.provider_reference ?? null,

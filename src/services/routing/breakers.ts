@@ -1,0 +1,44 @@
+/**
+ * One circuit breaker per provider × operator × country (issue 16), with cockatiel: it opens after
+ * `CIRCUIT_BREAKER_FAILURES` consecutive failures of the provider to take a payment (unreachable, a 5xx, no
+ * answer — not a refusal of one payment, which says nothing of the provider's health), then lets one payment
+ * through after `CIRCUIT_BREAKER_HALF_OPEN_MS` and closes again when it goes through. Open, the route is
+ * skipped: the payment goes to the next one, which is safe — nothing was sent. Kept per gateway process
+ * (`deps.caches.breakers`); the success rates that rank routes are shared by every process (`window.ts`).
+ *
+ * @module
+ */
+import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from "cockatiel";
+import { CollectionError } from "../../providers/provider.ts";
+import type { Deps } from "../deps.ts";
+
+/** Does this failure speak of the provider's health? */
+function isProviderFailure(error: unknown): boolean {
+  return error instanceof CollectionError && error.failure.kind !== "refused";
+}
+
+/** The breaker of a provider × operator × country. */
+export function breakerFor(
+  deps: Pick<Deps, "caches" | "config" | "logger">,
+  route: { provider: string; operator: string; country: string },
+): CircuitBreakerPolicy {
+  const key = `${route.provider}:${route.operator}:${route.country}`;
+  let breaker = deps.caches.breakers.get(key);
+  if (!breaker) {
+    breaker = circuitBreaker(handleWhen(isProviderFailure), {
+      halfOpenAfter: deps.config.routing.breakerHalfOpenMs,
+      breaker: new ConsecutiveBreaker(deps.config.routing.breakerFailures),
+    });
+    breaker.onStateChange((state) => deps.logger.warn({ ...route, circuit: CircuitState[state] }, "a route's circuit changed state"));
+    deps.caches.breakers.set(key, breaker);
+  }
+  return breaker;
+}
+
+/** The state of every breaker this process holds, for `GET /routing/stats`. */
+export function breakerStates(deps: Pick<Deps, "caches">): { provider: string; operator: string; country: string; circuit: string }[] {
+  return [...deps.caches.breakers.entries()].map(([key, breaker]) => {
+    const [provider, operator, country] = key.split(":") as [string, string, string];
+    return { provider, operator, country, circuit: CircuitState[breaker.state].toLowerCase() };
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * Each route's live success rate over a sliding window (issue 16), shared by every process: the
+ * `route_outcomes` table counts, per provider × operator × country and minute, the routed payments that
+ * ended paid and those that failed (a trigger on `payments`, migration 0012) and the attempts a provider
+ * refused or could not take (`countFailedAttempt`). The choice between a wallet's routes ranks them by that
+ * rate and keeps a share of payments (`ROUTING_EXPLORE_SHARE`) on the weaker ones, so that a route that
+ * recovers is seen to.
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { Deps } from "../deps.ts";
+import type { Route } from "./routes.ts";
+
+/** Below this many payments in the window a route's rate says too little: the route list's order stands. */
+export const MIN_SAMPLES = 10;
+
+export interface RouteStat {
+  provider: string;
+  operator: string;
+  country: string;
+  succeeded: number;
+  failed: number;
+  /** succeeded / (succeeded + failed); null without any. */
+  successRate: number | null;
+}
+
+/** The window's counts of every route (or of one wallet's). */
+export async function routeStats(
+  deps: Pick<Deps, "db" | "now" | "config">,
+  wallet?: { operator: string; country: string },
+): Promise<{ windowMinutes: number; since: Date; routes: RouteStat[] }> {
+  const windowMinutes = deps.config.routing.windowMinutes;
+  const since = new Date(deps.now().getTime() - windowMinutes * 60_000);
+  let query = deps.db
+    .selectFrom("route_outcomes")
+    .select(["provider", "operator", "country", sql<string>`sum(succeeded)`.as("succeeded"), sql<string>`sum(failed)`.as("failed")])
+    .where("minute", ">=", new Date(Math.floor(since.getTime() / 60_000) * 60_000))
+    .groupBy(["provider", "operator", "country"])
+    .orderBy("country")
+    .orderBy("operator")
+    .orderBy("provider");
+  if (wallet) query = query.where("operator", "=", wallet.operator).where("country", "=", wallet.country);
+  const rows = await query.execute();
+  return {
+    windowMinutes,
+    since,
+    routes: rows.map((row) => {
+      const succeeded = Number(row.succeeded);
+      const failed = Number(row.failed);
+      return {
+        provider: row.provider,
+        operator: row.operator,
+        country: row.country,
+        succeeded,
+        failed,
+        successRate: succeeded + failed > 0 ? succeeded / (succeeded + failed) : null,
+      };
+    }),
+  };
+}
+
+/** Counts an attempt the provider refused or could not take as a failure of its route. */
+export async function countFailedAttempt(deps: Pick<Deps, "db" | "now">, route: { provider: string; operator: string; country: string }): Promise<void> {
+  const minute = new Date(Math.floor(deps.now().getTime() / 60_000) * 60_000);
+  await deps.db
+    .insertInto("route_outcomes")
+    .values({ ...route, minute, succeeded: 0, failed: 1 })
+    .onConflict((oc) => oc.columns(["provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({ failed: eb("route_outcomes.failed", "+", 1) })))
+    .execute();
+}
+
+/** A route in the order a payment tries them, with why it stands there. */
+export interface RankedRoute extends Route {
+  reason: string;
+}
+
+/**
+ * Orders a wallet's routes for one payment: by success rate over the window (ties and routes with fewer
+ * than {@link MIN_SAMPLES} payments keep the list's order), except that a share of payments
+ * (`exploreShare`) goes first to a weaker route. `random` in [0, 1).
+ */
+export function rankRoutes(
+  routes: readonly Route[],
+  stats: readonly RouteStat[],
+  options: { exploreShare: number; windowMinutes: number; random: () => number },
+): RankedRoute[] {
+  const statOf = (route: Route) => stats.find((s) => s.provider === route.provider.name);
+  const rated = routes.map((route, index) => {
+    const stat = statOf(route);
+    const samples = stat ? stat.succeeded + stat.failed : 0;
+    return { route, index, samples, rate: samples >= MIN_SAMPLES && stat?.successRate !== null && stat ? stat.successRate : null };
+  });
+  const describe = (r: (typeof rated)[number]) =>
+    r.rate === null
+      ? `${r.samples} payments in the last ${options.windowMinutes} min`
+      : `success rate ${r.rate.toFixed(2)} over ${r.samples} payments in the last ${options.windowMinutes} min`;
+  if (rated.length < 2 || rated.every((r) => r.rate === null))
+    return rated.map((r, i) => ({ ...r.route, reason: i === 0 ? `first of the route list (${describe(r)})` : `next in the route list (${describe(r)})` }));
+  // Unknown rates rank as the best known, so that a new route is tried before a failing one.
+  const best = Math.max(...rated.map((r) => r.rate ?? 0));
+  const ordered = [...rated].sort((a, b) => (b.rate ?? best) - (a.rate ?? best) || a.index - b.index);
+  if (options.random() < options.exploreShare) {
+    const weaker = ordered.slice(1);
+    const pick = weaker[Math.floor(options.random() * weaker.length)]!;
+    return [pick, ...ordered.filter((r) => r !== pick)].map((r, i) => ({
+      ...r.route,
+      reason:
+        i === 0
+          ? `exploration share (${Math.round(options.exploreShare * 100)} %) kept on a weaker route so it can recover (${describe(r)})`
+          : `next by success rate (${describe(r)})`,
+    }));
+  }
+  return ordered.map((r, i) => ({ ...r.route, reason: i === 0 ? `best success rate (${describe(r)})` : `next by success rate (${describe(r)})` }));
+}
