@@ -11,18 +11,18 @@ import { fill, initialLanguage, type Language, type MessageKey, rememberLanguage
 import { en } from "./messages-en.ts";
 import { fr } from "./messages-fr.ts";
 import { hashOf, parseRoute, type Route } from "./routes.ts";
-import { ApiKeysScreen } from "./screens/api-keys.tsx";
-import { EventsScreen } from "./screens/events.tsx";
+import { ApiKeysScreen } from "./screens/account/api-keys.tsx";
+import { EventsScreen } from "./screens/webhooks/events.tsx";
 import { MoneyScreen } from "./screens/money.tsx";
 import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
-import { PaymentScreen } from "./screens/payment.tsx";
-import { PaymentsScreen } from "./screens/payments.tsx";
+import { PaymentScreen } from "./screens/payments/payment.tsx";
+import { PaymentsScreen } from "./screens/payments/payments.tsx";
 import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
-import { SettingsScreen } from "./screens/settings.tsx";
+import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
-import { WebhookScreen } from "./screens/webhook.tsx";
-import { WebhooksScreen } from "./screens/webhooks.tsx";
+import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
+import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
 import { clearSession, loadSession, type Session, saveSession } from "./session.ts";
 
 const CATALOGUES = { fr, en } as const;

@@ -4,9 +4,9 @@
  * (`payments.list`).
  */
 import { useState } from "preact/hooks";
-import type { Inputs, Payment } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import type { Inputs, Payment } from "../../api.ts";
+import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 import { TestCheckout } from "./test-checkout.tsx";
 
 type Filters = Omit<Inputs["payments"]["list"], "limit" | "cursor">;

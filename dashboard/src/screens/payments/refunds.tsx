@@ -4,10 +4,10 @@
  * What is left is the payment's amount less its refunds that have not failed, as the API counts it.
  */
 import { useState } from "preact/hooks";
-import type { Outputs, Payment } from "../api.ts";
-import { Amount, DateTime, ErrorNote, StateBadge, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
-import { formatAmount } from "../i18n.ts";
+import type { Outputs, Payment } from "../../api.ts";
+import { Amount, DateTime, ErrorNote, StateBadge, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
+import { formatAmount } from "../../i18n.ts";
 
 type Refund = Outputs["payouts"]["getRefund"];
 

@@ -3,8 +3,8 @@
  * API's cursors (`events.list`) — what its webhook endpoints were sent, with each event's data.
  */
 import { useState } from "preact/hooks";
-import { DateTime, Empty, ErrorNote, Loading, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import { DateTime, Empty, ErrorNote, Loading, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 import { EVENT_TYPES, type EventType } from "./webhooks.tsx";
 
 export function EventsScreen() {

@@ -4,8 +4,8 @@
  * cursors (`webhooks.get`, `update`, `delete`, `test`, `rotateSecret`, `replay`, `deliveries`).
  */
 import { useState } from "preact/hooks";
-import { DateTime, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import { DateTime, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
 import { EVENT_TYPES, type EventType } from "./webhooks.tsx";
 

@@ -4,9 +4,9 @@
  * delivers it again now (`webhooks.retry`).
  */
 import { useState } from "preact/hooks";
-import type { Delivery } from "../api.ts";
-import { DateTime, Empty, ErrorNote, StateBadge } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import type { Delivery } from "../../api.ts";
+import { DateTime, Empty, ErrorNote, StateBadge } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 
 export function DeliveryLog({ deliveries, onChanged }: { deliveries: Delivery[]; onChanged: () => void }) {
   const { t } = useDashboard();

@@ -3,8 +3,8 @@
  * shown once with a copy button) and revoking one (`apiKeys.revoke`).
  */
 import { useState } from "preact/hooks";
-import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 
 export function ApiKeysScreen() {
   const { api, session, t } = useDashboard();

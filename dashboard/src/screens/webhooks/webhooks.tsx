@@ -3,9 +3,9 @@
  * signing secret shown once with a copy button.
  */
 import { useState } from "preact/hooks";
-import type { Outputs } from "../api.ts";
-import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import type { Outputs } from "../../api.ts";
+import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 
 export type EventType = Outputs["events"]["get"]["type"];
 

@@ -4,8 +4,8 @@
  * sandbox page it opens — before writing any code.
  */
 import { useState } from "preact/hooks";
-import { ErrorNote } from "../components.tsx";
-import { useDashboard } from "../context.ts";
+import { ErrorNote } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
 
 export function TestCheckout({ onCreated }: { onCreated: () => void }) {
   const { api, session, t } = useDashboard();

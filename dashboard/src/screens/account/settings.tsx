@@ -5,10 +5,10 @@
  * once and never shown again.
  */
 import { useState } from "preact/hooks";
-import type { Outputs } from "../api.ts";
-import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
-import { formatDateTime, type MessageKey } from "../i18n.ts";
+import type { Outputs } from "../../api.ts";
+import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
+import { formatDateTime, type MessageKey } from "../../i18n.ts";
 
 type Environment = Outputs["auth"]["whoami"]["environment"];
 const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];

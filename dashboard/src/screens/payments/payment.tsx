@@ -3,10 +3,10 @@
  * the deliveries of its events with their attempts (`payments.get`, `payments.deliveries`). Another
  * tenant's payment is the API's 404, shown as its message.
  */
-import type { Delivery, Payment } from "../api.ts";
-import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
-import { useDashboard } from "../context.ts";
-import { DeliveryLog } from "./deliveries.tsx";
+import type { Delivery, Payment } from "../../api.ts";
+import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
+import { useDashboard } from "../../context.ts";
+import { DeliveryLog } from "../webhooks/deliveries.tsx";
 import { RefundsSection } from "./refunds.tsx";
 
 interface TimelineEntry {
