@@ -640,6 +640,7 @@ export type PaymentAttempt = Selectable<PaymentAttemptsTable>;
 
 /** Per provider × operator × country and minute, the payments that ended paid and failed (migration 0012). */
 export interface RouteOutcomesTable {
+  environment: Environment;
   provider: string;
   operator: string;
   country: string;

@@ -75,16 +75,21 @@ export const routingRouter = router({
         tags: ["routing"],
         summary: "The live window routes are chosen by",
         description:
-          "Per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended paid and failed (every " +
-          "tenant's: a route's health is the provider's), their success rate, and the circuits of this process.",
+          "In the token's environment, per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended " +
+          "paid and failed (every tenant's: a route's health is the provider's), their success rate, and the circuits of this process.",
       },
       tenantHeader: "accepted",
     })
     .input(z.object({}))
     .output(statsSchema)
     .query(async ({ ctx }) => {
-      const stats = await routeStats(ctx.deps);
-      return { windowMinutes: stats.windowMinutes, since: stats.since.toISOString(), routes: stats.routes, circuits: breakerStates(ctx.deps) as never };
+      const stats = await routeStats(ctx.deps, ctx.environment);
+      return {
+        windowMinutes: stats.windowMinutes,
+        since: stats.since.toISOString(),
+        routes: stats.routes,
+        circuits: breakerStates(ctx.deps, ctx.environment) as never,
+      };
     }),
 
   paymentMethods: tenantProcedure

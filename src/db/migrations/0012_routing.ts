@@ -5,7 +5,7 @@
  *   try, in order); without a row, every provider that serves the operator, in the gateway's order.
  * - `payment_attempts`: each provider a payment was tried on, in order, with the outcome of the attempt and
  *   the provider's ids; a payment's own `provider` is its last attempt's.
- * - `route_outcomes`: per provider × operator × country and minute, how many payments ended paid and how many
+ * - `route_outcomes`: per environment, provider × operator × country and minute, how many payments ended paid and how many
  *   failed (refused attempts included): the sliding window every process reads (`services/routing`). A
  *   trigger counts a payment's end in the transaction that moves it, whichever path moves it.
  * - `payments.operator` (the routing vocabulary, set by `POST /payments`) and `payments.next_action` (what
@@ -55,13 +55,14 @@ async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable("route_outcomes")
+    .addColumn("environment", "text", (c) => c.notNull())
     .addColumn("provider", "text", (c) => c.notNull())
     .addColumn("operator", "text", (c) => c.notNull())
     .addColumn("country", "text", (c) => c.notNull())
     .addColumn("minute", "timestamptz", (c) => c.notNull())
     .addColumn("succeeded", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("failed", "integer", (c) => c.notNull().defaultTo(0))
-    .addPrimaryKeyConstraint("route_outcomes_pkey", ["provider", "operator", "country", "minute"])
+    .addPrimaryKeyConstraint("route_outcomes_pkey", ["environment", "provider", "operator", "country", "minute"])
     .execute();
 
   await db.schema.alterTable("payments").addColumn("operator", "text").execute();
@@ -71,10 +72,10 @@ async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create function route_outcome_of_payment() returns trigger language plpgsql as $$
     begin
-      insert into route_outcomes (provider, operator, country, minute, succeeded, failed)
-      values (new.provider, new.operator, coalesce(new.customer->>'country', ''), date_trunc('minute', new.updated_at),
+      insert into route_outcomes (environment, provider, operator, country, minute, succeeded, failed)
+      values (new.environment, new.provider, new.operator, coalesce(new.customer->>'country', ''), date_trunc('minute', new.updated_at),
               case when new.state = 'succeeded' then 1 else 0 end, case when new.state = 'succeeded' then 0 else 1 end)
-      on conflict (provider, operator, country, minute) do update
+      on conflict (environment, provider, operator, country, minute) do update
         set succeeded = route_outcomes.succeeded + excluded.succeeded, failed = route_outcomes.failed + excluded.failed;
       return null;
     end

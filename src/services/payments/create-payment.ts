@@ -110,7 +110,7 @@ async function plan(deps: Deps, tenantId: string, environment: Environment, inpu
       notConfigured ??= error;
     }
   }
-  const stats = withAccounts.length > 1 ? (await routeStats(deps, { operator: input.operator, country })).routes : [];
+  const stats = withAccounts.length > 1 ? (await routeStats(deps, environment, { operator: input.operator, country })).routes : [];
   const ranked = rankRoutes(withAccounts, stats, { exploreShare: deps.config.routing.exploreShare, windowMinutes: deps.config.routing.windowMinutes, random });
   const candidates = ranked.map((route) => ({ ...route, account: withAccounts.find((w) => w.provider === route.provider)!.account }));
   return { messages, callbackUrl, candidates, notConfigured };

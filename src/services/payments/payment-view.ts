@@ -105,12 +105,10 @@ export const paymentAttemptSchema = z
   .object({
     attempt: z.number().int().meta({ description: "1 for the first provider tried, 2 for the next…" }),
     provider: z.string(),
-    outcome: z
-      .enum(["started", "refused", "unreachable", "circuit_open", "unknown", "failed"])
-      .meta({
-        description:
-          "started: the provider took it; refused / unreachable / circuit_open: it provably did not act (the next route was tried); unknown: no answer after sending",
-      }),
+    outcome: z.enum(["started", "refused", "unreachable", "circuit_open", "unknown", "failed"]).meta({
+      description:
+        "started: the provider took it; refused / unreachable / circuit_open: it provably did not act (the next route was tried); unknown: no answer after sending",
+    }),
     reason: z.string().meta({ description: "Why this provider was tried: the route list, the success rates, the exploration share" }),
     providerTransactionId: z.string().nullable(),
     error: z.string().nullable(),

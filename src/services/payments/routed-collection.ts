@@ -132,7 +132,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
         created_at: deps.now(),
       })
       .execute();
-    const route = { provider: candidate.provider.name, operator: input.operator, country: input.phone.country };
+    const route = { environment: input.environment, provider: candidate.provider.name, operator: input.operator, country: input.phone.country };
     try {
       const started = await breakerFor(deps, route).execute(() =>
         candidate.provider.startCollection(deps, {

@@ -1,5 +1,5 @@
 /**
- * One circuit breaker per provider × operator × country (issue 16), with cockatiel: it opens after
+ * One circuit breaker per environment and provider × operator × country (issue 16), with cockatiel: it opens after
  * `CIRCUIT_BREAKER_FAILURES` consecutive failures of the provider to take a payment (unreachable, a 5xx, no
  * answer — not a refusal of one payment, which says nothing of the provider's health), then lets one payment
  * through after `CIRCUIT_BREAKER_HALF_OPEN_MS` and closes again when it goes through. Open, the route is
@@ -20,9 +20,9 @@ function isProviderFailure(error: unknown): boolean {
 /** The breaker of a provider × operator × country. */
 export function breakerFor(
   deps: Pick<Deps, "caches" | "config" | "logger">,
-  route: { provider: string; operator: string; country: string },
+  route: { environment: string; provider: string; operator: string; country: string },
 ): CircuitBreakerPolicy {
-  const key = `${route.provider}:${route.operator}:${route.country}`;
+  const key = `${route.environment}:${route.provider}:${route.operator}:${route.country}`;
   let breaker = deps.caches.breakers.get(key);
   if (!breaker) {
     breaker = circuitBreaker(handleWhen(isProviderFailure), {
@@ -36,9 +36,9 @@ export function breakerFor(
 }
 
 /** The state of every breaker this process holds, for `GET /routing/stats`. */
-export function breakerStates(deps: Pick<Deps, "caches">): { provider: string; operator: string; country: string; circuit: string }[] {
-  return [...deps.caches.breakers.entries()].map(([key, breaker]) => {
-    const [provider, operator, country] = key.split(":") as [string, string, string];
-    return { provider, operator, country, circuit: CircuitState[breaker.state].toLowerCase() };
+export function breakerStates(deps: Pick<Deps, "caches">, environment: string): { provider: string; operator: string; country: string; circuit: string }[] {
+  return [...deps.caches.breakers.entries()].flatMap(([key, breaker]) => {
+    const [env, provider, operator, country] = key.split(":") as [string, string, string, string];
+    return env === environment ? [{ provider, operator, country, circuit: CircuitState[breaker.state].toLowerCase() }] : [];
   });
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import { sql } from "kysely";
+import type { Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import type { Route } from "./routes.ts";
 
@@ -28,6 +29,7 @@ export interface RouteStat {
 /** The window's counts of every route (or of one wallet's). */
 export async function routeStats(
   deps: Pick<Deps, "db" | "now" | "config">,
+  environment: Environment,
   wallet?: { operator: string; country: string },
 ): Promise<{ windowMinutes: number; since: Date; routes: RouteStat[] }> {
   const windowMinutes = deps.config.routing.windowMinutes;
@@ -35,6 +37,7 @@ export async function routeStats(
   let query = deps.db
     .selectFrom("route_outcomes")
     .select(["provider", "operator", "country", sql<string>`sum(succeeded)`.as("succeeded"), sql<string>`sum(failed)`.as("failed")])
+    .where("environment", "=", environment)
     .where("minute", ">=", new Date(Math.floor(since.getTime() / 60_000) * 60_000))
     .groupBy(["provider", "operator", "country"])
     .orderBy("country")
@@ -61,12 +64,17 @@ export async function routeStats(
 }
 
 /** Counts an attempt the provider refused or could not take as a failure of its route. */
-export async function countFailedAttempt(deps: Pick<Deps, "db" | "now">, route: { provider: string; operator: string; country: string }): Promise<void> {
+export async function countFailedAttempt(
+  deps: Pick<Deps, "db" | "now">,
+  route: { environment: Environment; provider: string; operator: string; country: string },
+): Promise<void> {
   const minute = new Date(Math.floor(deps.now().getTime() / 60_000) * 60_000);
   await deps.db
     .insertInto("route_outcomes")
     .values({ ...route, minute, succeeded: 0, failed: 1 })
-    .onConflict((oc) => oc.columns(["provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({ failed: eb("route_outcomes.failed", "+", 1) })))
+    .onConflict((oc) =>
+      oc.columns(["environment", "provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({ failed: eb("route_outcomes.failed", "+", 1) })),
+    )
     .execute();
 }
 
