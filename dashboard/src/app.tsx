@@ -19,6 +19,7 @@ import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payments/payment.tsx";
 import { PaymentsScreen } from "./screens/payments/payments.tsx";
 import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
+import { ReconciliationScreen } from "./screens/reconciliation.tsx";
 import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
@@ -146,6 +147,10 @@ function Screen({ route }: { route: Route }) {
       return <TenantsScreen />;
     case "stuck":
       return <StuckPaymentsScreen />;
+    case "reports":
+      return <ReconciliationScreen scope="tenant" />;
+    case "allReports":
+      return <ReconciliationScreen scope="all" />;
     case "notFound":
       return <NotFoundScreen />;
   }
@@ -155,6 +160,7 @@ const TENANT_LINKS = [
   { route: { screen: "payments" }, label: "nav.payments" },
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "money" }, label: "nav.money" },
+  { route: { screen: "reports" }, label: "nav.reports" },
   { route: { screen: "webhooks" }, label: "nav.webhooks" },
   { route: { screen: "events" }, label: "nav.events" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
@@ -164,6 +170,7 @@ const TENANT_LINKS = [
 const OPERATOR_LINKS = [
   { route: { screen: "tenants" }, label: "nav.tenants" },
   { route: { screen: "stuck" }, label: "nav.stuck" },
+  { route: { screen: "allReports" }, label: "nav.reports" },
 ] as const satisfies readonly { route: Route; label: MessageKey }[];
 
 /** Which navigation entry a route belongs to (a payment's page is under Payments). */

@@ -11,6 +11,8 @@ export type Route =
   | { screen: "webhook"; webhookId: string }
   | { screen: "events" }
   | { screen: "money" }
+  | { screen: "reports" }
+  | { screen: "allReports" }
   | { screen: "apiKeys" }
   | { screen: "settings" }
   | { screen: "tenants" }
@@ -31,6 +33,8 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "events") return { screen: "events" };
   if (first === "money") return { screen: "money" };
+  if (first === "reports") return { screen: "reports" };
+  if (first === "operator" && second === "reports") return { screen: "allReports" };
   if (first === "api-keys") return { screen: "apiKeys" };
   if (first === "settings") return { screen: "settings" };
   if (first === "operator" && second === "tenants") return { screen: "tenants" };
@@ -57,6 +61,10 @@ export function hashOf(route: Route): string {
       return "#/events";
     case "money":
       return "#/money";
+    case "reports":
+      return "#/reports";
+    case "allReports":
+      return "#/operator/reports";
     case "apiKeys":
       return "#/api-keys";
     case "settings":

@@ -79,6 +79,8 @@ describe("hash routes", () => {
       { screen: "webhook", webhookId: "we_01ABC" },
       { screen: "events" },
       { screen: "money" },
+      { screen: "reports" },
+      { screen: "allReports" },
       { screen: "apiKeys" },
       { screen: "settings" },
       { screen: "tenants" },

@@ -170,6 +170,14 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       );
       await screenshot(page, "dashboard-money");
 
+      // Reconciliation: the paid checkout, the refund and the payout, each in its row.
+      await page.locator('nav a[href="#/reports"]').click();
+      const totals = page.locator('[data-testid="reconciliation-rows"]');
+      await totals.waitFor();
+      expect(await totals.locator('tr[data-kind="payment"][data-state="succeeded"]').textContent()).toContain("5,000\u00a0FCFA");
+      expect(await totals.locator('tr[data-kind="refund"]').count()).toBe(1);
+      expect(await totals.locator('tr[data-kind="payout"]').count()).toBe(1);
+
       // The same in French: the amount as a merchant in Dakar reads it.
       await page.locator('button[data-language="fr"]').click();
       await page.locator('nav a[href="#/payments"]').click();

@@ -126,6 +126,12 @@ describeWithChromium("browser: the dashboard's tools", () => {
       await merchant.getByRole("heading", { name: "Payments" }).waitFor();
       await merchant.close();
 
+      // Every tenant's reconciliation: this file made no payment.
+      await page.locator('nav a[href="#/operator/reports"]').click();
+      await page.getByText("Nothing in this period.").waitFor();
+      await page.locator('nav a[href="#/operator/tenants"]').click();
+      await row.waitFor();
+
       await row.getByRole("button", { name: "Disable" }).click();
       await page.locator(`tr[data-tenant-id="${tenantId}"]`, { hasText: "disabled" }).waitFor();
       const refused = await openDashboard();

@@ -1,0 +1,143 @@
+/**
+ * Reconciliation, for the accountant: per kind (payments, refunds, payouts), provider, operator, state and
+ * currency, the counts and totals of what was created in a window, and the records whose provider state
+ * differs from ours. A tenant sees its own (`balance.reconciliation`); an operator every tenant's, in the
+ * token's environment (`balance.allReconciliation`).
+ */
+import { useState } from "preact/hooks";
+import type { Outputs } from "../api.ts";
+import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
+import { useDashboard } from "../context.ts";
+
+type Report = Outputs["balance"]["reconciliation"];
+
+const DAY_MS = 86_400_000;
+
+/** A `date` field's value (the viewer's calendar) for a moment. */
+function dayValue(date: Date): string {
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
+}
+
+/** The window [from, to) of whole days in the viewer's time zone, `to` day included. */
+function windowOf(fromDay: string, toDay: string): { from: string; to: string } {
+  const from = new Date(`${fromDay}T00:00:00`);
+  const to = new Date(new Date(`${toDay}T00:00:00`).getTime() + DAY_MS);
+  return { from: from.toISOString(), to: to.toISOString() };
+}
+
+export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
+  const { api, t } = useDashboard();
+  const today = dayValue(new Date());
+  const [days, setDays] = useState({ from: dayValue(new Date(Date.now() - 29 * DAY_MS)), to: today });
+  const report = useLoad<Report>(() => {
+    const window = windowOf(days.from, days.to);
+    return scope === "all" ? api.balance.allReconciliation.query(window) : api.balance.reconciliation.query(window);
+  }, [scope, days.from, days.to]);
+
+  const apply = (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setDays({ from: String(form.get("from")), to: String(form.get("to")) });
+  };
+
+  return (
+    <section aria-labelledby="reconciliation-title">
+      <h1 id="reconciliation-title">{t("reconciliation.title")}</h1>
+      <p class="hint">{scope === "all" ? t("reconciliation.hintAll") : t("reconciliation.hint")}</p>
+      <form class="filters" onSubmit={apply}>
+        <label>
+          {t("reconciliation.from")}
+          <input name="from" type="date" required defaultValue={days.from} max={today} />
+        </label>
+        <label>
+          {t("reconciliation.to")}
+          <input name="to" type="date" required defaultValue={days.to} max={today} />
+        </label>
+        <button type="submit">{t("filters.apply")}</button>
+      </form>
+      <ErrorNote error={report.error} />
+      {report.loading && !report.data ? <Loading /> : null}
+      {report.data ? <ReportTables report={report.data} showTenant={scope === "all"} /> : null}
+    </section>
+  );
+}
+
+function ReportTables({ report, showTenant }: { report: Report; showTenant: boolean }) {
+  const { t } = useDashboard();
+  return (
+    <>
+      <h2>{t("reconciliation.totals")}</h2>
+      {report.rows.length === 0 ? <Empty>{t("reconciliation.none")}</Empty> : null}
+      {report.rows.length > 0 ? (
+        <div class="table-wrap">
+          <table class="list" data-testid="reconciliation-rows">
+            <thead>
+              <tr>
+                <th scope="col">{t("reconciliation.kind")}</th>
+                <th scope="col">{t("payments.provider")}</th>
+                <th scope="col">{t("money.operator")}</th>
+                <th scope="col">{t("payments.state")}</th>
+                <th scope="col">{t("reconciliation.count")}</th>
+                <th scope="col">{t("reconciliation.total")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.rows.map((row) => (
+                <tr key={`${row.kind}/${row.provider}/${row.operator}/${row.state}/${row.currency}`} data-kind={row.kind} data-state={row.state}>
+                  <td>{t(`reconciliation.kind.${row.kind}`)}</td>
+                  <td>{providerLabel(row.provider)}</td>
+                  <td>{row.operator}</td>
+                  <td>
+                    <StateBadge state={row.state} />
+                  </td>
+                  <td>{row.count}</td>
+                  <td>
+                    <Amount amount={row.total} currency={row.currency} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <h2>{t("reconciliation.differences")}</h2>
+      {report.differences.length === 0 ? <Empty>{t("reconciliation.noDifferences")}</Empty> : null}
+      {report.differences.length > 0 ? (
+        <div class="table-wrap">
+          <table class="list" data-testid="reconciliation-differences">
+            <thead>
+              <tr>
+                {showTenant ? <th scope="col">{t("tenants.id")}</th> : null}
+                <th scope="col">{t("payments.id")}</th>
+                <th scope="col">{t("reconciliation.ours")}</th>
+                <th scope="col">{t("reconciliation.theirs")}</th>
+                <th scope="col">{t("payments.amount")}</th>
+                <th scope="col">{t("reconciliation.lastSeen")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.differences.map((difference) => (
+                <tr key={difference.id}>
+                  {showTenant ? <td class="mono">{difference.tenantId}</td> : null}
+                  <td class="mono">{difference.id}</td>
+                  <td>
+                    <StateBadge state={difference.ourState} />
+                  </td>
+                  <td>
+                    {providerLabel(difference.provider)}: {difference.providerStatus}
+                  </td>
+                  <td>
+                    <Amount amount={difference.amount} currency={difference.currency} />
+                  </td>
+                  <td>
+                    <DateTime iso={difference.lastSeenAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
+  );
+}
