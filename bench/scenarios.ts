@@ -111,6 +111,14 @@ export interface BenchVariables {
   providerB?: { tenantId: string; tenantToken: string; masterKey: string; privateKey: string; token: string; storeName: string; callbackUrl: string };
 }
 
+/** What the POST /payments row pays: the direct payment's, in the one call's words. */
+export const ROUTED_PAYMENT = {
+  amount: 500,
+  description: "Order 1042",
+  operator: "mtn",
+  customer: { phone: { number: "+22997000000", country: "bj" }, firstname: "Ada", lastname: "Lovelace" },
+};
+
 /** What every direct-payment row pays: below 1000, so the sandbox approves it after `--approve-delay-ms`. */
 export const DIRECT_PAYMENT = {
   description: "Order 1042",
@@ -289,6 +297,18 @@ export const scenarios: Scenario[] = [
     },
     measures:
       "the flow driver posting direct payments: validation, the payment row, the three provider A calls over HTTP to the simulator, the provider id stored, the providerA-sync job enqueued; in the background, the simulator's approval webhook 2 s later (verified, re-read from the simulator, applied) and the first sync run at 5 s",
+  },
+  {
+    name: "POST /payments (500 XOF, MTN Benin: routed to provider A)",
+    reference: PROVIDER_A_REFERENCE,
+    setup: "providerA",
+    request: { method: "POST", path: "/payments", headers: { ...tenantA, "content-type": "application/json" }, body: JSON.stringify(ROUTED_PAYMENT) },
+    flow: {
+      flow: "repeat",
+      request: { method: "POST", path: "/payments", headers: { ...tenantA, "content-type": "application/json" }, body: JSON.stringify(ROUTED_PAYMENT) },
+    },
+    measures:
+      "the same payment as the direct-payment row through the one call for any operator: the tenant's route list, its accounts, the routes' success rates over the window (one provider here: not read), the payment and its attempt rows, the circuit breaker around the three provider A calls, nextAction stored, the answer read back with its attempts",
   },
   {
     name: "POST /providerB/checkout",
