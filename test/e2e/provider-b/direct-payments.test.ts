@@ -206,3 +206,50 @@ describe("provider B direct payments through collectByPush", () => {
     expect((await eventsOf(gw, id)).map((e) => e.type)).toEqual(["payment.completed"]);
   }, 20_000);
 });
+
+describe("POST /payments to provider B (the README's sandbox walkthroughs)", () => {
+  it("sends a Wave Senegal payment to provider B and answers the URL the customer opens; paid there, it completes", async () => {
+    const { tenantId } = await gw.tenantWithAccount(sim);
+    const created = await gw.call(
+      "POST",
+      "/payments",
+      tenantId,
+      { amount: 2000, description: "Commande 42", operator: "wave", customer: { phone: { number: "+221771234567", country: "sn" }, firstname: "Awa" } },
+      { "idempotency-key": "wave-1" },
+    );
+    const body = (await created.json()) as { id: string; provider: string; state: string; nextAction: { type: string; url?: string } };
+    expect(created.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({ provider: "providerB", state: "pending", nextAction: { type: "open_url" } });
+    const url = body.nextAction.url!;
+    expect(url).toStartWith(`${sim.url}/softpay/pay/`);
+    const page = await (await fetch(url)).text();
+    const action = /formaction="([^"]+\/pay)"/.exec(page)![1]!;
+    await fetch(new URL(action, url), {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "payment_method=wave-senegal",
+    });
+    expect((await settled(gw, body.id)).state).toBe("succeeded");
+  });
+
+  it("takes an Orange Money Côte d'Ivoire payment with the sandbox code 123456, and refuses another code with the provider's message", async () => {
+    const { tenantId } = await gw.tenantWithAccount(sim);
+    const pay = (otp: string, key: string) =>
+      gw.call(
+        "POST",
+        "/payments",
+        tenantId,
+        { amount: 500, description: "Commande 43", operator: "orange", otp, customer: { phone: { number: "+2250701020304", country: "ci" } } },
+        { "idempotency-key": key },
+      );
+    const good = await pay("123456", "om-ci-1");
+    const body = (await good.json()) as { id: string; provider: string; state: string };
+    expect(good.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({ provider: "providerB", state: "pending" });
+    expect((await settled(gw, body.id)).state).toBe("succeeded");
+    const bad = await pay("654321", "om-ci-2");
+    const refused = (await bad.json()) as { message: unknown };
+    expect(bad.status, JSON.stringify(refused)).toBe(422);
+    expect(JSON.stringify(refused.message)).toContain("Invalid or expired OTP code!");
+  });
+});
