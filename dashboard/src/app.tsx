@@ -24,7 +24,7 @@ import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
 import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
-import { clearSession, loadSession, type Session, saveSession } from "./session.ts";
+import { type ActingFor, clearSession, loadActingFor, loadSession, type Session, saveActingFor, saveSession } from "./session.ts";
 
 const CATALOGUES = { fr, en } as const;
 
@@ -45,8 +45,11 @@ export function App() {
   const [language, setLanguage] = useState<Language>(() => initialLanguage(sessionStorage, navigator.languages ?? [navigator.language]));
   const [session, setSession] = useState<Session | undefined>(() => loadSession(sessionStorage, new Date()));
   const [signedOutBecause, setSignedOutBecause] = useState<MessageKey | undefined>();
+  const [actingFor, setActingFor] = useState<ActingFor | undefined>(() => loadActingFor(sessionStorage));
   const current = useRef(session);
   current.current = session;
+  const acting = useRef(actingFor);
+  acting.current = actingFor;
   const hash = useHash();
 
   const t = useMemo(() => (key: MessageKey, values?: Record<string, string | number>) => fill(CATALOGUES[language][key] ?? key, values), [language]);
@@ -62,13 +65,18 @@ export function App() {
   const signOut = (reason?: MessageKey) => {
     clearSession(sessionStorage);
     setSession(undefined);
+    setActingFor(undefined);
     setSignedOutBecause(reason);
   };
   const signOutRef = useRef(signOut);
   signOutRef.current = signOut;
   const api = useMemo(
     () =>
-      createApi({ token: () => current.current?.token, tenantId: () => current.current?.tenantId, onUnauthorized: () => signOutRef.current("signIn.expired") }),
+      createApi({
+        token: () => current.current?.token,
+        tenantId: () => current.current?.tenantId ?? (current.current?.role === "admin" ? acting.current?.tenantId : undefined),
+        onUnauthorized: () => signOutRef.current("signIn.expired"),
+      }),
     [],
   );
 
@@ -96,9 +104,23 @@ export function App() {
   const languageSwitch = <LanguageSwitch language={language} onChoose={chooseLanguage} label={t("language.label")} />;
   if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
 
-  const home: Route = session.role === "admin" ? { screen: "tenants" } : { screen: "payments" };
+  const operating = session.role === "admin" ? actingFor : undefined;
+  const home: Route = session.role === "admin" && !operating ? { screen: "tenants" } : { screen: "payments" };
   const route = parseRoute(hash, home);
-  const context: DashboardContext = { api, session, language, t, navigate: (next) => (location.hash = next) };
+  const context: DashboardContext = {
+    api,
+    session,
+    tenantId: session.tenantId ?? operating?.tenantId ?? null,
+    actingFor: operating,
+    actFor: (tenant) => {
+      saveActingFor(sessionStorage, tenant);
+      setActingFor(tenant);
+      location.hash = tenant ? "#/payments" : "#/operator/tenants";
+    },
+    language,
+    t,
+    navigate: (next) => (location.hash = next),
+  };
   return (
     <Dashboard.Provider value={context}>
       <Shell route={route} languageSwitch={languageSwitch} onSignOut={() => signOut("signIn.signedOut")}>
@@ -192,9 +214,9 @@ function Shell({
   onSignOut: () => void;
   children: ComponentChildren;
 }) {
-  const { session, t } = useDashboard();
+  const { session, actingFor, actFor, t } = useDashboard();
   const live = session.environment === "live";
-  const links = session.role === "admin" ? OPERATOR_LINKS : TENANT_LINKS;
+  const links = session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS;
   const section = sectionOf(route);
   return (
     <div class={`shell env-${session.environment}`} data-environment={session.environment}>
@@ -219,6 +241,14 @@ function Shell({
           ))}
         </nav>
       </header>
+      {actingFor && (
+        <div class="acting-banner" role="note" data-testid="acting-for">
+          <span>{t("acting.banner", { name: actingFor.name, id: actingFor.tenantId })}</span>
+          <button type="button" class="secondary" onClick={() => actFor(undefined)}>
+            {t("acting.stop")}
+          </button>
+        </div>
+      )}
       {live && (
         <div class="live-banner" role="note" data-testid="live-banner">
           {t("env.liveBanner")}

@@ -6,11 +6,20 @@ import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Api } from "./api.ts";
 import type { Language, MessageKey } from "./i18n.ts";
-import type { Session } from "./session.ts";
+import type { ActingFor, Session } from "./session.ts";
 
 export interface DashboardContext {
   api: Api;
   session: Session;
+  /**
+   * The tenant the tenant screens act on: the session's own, or the one an operator opened (sent as
+   * `x-tenant-id`, with the same authorisation as the API); null for an operator who opened none.
+   */
+  tenantId: string | null;
+  /** The tenant an operator opened, if any. */
+  actingFor: ActingFor | undefined;
+  /** Opens a tenant's screens for the operator, or (undefined) goes back to the operator's own. */
+  actFor: (tenant: ActingFor | undefined) => void;
   language: Language;
   /** The message for `key` in the current language, `{name}` placeholders filled from `values`. */
   t: (key: MessageKey, values?: Record<string, string | number>) => string;

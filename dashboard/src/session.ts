@@ -16,6 +16,13 @@ export interface Session {
 }
 
 const SESSION_KEY = "passerelle.session";
+const ACTING_FOR_KEY = "passerelle.actingFor";
+
+/** The tenant an operator's session has opened (its screens then act for it, with `x-tenant-id`). */
+export interface ActingFor {
+  tenantId: string;
+  name: string;
+}
 
 /** The stored session, unless it is missing, unreadable or expired (then it is removed). */
 export function loadSession(storage: Storage, now: Date): Session | undefined {
@@ -37,6 +44,23 @@ export function saveSession(storage: Storage, session: Session): void {
 
 export function clearSession(storage: Storage): void {
   storage.removeItem(SESSION_KEY);
+  storage.removeItem(ACTING_FOR_KEY);
+}
+
+/** The tenant the operator opened in this tab, if any. */
+export function loadActingFor(storage: Storage): ActingFor | undefined {
+  try {
+    const value = JSON.parse(storage.getItem(ACTING_FOR_KEY) ?? "null") as ActingFor | null;
+    return value && typeof value.tenantId === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Opens a tenant for the operator (or closes it, with `undefined`). */
+export function saveActingFor(storage: Storage, actingFor: ActingFor | undefined): void {
+  if (actingFor) storage.setItem(ACTING_FOR_KEY, JSON.stringify(actingFor));
+  else storage.removeItem(ACTING_FOR_KEY);
 }
 
 /** Reads who a token is (`auth.whoami`) into a session. */

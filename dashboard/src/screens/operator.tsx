@@ -9,7 +9,7 @@ import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, SecretOnce,
 import { useDashboard } from "../context.ts";
 
 export function TenantsScreen() {
-  const { api, t } = useDashboard();
+  const { api, actFor, t } = useDashboard();
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
   const tenants = useLoad(() => api.tenants.list.query({ limit: 20, ...(cursor ? { cursor } : {}) }), [cursor]);
@@ -79,6 +79,9 @@ export function TenantsScreen() {
                     {tenant.liveEnabled ? ` · ${t("env.live")}` : ""}
                   </td>
                   <td class="actions">
+                    <button type="button" onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
+                      {t("tenants.open")}
+                    </button>
                     <button
                       type="button"
                       class="secondary"

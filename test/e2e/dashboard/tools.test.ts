@@ -105,7 +105,7 @@ describeWithChromium("browser: the dashboard's tools", () => {
   });
 
   describe("the operator's screens", () => {
-    it("creates a tenant, whose first key is shown once and signs in, and disables it", async () => {
+    it("creates a tenant, whose first key is shown once and signs in, opens its screens, and disables it", async () => {
       const page = await openDashboard();
       page.on("dialog", (dialog) => void dialog.accept());
       await page.getByRole("tab", { name: "Operator (admin token)" }).click();
@@ -125,6 +125,17 @@ describeWithChromium("browser: the dashboard's tools", () => {
       await signInWithKey(merchant, keyId, secret);
       await merchant.getByRole("heading", { name: "Payments" }).waitFor();
       await merchant.close();
+
+      // The operator opens the tenant: its screens, through x-tenant-id, with a banner saying so.
+      await row.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("heading", { name: "Payments" }).waitFor();
+      expect(await page.locator('[data-testid="acting-for"]').textContent()).toContain(`Nouvelle Boutique (${tenantId})`);
+      await page.getByText("No payments yet.", { exact: false }).waitFor();
+      await page.locator('nav a[href="#/api-keys"]').click();
+      await page.locator(`tr[data-key-id="${keyId}"]`).waitFor();
+      await page.getByRole("button", { name: "Back to tenants" }).click();
+      await page.getByRole("heading", { name: "Tenants" }).waitFor();
+      expect(await page.locator('[data-testid="acting-for"]').count()).toBe(0);
 
       // Every tenant's reconciliation: this file made no payment.
       await page.locator('nav a[href="#/operator/reports"]').click();

@@ -7,8 +7,8 @@ import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../
 import { useDashboard } from "../../context.ts";
 
 export function ApiKeysScreen() {
-  const { api, session, t } = useDashboard();
-  const tenantId = session.tenantId ?? "";
+  const { api, session, t, tenantId: actingOn } = useDashboard();
+  const tenantId = actingOn ?? "";
   const keys = useLoad(() => api.apiKeys.list.query({ tenant_id: tenantId }), [tenantId]);
   const [created, setCreated] = useState<{ id: string; secret: string } | undefined>();
   const [error, setError] = useState<unknown>();

@@ -31,8 +31,8 @@ const PROVIDER_A_FIELDS: FieldSpec[] = [
 ];
 
 export function SettingsScreen() {
-  const { api, session, t } = useDashboard();
-  const tenantId = session.tenantId ?? "";
+  const { api, t, tenantId: actingOn } = useDashboard();
+  const tenantId = actingOn ?? "";
   const providerB = useLoad(() => api.credentials.providerB.get.query({ tenant_id: tenantId }), [tenantId]);
   const providerA = useLoad(() => api.credentials.providerA.get.query({ tenant_id: tenantId }), [tenantId]);
   return (
