@@ -17,3 +17,23 @@ export async function waitReady(port: number, timeoutMs = 30_000): Promise<void>
     { what: `the gateway on port ${port} to answer /health/ready with 200`, timeoutMs, intervalMs: 100 },
   );
 }
+
+/**
+ * Resolves once a child gateway process (`bun src/main.ts worker|serve`, stdout piped) logged that it
+ * started; fails after `timeoutMs`. Its log is drained from then on, so the pipe never fills.
+ */
+export async function waitForStart(child: Bun.Subprocess<"ignore", "pipe", "inherit">, timeoutMs: number): Promise<void> {
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const timeout = Bun.sleep(timeoutMs).then(() => {
+    throw new Error(`the process did not start within ${timeoutMs} ms`);
+  });
+  while (!text.includes("passerelle started")) {
+    const chunk = await Promise.race([reader.read(), timeout]);
+    if (chunk.done) throw new Error(`the process exited before it started: ${text}`);
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  reader.releaseLock();
+  void child.stdout.pipeTo(new WritableStream()).catch(() => undefined);
+}

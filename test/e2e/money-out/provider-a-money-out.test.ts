@@ -6,14 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { followPayment } from "../../../src/mod.ts";
-import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
-import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import type { TestGateway } from "../../support/gateway.ts";
+import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { expectIsolated } from "../../support/isolation.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
-let simulator: ProviderASimulator;
-let simServer: ReturnType<typeof Bun.serve>;
+let rig: ProviderARig;
 let simBase: string;
 let tg: TestGateway;
 let base: string;
@@ -80,28 +79,13 @@ function received(): Body[] {
 }
 
 beforeAll(async () => {
-  simulator = createProviderASimulator({ approveDelayMs: 50 });
-  simServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
-  simBase = simServer.url.toString().replace(/\/$/, "");
-  const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
-  tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: simBase,
-    PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-  });
-  base = (await tg.gateway.start()).url!;
-  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
-  });
+  rig = await startProviderARig();
+  ({ simBase, tg, base } = rig);
   receiver = await startReceiver();
 });
 
 afterAll(async () => {
-  simulator?.close();
-  await tg?.close();
-  await simServer?.stop(true);
+  await rig?.close();
   await receiver?.stop();
 });
 

@@ -14,6 +14,7 @@ import type { TestDatabase } from "../../support/db.ts";
 import { TEST_ENV } from "../../support/gateway.ts";
 import { startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "../../support/provider-b-rig.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "../../support/redis.ts";
+import { waitForStart } from "../../support/spawned-gateway.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 const { DATABASE_URL, REDIS_URL } = process.env;
@@ -55,23 +56,6 @@ let prefix: string;
 let workerEnv: Record<string, string>;
 let worker: Bun.Subprocess<"ignore", "pipe", "inherit"> | undefined;
 
-/** Resolves once the child's stdout shows the gateway started. */
-async function workerStarted(child: Bun.Subprocess<"ignore", "pipe", "inherit">, timeoutMs: number): Promise<void> {
-  const reader = child.stdout.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const timeout = Bun.sleep(timeoutMs).then(() => {
-    throw new Error(`the worker did not start within ${timeoutMs} ms`);
-  });
-  while (!text.includes("passerelle started")) {
-    const chunk = await Promise.race([reader.read(), timeout]);
-    if (chunk.done) throw new Error(`the worker exited before it started: ${text}`);
-    text += decoder.decode(chunk.value, { stream: true });
-  }
-  reader.releaseLock();
-  void child.stdout.pipeTo(new WritableStream()).catch(() => undefined);
-}
-
 async function startWorker(): Promise<void> {
   const child = Bun.spawn(["bun", "src/main.ts", "worker"], { env: workerEnv, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
   worker = child;
@@ -79,7 +63,7 @@ async function startWorker(): Promise<void> {
     child.kill("SIGKILL");
     await child.exited;
   };
-  await workerStarted(child, 20_000);
+  await waitForStart(child, 20_000);
 }
 
 async function call(tenantId: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {

@@ -4,12 +4,11 @@
  * payment; what the one-call body gets wrong is one 400 listing every rule broken.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
-import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import type { TestGateway } from "../../support/gateway.ts";
+import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
 
-let simulator: ProviderASimulator;
-let simServer: ReturnType<typeof Bun.serve>;
+let rig: ProviderARig;
 let tg: TestGateway;
 let base: string;
 let token: string;
@@ -29,28 +28,13 @@ async function api(path: string, init: { method?: string; json?: unknown; header
 const mtnBenin = { amount: 500, description: "Order 1042", operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" }, firstname: "Awa" } };
 
 beforeAll(async () => {
-  simulator = createProviderASimulator({ approveDelayMs: 100 });
-  simServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
-  const simBase = simServer.url.toString().replace(/\/$/, "");
-  const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
-  tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: simBase,
-    PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-  });
-  base = (await tg.gateway.start()).url!;
-  await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ url: `${base}/providerA/webhook/sandbox` }),
-  });
+  rig = await startProviderARig({ approveDelayMs: 100 });
+  ({ tg, base } = rig);
   token = await tg.tenantToken(await tg.insertTenant());
 });
 
 afterAll(async () => {
-  simulator?.close();
-  await tg?.close();
-  await simServer?.stop(true);
+  await rig?.close();
 });
 
 describe("POST /payments on the default providers", () => {

@@ -21,6 +21,7 @@ import { TEST_ENV } from "../../support/gateway.ts";
 import { activePermit as authorisedPermit, createPermit, startPermitRig, type PermitRig } from "../../support/permit-rig.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "../../support/provider-b-rig.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "../../support/redis.ts";
+import { waitForStart } from "../../support/spawned-gateway.ts";
 import { waitUntil } from "../../support/wait.ts";
 import type { WebhookReceiver } from "../../support/webhook-receiver.ts";
 import type { Json } from "../../support/json.ts";
@@ -441,24 +442,6 @@ describe("DELETE /providerB/permits/{permit_id} and the permit's schedule", () =
   });
 });
 
-/** Resolves once the child's stdout shows the gateway started. */
-async function workerStarted(child: Bun.Subprocess<"ignore", "pipe", "inherit">, timeoutMs: number): Promise<void> {
-  const reader = child.stdout.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const timeout = Bun.sleep(timeoutMs).then(() => {
-    throw new Error(`the worker did not start within ${timeoutMs} ms`);
-  });
-  while (!text.includes("passerelle started")) {
-    const chunk = await Promise.race([reader.read(), timeout]);
-    if (chunk.done) throw new Error(`the worker exited before it started: ${text}`);
-    text += decoder.decode(chunk.value, { stream: true });
-  }
-  reader.releaseLock();
-  // Keep draining its log so the pipe never fills.
-  void child.stdout.pipeTo(new WritableStream()).catch(() => undefined);
-}
-
 describe("a worker killed right after provider B answered the charge", () => {
   it.skipIf(!DATABASE_URL || !REDIS_URL)(
     `the restarted worker finishes the charge and provider B charged once${DATABASE_URL && REDIS_URL ? "" : " (SKIPPED: needs DATABASE_URL and REDIS_URL)"}`,
@@ -484,7 +467,7 @@ describe("a worker killed right after provider B answered the charge", () => {
       const spawnWorker = () => Bun.spawn(["bun", "src/main.ts", "worker"], { env: workerEnv, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
       let worker = spawnWorker();
       try {
-        await workerStarted(worker, 20_000);
+        await waitForStart(worker, 20_000);
         const { tenantId, permitId } = await activePermit(parent);
 
         // As a renewal is made: the row first (with its sync chain, first step after 5 s), then a worker sends it.
@@ -512,7 +495,7 @@ describe("a worker killed right after provider B answered the charge", () => {
         expect(await chargeRow(parent, row.id)).toMatchObject({ status: "pending", provider_answered_at: null, invoice_token: null });
 
         worker = spawnWorker();
-        await workerStarted(worker, 20_000);
+        await waitForStart(worker, 20_000);
         // The sweeper (the repeatable job runs it every minute; here every 500 ms) finds the chain's job
         // stuck with the dead worker and enqueues the next step: the restarted worker sends the charge again.
         const settled = await waitUntil(

@@ -5,14 +5,13 @@
  * after consecutive failures and half-opens after its pause.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
-import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import type { TestGateway } from "../../support/gateway.ts";
+import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 type Body = Record<string, any>;
 
-let simulator: ProviderASimulator;
-let simServer: ReturnType<typeof Bun.serve>;
+let rig: ProviderARig;
 let tg: TestGateway;
 let base: string;
 
@@ -36,27 +35,20 @@ async function tenant() {
 const mtn = (amount = 500, number = "+22997000000") => ({ amount, description: "Order", operator: "mtn", customer: { phone: { number, country: "bj" } } });
 
 beforeAll(async () => {
-  simulator = createProviderASimulator({ approveDelayMs: 50 });
-  simServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
-  const simBase = simServer.url.toString().replace(/\/$/, "");
-  const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
-  tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: simBase,
-    PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-    // The live environment's provider A is a closed port: every call is refused before anything is sent.
-    PROVIDER_A_LIVE_URL: "http://127.0.0.1:9",
-    PROVIDER_A_LIVE_SECRET_KEY: "sk_live_unreachable",
-    CIRCUIT_BREAKER_FAILURES: "3",
-    CIRCUIT_BREAKER_HALF_OPEN_MS: "1500",
+  rig = await startProviderARig({
+    env: {
+      // The live environment's provider A is a closed port: every call is refused before anything is sent.
+      PROVIDER_A_LIVE_URL: "http://127.0.0.1:9",
+      PROVIDER_A_LIVE_SECRET_KEY: "sk_live_unreachable",
+      CIRCUIT_BREAKER_FAILURES: "3",
+      CIRCUIT_BREAKER_HALF_OPEN_MS: "1500",
+    },
   });
-  base = (await tg.gateway.start()).url!;
+  ({ tg, base } = rig);
 });
 
 afterAll(async () => {
-  simulator?.close();
-  await tg?.close();
-  await simServer?.stop(true);
+  await rig?.close();
 });
 
 describe("route lists", () => {
