@@ -1,7 +1,7 @@
 /**
  * Permits (provider B's pre-authorised charges): the list with a status filter and cursor paging
- * (`permits.list`), and one permit with its renewal schedule, its charges and a revoke button
- * (`permits.get`, `permitSchedules.get`, `permits.charges`, `permits.revoke`).
+ * (`permits.list`), and one permit with its renewal schedule (set one up, cancel it), its charges and a
+ * revoke button (`permits.get`, `permitSchedules.get` / `put` / `cancel`, `permits.charges`, `permits.revoke`).
  */
 import { useState } from "preact/hooks";
 import { type Outputs, statusOf } from "../api.ts";
@@ -125,6 +125,33 @@ export function PermitScreen({ permitId }: { permitId: string }) {
       setError(caught);
     }
   };
+  const cancelSchedule = async () => {
+    if (!confirm(t("permit.cancelScheduleConfirm"))) return;
+    setError(undefined);
+    try {
+      await api.permitSchedules.cancel.mutate({ permit_id: permitId });
+      schedule.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const putSchedule = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setError(undefined);
+    try {
+      await api.permitSchedules.put.mutate({
+        permit_id: permitId,
+        amount: Number(form.get("amount")),
+        interval: String(form.get("interval")) as "day" | "week" | "month",
+        description: String(form.get("description") ?? "").trim(),
+      });
+      schedule.reload();
+      charges.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
   const current = permit.data;
   return (
     <section aria-labelledby="permit-title">
@@ -192,6 +219,34 @@ export function PermitScreen({ permitId }: { permitId: string }) {
                 <DateTime iso={schedule.data.nextChargeAt} />
               </dd>
             </dl>
+          ) : null}
+          {schedule.data && schedule.data.status !== "cancelled" ? (
+            <div class="actions">
+              <button type="button" class="danger" onClick={cancelSchedule}>
+                {t("permit.cancelSchedule")}
+              </button>
+            </div>
+          ) : null}
+          {current.status === "active" && (schedule.data === null || schedule.data?.status === "cancelled") ? (
+            <form class="inline-form card" onSubmit={putSchedule} aria-label={t("permit.newSchedule")}>
+              <label>
+                {t("payments.amount")}
+                <input name="amount" type="number" inputMode="numeric" min={1} max={current.maxAmount} step={1} required />
+              </label>
+              <label>
+                {t("permit.every")}
+                <select name="interval">
+                  <option value="month">{t("interval.month", { count: 1 })}</option>
+                  <option value="week">{t("interval.week", { count: 1 })}</option>
+                  <option value="day">{t("interval.day", { count: 1 })}</option>
+                </select>
+              </label>
+              <label>
+                {t("payments.description")}
+                <input name="description" required maxLength={255} defaultValue={current.description} />
+              </label>
+              <button type="submit">{t("permit.newSchedule")}</button>
+            </form>
           ) : null}
           <h2>{t("permit.charges")}</h2>
           <ErrorNote error={charges.error} />

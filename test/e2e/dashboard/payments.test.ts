@@ -188,7 +188,7 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
   });
 
   describe("permits", () => {
-    it("lists a permit authorised on the simulator's page, and shows its charge", async () => {
+    it("lists a permit authorised on the simulator's page, sets up and cancels its schedule, and shows its charge", async () => {
       const tenant = await newTenant("Abonnements Cotonou");
       const token = await rig.tg.tenantToken(tenant.id);
       const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
@@ -230,6 +230,16 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       await row.getByRole("link").click();
       await page.getByRole("heading", { name: "Permit" }).waitFor();
       await page.getByText("No renewal schedule.").waitFor();
+      // A monthly schedule set up from the page, then cancelled.
+      page.on("dialog", (dialog) => void dialog.accept());
+      await page.locator('form[aria-label="Set up the schedule"] input[name="amount"]').fill("5000");
+      await page.getByRole("button", { name: "Set up the schedule" }).click();
+      const schedule = page.locator('[data-testid="schedule"]');
+      await schedule.waitFor();
+      expect(await schedule.textContent()).toContain("every 1 month(s)");
+      expect(await schedule.textContent()).toContain("5,000\u00a0FCFA");
+      await page.getByRole("button", { name: "Cancel the schedule" }).click();
+      await schedule.getByText("Cancelled").waitFor();
       const charges = page.locator('[data-testid="charges"]');
       await charges.waitFor();
       expect(await charges.textContent()).toContain("7,500\u00a0FCFA");
