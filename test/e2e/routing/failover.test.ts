@@ -1,0 +1,204 @@
+/**
+ * Failover that never charges twice (issue 16, point 4), with both simulators over real HTTP: MTN Benin is
+ * served by provider A (USSD push) and provider B (SoftPay). Provider A down → the same payment goes to
+ * provider B in the same request; provider B acting and then not answering → no failover, one charge,
+ * settled from the provider; 50 concurrent payments while provider B refuses every other call → each
+ * completed exactly once, on one provider.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
+import type { TestDatabase } from "../../support/db.ts";
+import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "../../support/provider-b-rig.ts";
+import { waitUntil } from "../../support/wait.ts";
+
+type Body = Record<string, any>;
+
+/** Provider A behind a switch: `down` closes its port (connection refused), `up` serves it again on the same port. */
+interface SwitchedProviderA {
+  simulator: ProviderASimulator;
+  url: string;
+  down(): Promise<void>;
+  up(): void;
+}
+
+function switchedProviderA(): SwitchedProviderA {
+  const simulator = createProviderASimulator({ approveDelayMs: 50 });
+  let server: ReturnType<typeof Bun.serve> | undefined = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
+  const port = server.port!;
+  return {
+    simulator,
+    url: `http://127.0.0.1:${port}`,
+    async down() {
+      await server?.stop(true);
+      server = undefined;
+    },
+    up() {
+      server ??= Bun.serve({ hostname: "127.0.0.1", port, fetch: simulator.fetch });
+    },
+  };
+}
+
+/** Provider B's SoftPay calls, counted; every other one refused (`success: false`) while `flaky` is on. */
+let flaky = false;
+let softpayCalls = 0;
+
+let providerA: SwitchedProviderA;
+let simB: SimulatorServer;
+let database: TestDatabase;
+let gw: RigGateway;
+let tenantId: string;
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
+  const response = await gw.call(method, path, tenantId, body);
+  return { status: response.status, body: (await response.json()) as Body };
+}
+
+const mtn = (number: string) => ({
+  amount: 500,
+  description: "Order",
+  operator: "mtn",
+  customer: { phone: { number, country: "bj" }, email: "client@example.com" },
+});
+
+async function settled(paymentId: string): Promise<Body> {
+  return waitUntil(
+    async () => {
+      const read = await call("GET", `/payments/${paymentId}`);
+      return read.body.state === "pending" ? undefined : read.body;
+    },
+    { what: `${paymentId} settled`, timeoutMs: 30_000, intervalMs: 200 },
+  );
+}
+
+/** Provider A's transactions that carry our payment id. */
+async function transactionsAtA(paymentId: string): Promise<Body[]> {
+  const listed = (await (await fetch(`${providerA.url}/_sim/transactions`)).json()) as { transactions: Body[] };
+  return listed.transactions.filter((t) => t.merchant_reference === paymentId);
+}
+
+beforeAll(async () => {
+  providerA = switchedProviderA();
+  const accountA = (await (await fetch(`${providerA.url}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
+  simB = await startSimulator({
+    async around(request, next) {
+      if (request.method === "POST" && new URL(request.url).pathname.includes("/softpay/")) {
+        softpayCalls++;
+        if (flaky && softpayCalls % 2 === 0) return Response.json({ success: false, message: "Service momentanément indisponible" });
+      }
+      return next(request);
+    },
+  });
+  database = await createTestDatabase();
+  gw = await startRigGateway({
+    sim: simB,
+    database,
+    env: {
+      PROVIDER_A_SANDBOX_URL: providerA.url,
+      PROVIDER_A_SANDBOX_SECRET_KEY: accountA.secretKey,
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: accountA.webhookSecret,
+      PROVIDER_TIMEOUT_MS: "2000",
+      // Every payment counts: the rates decide, the exploration share aside.
+      ROUTING_EXPLORE_SHARE: "0",
+    },
+  });
+  await fetch(`${providerA.url}/_sim/accounts/${accountA.secretKey}/webhook`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url: `${gw.url}/providerA/webhook/sandbox` }),
+  });
+  ({ tenantId } = await gw.tenantWithAccount(simB));
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await simB?.stop();
+  await providerA?.down();
+  providerA?.simulator.close();
+  await database?.dispose();
+});
+
+describe("failover between provider A and provider B for MTN Benin", () => {
+  it("lists both routes, provider A first", async () => {
+    const methods = await call("GET", "/payment-methods?country=bj");
+    const mtnBj = methods.body.methods.find((m: Body) => m.operator === "mtn");
+    expect(mtnBj.routes.map((r: Body) => r.provider)).toEqual(["providerA", "providerB"]);
+  });
+
+  it("provider A down: the same payment goes to provider B in the same request, and is paid once", async () => {
+    await providerA.down();
+    try {
+      const created = await call("POST", "/payments", mtn("+22997100001"));
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ provider: "providerB", state: "pending" });
+      expect(created.body.attempts.map((a: Body) => [a.provider, a.outcome])).toEqual([
+        ["providerA", "unreachable"],
+        ["providerB", "started"],
+      ]);
+      const paid = await settled(created.body.id);
+      expect(paid).toMatchObject({ state: "succeeded", provider: "providerB" });
+      const events = await gw.gateway.deps.db.selectFrom("events").select("type").where("payment_id", "=", created.body.id).execute();
+      expect(events.map((e) => e.type)).toEqual(["payment.completed"]);
+    } finally {
+      providerA.up();
+    }
+    expect(await transactionsAtA((await call("GET", "/payments")).body.data[0].id)).toEqual([]);
+  }, 40_000);
+
+  it("provider B acting and then not answering: no failover, one charge, settled from the provider", async () => {
+    const routing = await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] });
+    expect(routing.status).toBe(200);
+    try {
+      await fetch(`${simB.url}/_sim/softpay/next`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ answer: "timeout_after", delayMs: 3_000 }),
+      });
+      const created = await call("POST", "/payments", mtn("+22997100002"));
+      expect([502, 504]).toContain(created.status);
+      const paymentId = created.body.paymentId as string;
+      expect(paymentId).toMatch(/^pay_/);
+      const paid = await settled(paymentId);
+      expect(paid).toMatchObject({ state: "succeeded", provider: "providerB" });
+      expect(paid.attempts.map((a: Body) => [a.provider, a.outcome])).toEqual([["providerB", "unknown"]]);
+      // Provider A never heard of it.
+      expect(await transactionsAtA(paymentId)).toEqual([]);
+    } finally {
+      await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: [] }] });
+    }
+  }, 40_000);
+
+  it("50 concurrent payments while provider B refuses every other call: each completed exactly once, on one provider", async () => {
+    await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] });
+    flaky = true;
+    try {
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => call("POST", "/payments", mtn(`+229972${String(i).padStart(5, "0")}`))));
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+      const finals = await Promise.all(answers.map((a) => settled(a.body.id)));
+      expect(finals.every((p) => p.state === "succeeded")).toBe(true);
+      const providers = new Set(finals.map((p) => p.provider));
+      expect([...providers].every((p) => p === "providerA" || p === "providerB")).toBe(true);
+      for (const payment of finals) {
+        const started = payment.attempts.filter((a: Body) => a.outcome === "started");
+        expect(started).toHaveLength(1);
+        expect(started[0].provider).toBe(payment.provider);
+        // Refused attempts on provider B, never after a provider took it.
+        expect(payment.attempts.at(-1).outcome).toBe("started");
+        const atA = await transactionsAtA(payment.id);
+        expect(atA).toHaveLength(payment.provider === "providerA" ? 1 : 0);
+      }
+      const ids = finals.map((p) => p.id);
+      const completed = await gw.gateway.deps.db.selectFrom("events").select(["payment_id", "type"]).where("payment_id", "in", ids).execute();
+      expect(completed.filter((e) => e.type === "payment.completed")).toHaveLength(50);
+      expect(new Set(completed.map((e) => e.payment_id)).size).toBe(50);
+      // Some went each way: provider B took the calls it did not refuse.
+      expect(finals.some((p) => p.provider === "providerA")).toBe(true);
+      expect(finals.some((p) => p.provider === "providerB")).toBe(true);
+      const stats = await call("GET", "/routing/stats");
+      const b = stats.body.routes.find((r: Body) => r.provider === "providerB" && r.operator === "mtn" && r.country === "bj");
+      expect(b.failed).toBeGreaterThan(0);
+    } finally {
+      flaky = false;
+      await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: [] }] });
+    }
+  }, 90_000);
+});
