@@ -7,7 +7,9 @@
  *   3. part of that payment is refunded to the phone that paid it (a payout through provider A), a payout
  *      is sent to another phone, and the tenant's balance shows what is left;
  *   4. provider B credentials from a sandbox account are stored and a hosted checkout is created: open
- *      its page, press Pay, and the checkout completes.
+ *      its page, press Pay, and the checkout completes;
+ *   5. a failover: MTN Benin's route list set to provider B first, the provider B simulator told to refuse its
+ *      next call, and a `POST /payments` that provider A takes instead — its attempts printed.
  * It reads the same configuration as the server (so the same JWT secret) and talks to it over HTTP:
  * `DEMO_URL` is the gateway's base URL (default `http://localhost:$PORT`); `PORT`, `DATA_DIR` and `JWT_SECRET`
  * are the server's, read as `bun run start` reads them. It ends with the demo tenant's id and bearer token
@@ -104,6 +106,19 @@ const checkout = await call<{ response_text: string; token: string; paymentId: s
 );
 say(`4. Checkout ${checkout.paymentId} created. Open ${checkout.response_text} and press Pay;`);
 say(`   the checkout then shows as succeeded, and the events list payment.completed.`);
+
+// 5. Failover: MTN Benin is served by both providers; provider B first for this tenant, told to refuse its next call.
+await call("PUT", "/routing", token, { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] });
+await call("POST", "/sandbox/providerB/_sim/softpay/next", null, { answer: "refuse" });
+const routed = await call<{ id: string; provider: string; attempts: { attempt: number; provider: string; outcome: string; reason: string }[] }>(
+  "POST",
+  "/payments",
+  token,
+  { amount: 500, description: "Demo failover", operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" }, email: "awa@example.com" } },
+);
+say(`5. Payment ${routed.id} to an MTN Benin phone, provider B first (told to refuse), taken by ${routed.provider}:`);
+for (const a of routed.attempts) say(`   attempt ${a.attempt}: ${a.provider} ${a.outcome} — ${a.reason}`);
+say(`   it is ${(await settled(`/payments/${routed.id}`)).state}; provider B's refusal counts in GET /routing/stats.`);
 say(`   API reference: ${base}/docs · provider A sandbox console: ${base}/sandbox/providerA/console`);
 say("");
 say("Follow-up calls as the demo tenant (its token lasts an hour; paste these lines in a shell):");

@@ -27,7 +27,11 @@ function shellBlocksUnder(readme: string, heading: string): string[] {
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 }
 
-const blocks = shellBlocksUnder(readFileSync(join(ROOT, "README.md"), "utf8"), HEADING);
+const OPERATORS_HEADING = "## Every operator in the sandbox: a Wave payment (a page) and an Orange Money payment (a code)";
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const blocks = shellBlocksUnder(readme, HEADING);
+/** The next section goes on in the same shell: its blocks run after the first section's. */
+const operatorBlocks = shellBlocksUnder(readme, OPERATORS_HEADING);
 let dataDir: string;
 let port: number;
 let server: ReturnType<typeof Bun.spawn> | undefined;
@@ -69,22 +73,35 @@ async function runWalkthrough(): Promise<{ outputs: string[]; stderr: string; co
   const marker = "@@ readme block @@";
   const script = [
     "set -eo pipefail",
-    ...blocks.map((block) => `printf '\\n%s\\n' '${marker}'\n${block.replaceAll(QUICK_START_ADDRESS, `localhost:${port}`)}`),
+    ...[...blocks, ...operatorBlocks].map((block) => `printf '\\n%s\\n' '${marker}'\n${block.replaceAll(QUICK_START_ADDRESS, `localhost:${port}`)}`),
   ].join("\n");
   return runBash(script, { DATA_DIR: dataDir }, marker);
 }
 
 describe(`README.md: ${HEADING.slice(3)}`, () => {
-  it("is eight ```sh blocks that talk to the quick start's address", () => {
+  it("is eight ```sh blocks (and three in the next section) that talk to the quick start's address", () => {
     expect(blocks).toHaveLength(8);
-    for (const block of blocks) expect(block).toContain(QUICK_START_ADDRESS);
+    expect(operatorBlocks).toHaveLength(3);
+    for (const block of [...blocks, ...operatorBlocks]) expect(block).toContain(QUICK_START_ADDRESS);
   });
 
   it("runs as written against the quick start: a tenant, its token, its masked provider B keys, whoami, a payment, a refund, a payout, the balance", async () => {
     const { outputs, stderr, code } = await runWalkthrough();
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(outputs).toHaveLength(8);
-    const [created, token, credentials, whoami, paid, refund, payout, balance] = outputs as [string, string, string, string, string, string, string, string];
+    expect(outputs).toHaveLength(11);
+    const [created, token, credentials, whoami, paid, refund, payout, balance, wave, wavePaid, orange] = outputs as string[] as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
 
     // 1. the tenant, its first sandbox API key and its callback secret
     type Created = { tenant: { id: string; name: string }; apiKey: { id: string; secret: string }; callbackSecret: string };
@@ -121,6 +138,11 @@ describe(`README.md: ${HEADING.slice(3)}`, () => {
     });
     expect(JSON.parse(payout)).toMatchObject({ state: "sent", amount: 200, provider: "providerA", recipient: { operator: "mtn" } });
     expect(JSON.parse(balance)).toMatchObject({ environment: "sandbox", balances: [{ currency: "XOF", available: 300, pending: 0 }] });
+
+    // 9–11. a Wave payment's page, paid on the simulator; an Orange Money payment with its code
+    expect(wave).toMatch(new RegExp(`^http://localhost:${port}/sandbox/providerB/softpay/pay/\\S+$`));
+    expect(wavePaid).toMatch(/^pay_\w+ succeeded$/);
+    expect(orange.split("\n")).toEqual([expect.stringContaining("#144*82#"), "providerB"]);
   }, 60_000);
 });
 
@@ -135,6 +157,11 @@ describe("bun run demo", () => {
     expect(stdout).toMatch(/Refund rf_\w+ of 200 FCFA to the phone that paid is succeeded;/);
     expect(stdout).toMatch(/payout po_\w+ of 200 FCFA to \+22996000001 is sent;/);
     expect(stdout).toContain("the balance now: 100 XOF available, 0 pending.");
+    // A failover: provider B refuses, provider A takes the same payment, and the attempts say so.
+    expect(stdout).toMatch(/5\. Payment pay_\w+ to an MTN Benin phone, provider B first \(told to refuse\), taken by providerA:/);
+    expect(stdout).toMatch(/attempt 1: providerB refused — first of the route list/);
+    expect(stdout).toMatch(/attempt 2: providerA started — next in the route list/);
+    expect(stdout).toMatch(/it is succeeded; provider B's refusal counts/);
     const first = lines.findIndex((line) => line.startsWith("export TENANT="));
     expect(first).toBeGreaterThan(0);
     const pasted = lines.slice(first);
