@@ -92,22 +92,31 @@ export function StateBadge({ state, label }: { state: string; label?: string }) 
  */
 export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
   const { t } = useDashboard();
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<boolean | "by-hand">(false);
+  const shown = useRef<HTMLElement>(null);
   const copy = async () => {
-    await navigator.clipboard.writeText(secret).then(
-      () => setCopied(true),
-      () => setCopied(false),
-    );
+    try {
+      // The clipboard exists on https and localhost only; elsewhere the secret is selected for copying by hand.
+      await navigator.clipboard.writeText(secret);
+      setCopied(true);
+    } catch {
+      const range = document.createRange();
+      if (shown.current) range.selectNodeContents(shown.current);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      setCopied("by-hand");
+    }
   };
   return (
     <div class="notice notice-secret" role="status">
       <p>{t("secret.once")}</p>
-      <code class="secret" data-testid="secret">
+      {copied === "by-hand" ? <p class="hint">{t("secret.copyByHand")}</p> : null}
+      <code class="secret" data-testid="secret" ref={shown}>
         {secret}
       </code>
       <div class="actions">
         <button type="button" onClick={copy}>
-          {copied ? t("secret.copied") : t("secret.copy")}
+          {copied === true ? t("secret.copied") : t("secret.copy")}
         </button>
         <button type="button" class="secondary" onClick={onDone}>
           {t("secret.done")}

@@ -274,6 +274,7 @@ export const en: Messages = {
   "permit.cancelSchedule": "Cancel the schedule",
   "permit.cancelScheduleConfirm": "Cancel the schedule? No more automatic charges will be made.",
   "permit.newSchedule": "Set up the schedule",
+  "secret.copyByHand": "The browser does not allow copying here: the secret is selected, copy it with Ctrl+C.",
   "stuck.title": "Stuck payments",
   "stuck.hint": "Payments still pending more than 24 h after creation, every tenant.",
   "stuck.none": "No stuck payments.",

@@ -275,6 +275,7 @@ export const fr = {
   "permit.cancelSchedule": "Annuler l’échéancier",
   "permit.cancelScheduleConfirm": "Annuler l’échéancier ? Plus aucun prélèvement automatique ne sera fait.",
   "permit.newSchedule": "Créer l’échéancier",
+  "secret.copyByHand": "Le navigateur ne permet pas de copier ici : le secret est sélectionné, copiez-le avec Ctrl+C.",
   "stuck.title": "Paiements bloqués",
   "stuck.hint": "Paiements toujours en attente plus de 24 h après leur création, tous marchands confondus.",
   "stuck.none": "Aucun paiement bloqué.",
