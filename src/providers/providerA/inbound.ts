@@ -18,6 +18,7 @@ import { NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { errorBodySchema } from "../../http/error-body.ts";
 import { readRawBody } from "../../http/body-limit.ts";
 import { syncFromProvider } from "../../services/direct-payments/refresh.ts";
+import { followAbandonedAttempt } from "../../services/payments/abandoned-attempts.ts";
 import { followPayout } from "../../services/payouts/follow-payout.ts";
 import type { Deps } from "../../services/deps.ts";
 import { isId } from "../../services/ids.ts";
@@ -139,6 +140,9 @@ export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebh
     throw new UnauthorizedError("Invalid provider A webhook signature");
   }
   if (payment) await syncFromProvider(deps, payment);
+  // No payment of ours carries that id any more: an attempt a routed payment moved on from, maybe.
+  else if (!facts.aboutPayout && facts.transactionId !== undefined)
+    await followAbandonedAttempt(deps, { provider: "providerA", providerPaymentId: String(facts.transactionId) });
   // The domain reads the payout again from provider A; the body is never applied.
   if (payout) await followPayout(deps, { provider: "providerA", payoutId: payout.id });
   return { received: true };

@@ -27,6 +27,7 @@ import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
 import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "../../jobs/queues.ts";
+import { followAbandonedAttempt } from "../payments/abandoned-attempts.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS } from "./orphans.ts";
 
 /** Wrong hashes accepted per second for one token before 429. */
@@ -85,7 +86,12 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
       ? (await permitsByToken(deps.db, { token: subject.token })).rows.map((permit) => ({ column: "permit_id", ...permit }))
       : (await paymentsByToken(deps.db, { token: subject.token })).rows.map((payment) => ({ column: "payment_id", ...payment }));
 
-  if (candidates.length === 0) return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
+  if (candidates.length === 0) {
+    // An invoice a routed payment moved on from (failover): read again with the attempt's account, never trusting the body.
+    if (subject.kind === "checkout" && (await followAbandonedAttempt(deps, { provider: "providerB", providerPaymentId: subject.token })))
+      return { outcome: "ignored" };
+    return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
+  }
 
   // A token is unique per account and environment, not globally: the hash says which account sent it.
   for (const target of candidates) {

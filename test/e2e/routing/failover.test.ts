@@ -2,7 +2,7 @@
  * Failover that never charges twice (issue 16, point 4), with both simulators over real HTTP: MTN Benin is
  * served by provider A (USSD push) and provider B (SoftPay). Provider A down → the same payment goes to
  * provider B in the same request; provider B acting and then not answering → no failover, one charge,
- * settled from the provider; 50 concurrent payments while provider B refuses every other call → each
+ * settled from the provider; a late success on an abandoned attempt recorded once; 50 concurrent payments while provider B refuses every other call → each
  * completed exactly once, on one provider.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
@@ -162,6 +162,46 @@ describe("failover between provider A and provider B for MTN Benin", () => {
       expect(paid.attempts.map((a: Body) => [a.provider, a.outcome])).toEqual([["providerB", "unknown"]]);
       // Provider A never heard of it.
       expect(await transactionsAtA(paymentId)).toEqual([]);
+    } finally {
+      await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: [] }] });
+    }
+  }, 40_000);
+
+  it("a late success on an abandoned attempt is recorded, and counted once; a second one is kept for the accountant", async () => {
+    await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] });
+    try {
+      await fetch(`${simB.url}/_sim/softpay/next`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ answer: "refuse" }),
+      });
+      // 3000: provider A's sandbox waits for its console.
+      const created = await call("POST", "/payments", { ...mtn("+22997100003"), amount: 3000 });
+      expect(created.status).toBe(200);
+      expect(created.body.attempts.map((a: Body) => [a.provider, a.outcome])).toEqual([
+        ["providerB", "refused"],
+        ["providerA", "started"],
+      ]);
+      const [atB, atA] = created.body.attempts as [Body, Body];
+      // The customer pays provider B's abandoned invoice anyway: its IPN names no payment of ours any more.
+      expect((await simB.press(atB.providerTransactionId, "pay", { payment_method: "mtn-benin" })).status).toBe(200);
+      const paid = await settled(created.body.id);
+      expect(paid).toMatchObject({ state: "succeeded", provider: "providerB", providerTransactionId: atB.providerTransactionId });
+      expect(paid.attempts[0].error).toContain("paid at Provider B after the payment had moved on");
+      // Then provider A's push is approved too: the customer paid twice.
+      expect((await fetch(`${providerA.url}/_sim/transactions/${atA.providerTransactionId}/approve`, { method: "POST" })).status).toBe(200);
+      const report = await waitUntil(
+        async () => {
+          const read = await call("GET", "/reports/reconciliation");
+          return read.body.differences.find((d: Body) => d.id === created.body.id);
+        },
+        { what: "the second payment kept as a difference", timeoutMs: 15_000, intervalMs: 200 },
+      );
+      expect(report).toMatchObject({ kind: "payment", provider: "providerA", ourState: "succeeded", providerState: "succeeded" });
+      expect(report.providerStatus).toContain("paid again through attempt 2");
+      const events = await gw.gateway.deps.db.selectFrom("events").select("type").where("payment_id", "=", created.body.id).execute();
+      expect(events.map((e) => e.type)).toEqual(["payment.completed"]);
+      expect((await call("GET", `/payments/${created.body.id}`)).body).toMatchObject({ state: "succeeded", provider: "providerB" });
     } finally {
       await call("PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: [] }] });
     }
