@@ -124,6 +124,35 @@ describe("failover between provider A and provider B for MTN Benin", () => {
     expect(mtnBj.routes.map((r: Body) => r.provider)).toEqual(["providerA", "providerB"]);
   });
 
+  it("follows the routes' success rates over the window, which every process shares through the database", async () => {
+    // What other processes saw this minute: provider A failing MTN Benin, provider B paying it.
+    const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    await gw.gateway.deps.db
+      .insertInto("route_outcomes")
+      .values([
+        { environment: "sandbox", provider: "providerA", operator: "mtn", country: "bj", minute, succeeded: 3, failed: 27 },
+        { environment: "sandbox", provider: "providerB", operator: "mtn", country: "bj", minute, succeeded: 29, failed: 1 },
+      ])
+      .onConflict((oc) =>
+        oc.columns(["environment", "provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({
+          succeeded: eb("route_outcomes.succeeded", "+", eb.ref("excluded.succeeded")),
+          failed: eb("route_outcomes.failed", "+", eb.ref("excluded.failed")),
+        })),
+      )
+      .execute();
+    try {
+      const created = await call("POST", "/payments", mtn("+22997100009"));
+      expect(created.body.provider).toBe("providerB");
+      expect(created.body.attempts[0].reason).toMatch(/^best success rate \(success rate 0\.9\d over \d+ payments in the last 15 min\)$/);
+      const stats = await call("GET", "/routing/stats");
+      const a = stats.body.routes.find((r: Body) => r.provider === "providerA" && r.operator === "mtn");
+      expect(a.failed).toBeGreaterThanOrEqual(27);
+      await settled(created.body.id);
+    } finally {
+      await gw.gateway.deps.db.deleteFrom("route_outcomes").execute();
+    }
+  }, 40_000);
+
   it("provider A down: the same payment goes to provider B in the same request, and is paid once", async () => {
     await providerA.down();
     try {
