@@ -46,7 +46,7 @@ export interface RoutedCollection {
 }
 
 /** What the customer does next, from what the provider answered. */
-function nextActionOf(candidate: Candidate, started: CollectionStarted): NextAction {
+function nextActionOf(started: CollectionStarted): NextAction {
   if (started.redirectUrl)
     return { type: "open_url", url: started.redirectUrl, instructions: "Send the customer to this URL to approve the payment in the wallet's app or page" };
   return { type: "none", instructions: "The customer approves the payment on the phone's prompt" };
@@ -166,7 +166,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
           },
         }),
       );
-      const nextAction = nextActionOf(candidate, started);
+      const nextAction = nextActionOf(started);
       await deps.db.updateTable("payments").set({ next_action: nextAction }).where("id", "=", paymentId).execute();
       await endAttempt(deps, paymentId, attempt, "started");
       return { paymentId, nextAction };

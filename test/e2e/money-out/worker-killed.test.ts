@@ -33,7 +33,7 @@ const sendingCalls: string[] = [];
 /** Forwards to `next`, killing the worker around a sending call when a fault is set (a killed worker's call is never answered). */
 async function around(request: Request, next: (request: Request) => Promise<Response>): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const armed = fault && fault.path.test(path) ? fault : undefined;
+  const armed = fault?.path.test(path) ? fault : undefined;
   if (/payouts\/start|submit-invoice/.test(path)) sendingCalls.push(path);
   if (!armed) return next(request);
   fault = undefined;
