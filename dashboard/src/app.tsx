@@ -218,6 +218,12 @@ function Shell({
   const live = session.environment === "live";
   const links = session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS;
   const section = sectionOf(route);
+  // A new screen takes the focus, so a keyboard or screen-reader user starts on it, not on the link just used.
+  const main = useRef<HTMLElement>(null);
+  const screenKey = hashOf(route);
+  useEffect(() => {
+    if (screenKey) main.current?.focus();
+  }, [screenKey]);
   return (
     <div class={`shell env-${session.environment}`} data-environment={session.environment}>
       <header class="topbar">
@@ -254,7 +260,9 @@ function Shell({
           {t("env.liveBanner")}
         </div>
       )}
-      <main id="main">{children}</main>
+      <main id="main" tabIndex={-1} ref={main}>
+        {children}
+      </main>
     </div>
   );
 }

@@ -249,4 +249,8 @@ describeWithChromium("browser: payments and permits in the dashboard", () => {
       await page.close();
     }, 45_000);
   });
+
+  it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {
+    expect(rig.pageErrors).toEqual([]);
+  });
 });

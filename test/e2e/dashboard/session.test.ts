@@ -154,11 +154,17 @@ describeWithChromium("browser: the dashboard's sessions", () => {
         await page.evaluate((next) => (location.hash = next), hash);
         await page.locator("main#main h1").first().waitFor();
         await page.waitForLoadState("networkidle");
+        // The new screen has the focus, for a keyboard or screen-reader user.
+        expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         expect(width, hash).toBeLessThanOrEqual(390);
       }
       await screenshot(page, "dashboard-phone-settings");
       await page.close();
     }, 30_000);
+  });
+
+  it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {
+    expect(rig.pageErrors).toEqual([]);
   });
 });

@@ -155,4 +155,8 @@ describeWithChromium("browser: the dashboard's tools", () => {
       await page.close();
     }, 30_000);
   });
+
+  it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {
+    expect(rig.pageErrors).toEqual([]);
+  });
 });
