@@ -20,8 +20,7 @@ import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { PAYOUT_CALLING_CODES } from "../payouts/record-money-out.ts";
 import { type Route, routeList } from "../routing/routes.ts";
 import { rankRoutes, routeStats } from "../routing/window.ts";
-import { getPayment } from "./get-payment.ts";
-import { CURRENCIES, type PaymentDetailView } from "./payment-view.ts";
+import { CURRENCIES, type PaymentDetailView, toPaymentView } from "./payment-view.ts";
 import { type Candidate, collectRouted } from "./routed-collection.ts";
 
 /** The body of `POST /payments`: the one schema the router validates with and the service reads. */
@@ -152,7 +151,7 @@ export async function createPayment(deps: Deps, request: { tenantId: string; env
     ...(input.metadata !== undefined && { metadata: input.metadata }),
     callbackUrl: decided.callbackUrl,
   });
-  return getPayment(deps, { tenantId, environment, paymentId: started.paymentId });
+  return { ...toPaymentView(started.payment), attempts: started.attempts };
 }
 
 export const quoteSchema = z

@@ -116,6 +116,8 @@ export const paymentAttemptSchema = z
   })
   .meta({ id: "PaymentAttempt" });
 
+export type PaymentAttemptView = z.infer<typeof paymentAttemptSchema>;
+
 /** A payment with the providers it was tried on (`GET /payments/{id}`, `POST /payments`). */
 export const paymentDetailSchema = paymentSchema
   .extend({

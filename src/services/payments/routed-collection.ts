@@ -16,11 +16,13 @@
  * @module
  */
 import { isBrokenCircuitError } from "cockatiel";
-import type { CustomData, Environment, NextAction, Provider } from "../../db/schema.ts";
+import { sql } from "kysely";
+import type { CustomData, Environment, NextAction, Payment, Provider } from "../../db/schema.ts";
 import { ProviderError } from "../../errors.ts";
 import { CollectionError, type CollectionStarted, type ProviderAccountRef } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { insertDirectPayment, settleFailedCollection, storeProviderTransaction } from "../direct-payments/collect-by-push.ts";
+import { settleFailedCollection, storeProviderTransaction } from "../direct-payments/collect-by-push.ts";
+import type { PaymentAttemptView } from "./payment-view.ts";
 import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { newId } from "../ids.ts";
 import { breakerFor } from "../routing/breakers.ts";
@@ -76,62 +78,93 @@ async function endAttempt(
   paymentId: string,
   attempt: number,
   outcome: "started" | "refused" | "unreachable" | "circuit_open" | "unknown" | "failed",
-  error?: string,
+  error: string,
+  providerTransactionId: string | null,
 ): Promise<void> {
   await deps.db
     .updateTable("payment_attempts")
-    .set({ outcome, error: error ?? null, ended_at: deps.now() })
+    .set({ outcome, error, provider_transaction_id: providerTransactionId, ended_at: deps.now() })
     .where("payment_id", "=", paymentId)
     .where("attempt", "=", attempt)
     .execute();
 }
 
 /**
- * Records the payment and tries its routes in order; answers its id and what the customer does next.
+ * Records the payment and tries its routes in order; answers it as it is once a provider took it (with what
+ * the customer does next) and its attempts.
  *
  * @throws {ProviderError} as a direct payment's (422, 502, 504) when the last route failed or an attempt's outcome is unknown.
  */
-export async function collectRouted(deps: Deps, input: RoutedCollection): Promise<{ paymentId: string; nextAction: NextAction }> {
+export async function collectRouted(deps: Deps, input: RoutedCollection): Promise<{ payment: Payment; attempts: PaymentAttemptView[] }> {
   const paymentId = newId("pay");
+  const ended: PaymentAttemptView[] = [];
   const now = deps.now();
   const first = input.candidates[0]!;
-  await insertDirectPayment(deps.db, {
-    id: paymentId,
-    tenant_id: input.tenantId,
-    environment: input.environment,
-    provider: first.provider.name as Provider,
-    provider_account: first.account.accountId,
-    credential_version: first.account.credentialVersion,
-    amount: input.amount,
-    currency: first.method.currency,
-    description: input.description,
-    customer: { ...input.customer, phone: input.phone.number, country: input.phone.country },
-    payment_method: first.method.method,
-    callback_url: input.callbackUrl ?? null,
-    operator: input.operator,
-    custom_data: input.metadata ?? null,
-    created_at: now,
-    updated_at: now,
-  });
+  // The payment and its first attempt, in one statement.
+  await deps.db
+    .with("payment", (db) =>
+      db
+        .insertInto("payments")
+        .values({
+          id: paymentId,
+          tenant_id: input.tenantId,
+          environment: input.environment,
+          provider: first.provider.name as Provider,
+          kind: "direct_payment",
+          provider_account: first.account.accountId,
+          credential_version: first.account.credentialVersion,
+          amount: input.amount,
+          currency: first.method.currency,
+          description: input.description,
+          customer: { ...input.customer, phone: input.phone.number, country: input.phone.country },
+          payment_method: first.method.method,
+          callback_url: input.callbackUrl ?? null,
+          operator: input.operator,
+          custom_data: input.metadata ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning("id"),
+    )
+    .insertInto("payment_attempts")
+    .columns(["payment_id", "attempt", "provider", "provider_account", "credential_version", "outcome", "reason", "created_at"])
+    .expression((eb) =>
+      eb
+        .selectFrom("payment")
+        .select([
+          "payment.id",
+          sql<number>`1`.as("attempt"),
+          sql<string>`${first.provider.name}::text`.as("provider"),
+          sql<string>`${first.account.accountId}::text`.as("provider_account"),
+          sql<number | null>`${first.account.credentialVersion}::integer`.as("credential_version"),
+          sql<string>`'started'`.as("outcome"),
+          sql<string>`${first.reason}::text`.as("reason"),
+          sql<Date>`${now}::timestamptz`.as("created_at"),
+        ]),
+    )
+    .execute();
   deps.syncHold.hold(deps, { id: paymentId, provider: first.provider.name, createdAt: now });
 
   for (const [index, candidate] of input.candidates.entries()) {
     const attempt = index + 1;
     const isLast = index === input.candidates.length - 1;
-    if (index > 0) await moveToAttempt(deps, paymentId, candidate);
-    await deps.db
-      .insertInto("payment_attempts")
-      .values({
-        payment_id: paymentId,
-        attempt,
-        provider: candidate.provider.name,
-        provider_account: candidate.account.accountId,
-        credential_version: candidate.account.credentialVersion,
-        outcome: "started",
-        reason: candidate.reason,
-        created_at: deps.now(),
-      })
-      .execute();
+    const startedAt = index === 0 ? now : deps.now();
+    if (index > 0) {
+      await moveToAttempt(deps, paymentId, candidate);
+      await deps.db
+        .insertInto("payment_attempts")
+        .values({
+          payment_id: paymentId,
+          attempt,
+          provider: candidate.provider.name,
+          provider_account: candidate.account.accountId,
+          credential_version: candidate.account.credentialVersion,
+          outcome: "started",
+          reason: candidate.reason,
+          created_at: startedAt,
+        })
+        .execute();
+    }
     const route = { environment: input.environment, provider: candidate.provider.name, operator: input.operator, country: input.phone.country };
     try {
       const started = await breakerFor(deps, route).execute(() =>
@@ -149,36 +182,57 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
           ...(input.otp !== undefined && { otp: input.otp }),
           phone: input.phone,
           customer: input.customer,
-          recorded: async (collected) => {
-            await storeProviderTransaction(deps.db, {
+          // The payment's id at the provider is stored before the push; the attempt's, when the attempt ends.
+          recorded: (collected) =>
+            storeProviderTransaction(deps.db, {
               id: paymentId,
               provider_transaction_id: collected.providerPaymentId,
               reference: collected.reference,
               provider_status: collected.providerStatus,
               updated_at: deps.now(),
-            });
-            await deps.db
-              .updateTable("payment_attempts")
-              .set({ provider_transaction_id: collected.providerPaymentId })
-              .where("payment_id", "=", paymentId)
-              .where("attempt", "=", attempt)
-              .execute();
-          },
+            }),
         }),
       );
       const nextAction = nextActionOf(started);
-      await deps.db.updateTable("payments").set({ next_action: nextAction }).where("id", "=", paymentId).execute();
-      await endAttempt(deps, paymentId, attempt, "started");
-      return { paymentId, nextAction };
+      // The attempt's end and what the customer does next, in one statement; the payment as it is then.
+      const endedAt = deps.now();
+      const row = await deps.db
+        .with("attempt", (db) =>
+          db
+            .updateTable("payment_attempts")
+            .set({ outcome: "started", provider_transaction_id: started.providerPaymentId, ended_at: endedAt })
+            .where("payment_id", "=", paymentId)
+            .where("attempt", "=", attempt)
+            .returning("attempt"),
+        )
+        .updateTable("payments")
+        .set({ next_action: nextAction })
+        .where("id", "=", paymentId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      ended.push({
+        attempt,
+        provider: candidate.provider.name,
+        outcome: "started",
+        reason: candidate.reason,
+        providerTransactionId: started.providerPaymentId,
+        error: null,
+        createdAt: startedAt.toISOString(),
+      });
+      return { payment: row, attempts: ended };
     } catch (error) {
       if (isBrokenCircuitError(error)) {
-        await endAttempt(
-          deps,
-          paymentId,
+        const message = `${candidate.provider.label}'s circuit for ${input.operator} in ${input.phone.country} is open: not called`;
+        await endAttempt(deps, paymentId, attempt, "circuit_open", message, null);
+        ended.push({
           attempt,
-          "circuit_open",
-          `${candidate.provider.label}'s circuit for ${input.operator} in ${input.phone.country} is open: not called`,
-        );
+          provider: candidate.provider.name,
+          outcome: "circuit_open",
+          reason: candidate.reason,
+          providerTransactionId: null,
+          error: message,
+          createdAt: startedAt.toISOString(),
+        });
         if (!isLast) continue;
         await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: "circuit_open" });
         throw new ProviderError(502, "Every route for this operator is unavailable (their circuits are open); nothing was sent to the phone");
@@ -187,7 +241,17 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
       const failure = error.failure;
       const provablyNotActed = !error.mayHaveActed && (failure.kind === "refused" || failure.kind === "unreachable");
       const outcome = error.mayHaveActed ? "unknown" : failure.kind === "refused" ? "refused" : failure.kind === "unreachable" ? "unreachable" : "failed";
-      await endAttempt(deps, paymentId, attempt, outcome, failure.message);
+      const providerTransactionId = error.started?.providerPaymentId ?? null;
+      await endAttempt(deps, paymentId, attempt, outcome, failure.message, providerTransactionId);
+      ended.push({
+        attempt,
+        provider: candidate.provider.name,
+        outcome,
+        reason: candidate.reason,
+        providerTransactionId,
+        error: failure.message,
+        createdAt: startedAt.toISOString(),
+      });
       if (provablyNotActed) {
         await countFailedAttempt(deps, route);
         if (!isLast) {

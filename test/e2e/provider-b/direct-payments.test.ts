@@ -87,7 +87,18 @@ describe("provider B direct payments through collectByPush", () => {
     const row = await settled(gw, started.paymentId);
     expect(row.state).toBe("succeeded");
     expect(row.provider_status).toBe("completed");
-    const ipn = await gw.gateway.deps.db.selectFrom("ipn_messages").select(["state", "payment_id"]).where("token", "=", started.providerPaymentId).execute();
+    // The payment may be settled by the sync chain's first read while its IPN is still being processed.
+    const ipn = await waitUntil(
+      async () => {
+        const rows = await gw.gateway.deps.db
+          .selectFrom("ipn_messages")
+          .select(["state", "payment_id"])
+          .where("token", "=", started.providerPaymentId)
+          .execute();
+        return rows.every((r) => r.state !== "received") && rows.length > 0 ? rows : undefined;
+      },
+      { what: "the IPN processed", timeoutMs: 10_000 },
+    );
     expect(ipn).toEqual([{ state: "processed", payment_id: started.paymentId }]);
     expect((await eventsOf(gw, started.paymentId)).map((e) => e.type)).toEqual(["payment.completed"]);
     expect(gw.gateway.deps.providers.get("providerB").payerOf!(row)).toEqual({
