@@ -120,10 +120,15 @@ describe("POST /providerA/webhook/{environment} — payout events", () => {
     const { id, providerPayoutId } = await sendPayout(500);
     const row = await waitUntil(async () => ((await rowOf(id)).state === "sent" ? rowOf(id) : undefined), { what: "the payout sent", timeoutMs: 8_000 });
     expect(row).toMatchObject({ provider_payout_id: providerPayoutId, provider_status: "sent" });
-    const log = (await (await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`)).json()) as Json;
-    expect(log.deliveries).toContainEqual(
-      expect.objectContaining({ event: "payout.sent", payoutId: Number(providerPayoutId), status: "delivered", lastResponseStatus: 200 }),
+    // The webhook's answer may still be on its way when the payout reads sent (the sync step can read it first).
+    const delivery = await waitUntil(
+      async () => {
+        const log = (await (await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`)).json()) as Json;
+        return (log.deliveries as Json[]).find((d) => d.event === "payout.sent" && d.payoutId === Number(providerPayoutId) && d.status !== "pending");
+      },
+      { what: "the payout.sent webhook answered", timeoutMs: 8_000 },
     );
+    expect(delivery).toMatchObject({ status: "delivered", lastResponseStatus: 200 });
   });
 
   it("takes payout.failed the same way, with the provider's error code", async () => {
