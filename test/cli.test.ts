@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "bun:test";
+import { describeOnEmbeddedPass } from "./support/passes.ts";
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -120,7 +121,7 @@ describe("passerelle (the command line)", () => {
     expect(bad.stderr.trimEnd().split("\n")).toEqual([expect.stringContaining("Invalid configuration: PORT")]);
   });
 
-  describe("says in one plain line what a bad variable must be", () => {
+  describeOnEmbeddedPass("says in one plain line what a bad variable must be", () => {
     const cases: [Record<string, string>, string][] = [
       [{ PORT: "abc" }, 'PORT must be an integer from 0 to 65535 (got "abc")'],
       [{ PORT: "70000" }, 'PORT must be an integer from 0 to 65535 (got "70000")'],
@@ -223,7 +224,7 @@ describe("passerelle (the command line)", () => {
     }
   }, 120_000);
 
-  describe("token uses the server's secrets, from any folder", () => {
+  describeOnEmbeddedPass("token uses the server's secrets, from any folder", () => {
     it("mints, from another working directory, a token that a server on the same DATA_DIR accepts", async () => {
       const dataDir = tempDir();
       const port = await freePort();
@@ -278,7 +279,7 @@ describe("passerelle (the command line)", () => {
     }
   }, 60_000);
 
-  describe("--help, -h and usage errors", () => {
+  describeOnEmbeddedPass("--help, -h and usage errors", () => {
     const commands: [string[], string][] = [
       [["serve"], "usage: passerelle serve [--no-workers]"],
       [["worker"], "usage: passerelle worker"],

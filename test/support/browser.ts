@@ -8,6 +8,7 @@
  * only Node and npm.
  */
 import { describe } from "bun:test";
+import { EMBEDDED_PASS_NOTE, onServerPass } from "./passes.ts";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -39,16 +40,18 @@ export const CHROMIUM_FLAGS = [
 ];
 
 /**
- * `describe` when Chromium is there; otherwise `describe.skip` under a name that says why.
+ * `describe` when Chromium is there; otherwise `describe.skip` under a name that says why. With
+ * `embeddedPassOnly`, the suite runs on CI's embedded pass only (`passes.ts`).
  *
  * @example
  * ```ts
  * describeWithChromium("console in a browser", () => { it("clicks Approve", async () => { … }); });
  * ```
  */
-export function describeWithChromium(name: string, body: () => void): void {
-  if (chromiumInstalled) describe(name, body);
-  else describe.skip(`${name} — ${SKIPPED_NOTE}`, body);
+export function describeWithChromium(name: string, body: () => void, options: { embeddedPassOnly?: boolean } = {}): void {
+  if (!chromiumInstalled) describe.skip(`${name} — ${SKIPPED_NOTE}`, body);
+  else if (options.embeddedPassOnly && onServerPass) describe.skip(`${name} — ${EMBEDDED_PASS_NOTE}`, body);
+  else describe(name, body);
 }
 
 export interface Chromium {

@@ -12,245 +12,253 @@ import type { Json } from "../../support/json.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { useDashboardRig } from "./dashboard-rig.ts";
 
-describeWithChromium("browser: payments and permits in the dashboard", () => {
-  const rig = useDashboardRig();
-  const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
+describeWithChromium(
+  "browser: payments and permits in the dashboard",
+  () => {
+    const rig = useDashboardRig();
+    const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
 
-  describe("a sandbox checkout, from the credentials to the replayed webhook", () => {
-    it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, delivers it again, refunds part of it and pays a supplier out", async () => {
-      const tenant = await newTenant("Boutique Dakar");
-      const page = await openDashboard();
-      await signInWithKey(page, tenant.keyId, tenant.secret);
+    describe("a sandbox checkout, from the credentials to the replayed webhook", () => {
+      it("stores provider B keys, adds an endpoint, sees the paid checkout succeed with its payment.completed delivery, delivers it again, refunds part of it and pays a supplier out", async () => {
+        const tenant = await newTenant("Boutique Dakar");
+        const page = await openDashboard();
+        await signInWithKey(page, tenant.keyId, tenant.secret);
 
-      // Tenant Config: provider B's sandbox keys, from the simulator's account maker.
-      const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
-      // Money in the tenant's provider B account in Senegal, for the refund below.
-      const funded = await fetch(`${rig.base}/sandbox/providerB/_sim/accounts/${keys.masterKey}/balances`, {
-        method: "PUT",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ SN: 10_000 }),
-      });
-      expect(funded.status).toBeLessThan(300);
-      await page.locator('nav a[href="#/settings"]').click();
-      const providerB = page.locator('[data-testid="provider-b"]');
-      await providerB.getByText("No credentials stored.").waitFor();
-      await providerB.locator('input[name="masterKey"]').fill(keys.masterKey!);
-      await providerB.locator('input[name="privateKey"]').fill(keys.privateKey!);
-      await providerB.locator('input[name="token"]').fill(keys.token!);
-      await providerB.getByRole("button", { name: "Save" }).click();
-      await providerB.getByText("Credentials saved (Sandbox).").waitFor();
-      const stored = providerB.locator('dl[data-environment="sandbox"]');
-      await stored.waitFor();
-      expect(await stored.getAttribute("data-version")).toBe("1");
-      // Masked: the last four characters only.
-      const masked = await stored.locator(".masked").first().textContent();
-      expect(masked).toBe(`…${keys.masterKey!.slice(-4)}`);
-      expect(await page.content()).not.toContain(keys.privateKey!);
-      await screenshot(page, "dashboard-settings");
+        // Tenant Config: provider B's sandbox keys, from the simulator's account maker.
+        const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
+        // Money in the tenant's provider B account in Senegal, for the refund below.
+        const funded = await fetch(`${rig.base}/sandbox/providerB/_sim/accounts/${keys.masterKey}/balances`, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ SN: 10_000 }),
+        });
+        expect(funded.status).toBeLessThan(300);
+        await page.locator('nav a[href="#/settings"]').click();
+        const providerB = page.locator('[data-testid="provider-b"]');
+        await providerB.getByText("No credentials stored.").waitFor();
+        await providerB.locator('input[name="masterKey"]').fill(keys.masterKey!);
+        await providerB.locator('input[name="privateKey"]').fill(keys.privateKey!);
+        await providerB.locator('input[name="token"]').fill(keys.token!);
+        await providerB.getByRole("button", { name: "Save" }).click();
+        await providerB.getByText("Credentials saved (Sandbox).").waitFor();
+        const stored = providerB.locator('dl[data-environment="sandbox"]');
+        await stored.waitFor();
+        expect(await stored.getAttribute("data-version")).toBe("1");
+        // Masked: the last four characters only.
+        const masked = await stored.locator(".masked").first().textContent();
+        expect(masked).toBe(`…${keys.masterKey!.slice(-4)}`);
+        expect(await page.content()).not.toContain(keys.privateKey!);
+        await screenshot(page, "dashboard-settings");
 
-      // A webhook endpoint: its secret shown once, with a copy button.
-      await page.locator('nav a[href="#/webhooks"]').click();
-      await page.getByText("No endpoints.", { exact: false }).waitFor();
-      await page.locator('input[name="url"]').fill(`${rig.receiver.url}/hooks`);
-      await page.getByRole("button", { name: "Add", exact: true }).click();
-      const secret = await page.locator('[data-testid="secret"]').textContent();
-      expect(secret).toMatch(/^whsec_/);
-      await page.getByRole("button", { name: "Copy" }).waitFor();
-      await page.getByRole("button", { name: "I have copied the secret" }).click();
-      expect(await page.locator('[data-testid="secret"]').count()).toBe(0);
-      expect(await page.content()).not.toContain(secret!);
-      await page.locator('[data-testid="endpoints"] li').first().waitFor();
+        // A webhook endpoint: its secret shown once, with a copy button.
+        await page.locator('nav a[href="#/webhooks"]').click();
+        await page.getByText("No endpoints.", { exact: false }).waitFor();
+        await page.locator('input[name="url"]').fill(`${rig.receiver.url}/hooks`);
+        await page.getByRole("button", { name: "Add", exact: true }).click();
+        const secret = await page.locator('[data-testid="secret"]').textContent();
+        expect(secret).toMatch(/^whsec_/);
+        await page.getByRole("button", { name: "Copy" }).waitFor();
+        await page.getByRole("button", { name: "I have copied the secret" }).click();
+        expect(await page.locator('[data-testid="secret"]').count()).toBe(0);
+        expect(await page.content()).not.toContain(secret!);
+        await page.locator('[data-testid="endpoints"] li').first().waitFor();
 
-      // A test checkout from the Payments screen (sandbox only); the customer pays it on the simulator's page.
-      await page.locator('nav a[href="#/payments"]').click();
-      await page.getByText("Try a payment (sandbox)").click();
-      expect(await page.locator('input[name="amount"]').inputValue()).toBe("5000");
-      await page.locator('input[name="description"]').fill("Commande 42");
-      await page.getByRole("button", { name: "Make the checkout page" }).click();
-      const pageLink = page.locator('[data-testid="checkout-page"]');
-      await pageLink.waitFor();
-      const payUrl = (await pageLink.getAttribute("href"))!;
-      expect(payUrl).toStartWith(`${rig.base}/sandbox/providerB/`);
-      const followHref = (await page.getByRole("link", { name: "Follow this payment" }).getAttribute("href"))!;
-      const paymentId = decodeURIComponent(followHref.replace("#/payments/", ""));
-      expect(paymentId).toMatch(/^pay_/);
-      const payPage = await rig.browser.newPage();
-      await payPage.goto(payUrl);
-      await payPage.getByRole("button", { name: "Pay", exact: true }).click();
-      // Paid: the provider sends the customer back to the dashboard.
-      await payPage.waitForURL((url) => url.toString().startsWith(`${rig.base}/dashboard`));
-      await payPage.close();
+        // A test checkout from the Payments screen (sandbox only); the customer pays it on the simulator's page.
+        await page.locator('nav a[href="#/payments"]').click();
+        await page.getByText("Try a payment (sandbox)").click();
+        expect(await page.locator('input[name="amount"]').inputValue()).toBe("5000");
+        await page.locator('input[name="description"]').fill("Commande 42");
+        await page.getByRole("button", { name: "Make the checkout page" }).click();
+        const pageLink = page.locator('[data-testid="checkout-page"]');
+        await pageLink.waitFor();
+        const payUrl = (await pageLink.getAttribute("href"))!;
+        expect(payUrl).toStartWith(`${rig.base}/sandbox/providerB/`);
+        const followHref = (await page.getByRole("link", { name: "Follow this payment" }).getAttribute("href"))!;
+        const paymentId = decodeURIComponent(followHref.replace("#/payments/", ""));
+        expect(paymentId).toMatch(/^pay_/);
+        const payPage = await rig.browser.newPage();
+        await payPage.goto(payUrl);
+        await payPage.getByRole("button", { name: "Pay", exact: true }).click();
+        // Paid: the provider sends the customer back to the dashboard.
+        await payPage.waitForURL((url) => url.toString().startsWith(`${rig.base}/dashboard`));
+        await payPage.close();
 
-      // The list shows it succeeded, once the provider's IPN came in.
-      const row = page.locator(`tr[data-payment-id="${paymentId}"]`);
-      await waitUntil(
-        async () => {
-          await page.getByRole("button", { name: "Filter" }).click();
-          await row.waitFor();
-          return (await row.getAttribute("data-state")) === "succeeded";
-        },
-        { what: `payment ${paymentId} succeeded in the list`, timeoutMs: 15_000, intervalMs: 300 },
-      );
-      expect(await row.textContent()).toContain("5,000\u00a0FCFA");
-      await screenshot(page, "dashboard-payments");
+        // The list shows it succeeded, once the provider's IPN came in.
+        const row = page.locator(`tr[data-payment-id="${paymentId}"]`);
+        await waitUntil(
+          async () => {
+            await page.getByRole("button", { name: "Filter" }).click();
+            await row.waitFor();
+            return (await row.getAttribute("data-state")) === "succeeded";
+          },
+          { what: `payment ${paymentId} succeeded in the list`, timeoutMs: 15_000, intervalMs: 300 },
+        );
+        expect(await row.textContent()).toContain("5,000\u00a0FCFA");
+        await screenshot(page, "dashboard-payments");
 
-      // Its page: the timeline and the payment.completed delivery, delivered.
-      await row.getByRole("link").click();
-      await page.locator('[data-testid="payment-facts"][data-state="succeeded"]').waitFor();
-      const delivery = page.locator('li[data-event-type="payment.completed"]');
-      await waitUntil(
-        async () => {
-          await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
-          await delivery.waitFor();
-          return (await delivery.getAttribute("data-state")) === "succeeded";
-        },
-        { what: "the payment.completed delivery succeeded", timeoutMs: 15_000, intervalMs: 300 },
-      );
-      expect(await page.locator('[data-testid="timeline"] li').count()).toBeGreaterThanOrEqual(3);
-      expect(await delivery.locator('tr[data-status="200"]').count()).toBe(1);
-      const receivedBefore = rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length;
-      expect(receivedBefore).toBe(1);
+        // Its page: the timeline and the payment.completed delivery, delivered.
+        await row.getByRole("link").click();
+        await page.locator('[data-testid="payment-facts"][data-state="succeeded"]').waitFor();
+        const delivery = page.locator('li[data-event-type="payment.completed"]');
+        await waitUntil(
+          async () => {
+            await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
+            await delivery.waitFor();
+            return (await delivery.getAttribute("data-state")) === "succeeded";
+          },
+          { what: "the payment.completed delivery succeeded", timeoutMs: 15_000, intervalMs: 300 },
+        );
+        expect(await page.locator('[data-testid="timeline"] li').count()).toBeGreaterThanOrEqual(3);
+        expect(await delivery.locator('tr[data-status="200"]').count()).toBe(1);
+        const receivedBefore = rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length;
+        expect(receivedBefore).toBe(1);
 
-      // Delivered again: the receiver gets it a second time, and the log shows the second attempt.
-      await delivery.getByRole("button", { name: "Deliver again" }).click();
-      await page.getByText("Asked to deliver again.").waitFor();
-      await waitUntil(() => rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length === 2, {
-        what: "the delivery sent again",
-        timeoutMs: 10_000,
-        intervalMs: 100,
-      });
-      await waitUntil(
-        async () => {
-          await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
-          return (await delivery.locator('tr[data-status="200"]').count()) === 2;
-        },
-        { what: "the second attempt in the log", timeoutMs: 10_000, intervalMs: 300 },
-      );
+        // Delivered again: the receiver gets it a second time, and the log shows the second attempt.
+        await delivery.getByRole("button", { name: "Deliver again" }).click();
+        await page.getByText("Asked to deliver again.").waitFor();
+        await waitUntil(() => rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length === 2, {
+          what: "the delivery sent again",
+          timeoutMs: 10_000,
+          intervalMs: 100,
+        });
+        await waitUntil(
+          async () => {
+            await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
+            return (await delivery.locator('tr[data-status="200"]').count()) === 2;
+          },
+          { what: "the second attempt in the log", timeoutMs: 10_000, intervalMs: 300 },
+        );
 
-      // A partial refund from the payment's page: 500 of the 5,000 back to the wallet that paid (the sandbox sends
-      // a disbursement below 1,000 by itself).
-      page.on("dialog", (dialog) => void dialog.accept());
-      const refunds = page.locator('[data-testid="refunds"]');
-      expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 5,000\u00a0FCFA");
-      expect(await refunds.locator('input[name="amount"]').inputValue()).toBe("5000");
-      await refunds.locator('input[name="amount"]').fill("500");
-      await refunds.locator('input[name="reason"]').fill("Taille");
-      await refunds.getByRole("button", { name: "Refund", exact: true }).click();
-      const refundRow = refunds.locator("tr[data-refund-id]");
-      await refundRow.waitFor();
-      await waitUntil(
-        async () => {
-          await refunds.getByRole("button", { name: "Refresh" }).click();
-          return (await refundRow.getAttribute("data-state")) === "succeeded";
-        },
-        { what: "the refund succeeded", timeoutMs: 15_000, intervalMs: 300 },
-      );
-      expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 4,500\u00a0FCFA");
-      await screenshot(page, "dashboard-payment");
+        // A partial refund from the payment's page: 500 of the 5,000 back to the wallet that paid (the sandbox sends
+        // a disbursement below 1,000 by itself).
+        page.on("dialog", (dialog) => void dialog.accept());
+        const refunds = page.locator('[data-testid="refunds"]');
+        expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 5,000\u00a0FCFA");
+        expect(await refunds.locator('input[name="amount"]').inputValue()).toBe("5000");
+        await refunds.locator('input[name="amount"]').fill("500");
+        await refunds.locator('input[name="reason"]').fill("Taille");
+        await refunds.getByRole("button", { name: "Refund", exact: true }).click();
+        const refundRow = refunds.locator("tr[data-refund-id]");
+        await refundRow.waitFor();
+        await waitUntil(
+          async () => {
+            await refunds.getByRole("button", { name: "Refresh" }).click();
+            return (await refundRow.getAttribute("data-state")) === "succeeded";
+          },
+          { what: "the refund succeeded", timeoutMs: 15_000, intervalMs: 300 },
+        );
+        expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 4,500\u00a0FCFA");
+        await screenshot(page, "dashboard-payment");
 
-      // A payout to a supplier's wallet from Balance & payouts, sent by the sandbox; the balance shows the money in.
-      await page.locator('nav a[href="#/money"]').click();
-      await page.locator('[data-testid="balance"]').waitFor();
-      await page.locator('input[name="amount"]').fill("700");
-      await page.locator('input[name="description"]').fill("Livreur");
-      await page.locator('select[name="country"]').selectOption("sn");
-      await page.locator('input[name="phone"]').fill("+221 77 000 00 08");
-      await page.locator('input[name="operator"]').fill("orange");
-      await page.getByRole("button", { name: "Send", exact: true }).click();
-      await page.getByText(/^Payout po_\w+ recorded/).waitFor();
-      const payoutRow = page.locator('[data-testid="payouts"] tr[data-payout-id]');
-      await payoutRow.waitFor();
-      expect(await payoutRow.textContent()).toContain("+221770000008");
-      await waitUntil(
-        async () => {
-          await page.locator("section").getByRole("button", { name: "Refresh" }).click();
-          return (await payoutRow.getAttribute("data-state")) === "sent";
-        },
-        { what: "the payout sent", timeoutMs: 15_000, intervalMs: 300 },
-      );
-      await screenshot(page, "dashboard-money");
+        // A payout to a supplier's wallet from Balance & payouts, sent by the sandbox; the balance shows the money in.
+        await page.locator('nav a[href="#/money"]').click();
+        await page.locator('[data-testid="balance"]').waitFor();
+        await page.locator('input[name="amount"]').fill("700");
+        await page.locator('input[name="description"]').fill("Livreur");
+        await page.locator('select[name="country"]').selectOption("sn");
+        await page.locator('input[name="phone"]').fill("+221 77 000 00 08");
+        await page.locator('input[name="operator"]').fill("orange");
+        await page.getByRole("button", { name: "Send", exact: true }).click();
+        await page.getByText(/^Payout po_\w+ recorded/).waitFor();
+        const payoutRow = page.locator('[data-testid="payouts"] tr[data-payout-id]');
+        await payoutRow.waitFor();
+        expect(await payoutRow.textContent()).toContain("+221770000008");
+        await waitUntil(
+          async () => {
+            await page.locator("section").getByRole("button", { name: "Refresh" }).click();
+            return (await payoutRow.getAttribute("data-state")) === "sent";
+          },
+          { what: "the payout sent", timeoutMs: 15_000, intervalMs: 300 },
+        );
+        await screenshot(page, "dashboard-money");
 
-      // Reconciliation: the paid checkout, the refund and the payout, each in its row.
-      await page.locator('nav a[href="#/reports"]').click();
-      const totals = page.locator('[data-testid="reconciliation-rows"]');
-      await totals.waitFor();
-      expect(await totals.locator('tr[data-kind="payment"][data-state="succeeded"]').textContent()).toContain("5,000\u00a0FCFA");
-      expect(await totals.locator('tr[data-kind="refund"]').count()).toBe(1);
-      expect(await totals.locator('tr[data-kind="payout"]').count()).toBe(1);
+        // Reconciliation: the paid checkout, the refund and the payout, each in its row.
+        await page.locator('nav a[href="#/reports"]').click();
+        const totals = page.locator('[data-testid="reconciliation-rows"]');
+        await totals.waitFor();
+        expect(await totals.locator('tr[data-kind="payment"][data-state="succeeded"]').textContent()).toContain("5,000\u00a0FCFA");
+        expect(await totals.locator('tr[data-kind="refund"]').count()).toBe(1);
+        expect(await totals.locator('tr[data-kind="payout"]').count()).toBe(1);
 
-      // The same in French: the amount as a merchant in Dakar reads it.
-      await page.locator('button[data-language="fr"]').click();
-      await page.locator('nav a[href="#/payments"]').click();
-      await page.getByRole("heading", { name: "Paiements" }).waitFor();
-      expect(await page.locator(`tr[data-payment-id="${paymentId}"]`).textContent()).toContain("5\u00a0000\u00a0FCFA");
-      await page.close();
-    }, 60_000);
-  });
+        // The same in French: the amount as a merchant in Dakar reads it.
+        await page.locator('button[data-language="fr"]').click();
+        await page.locator('nav a[href="#/payments"]').click();
+        await page.getByRole("heading", { name: "Paiements" }).waitFor();
+        expect(await page.locator(`tr[data-payment-id="${paymentId}"]`).textContent()).toContain("5\u00a0000\u00a0FCFA");
+        await page.close();
+      }, 60_000);
+    });
 
-  describe("permits", () => {
-    it("lists a permit authorised on the simulator's page, sets up and cancels its schedule, and shows its charge", async () => {
-      const tenant = await newTenant("Abonnements Cotonou");
-      const token = await rig.tg.tenantToken(tenant.id);
-      const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
-      const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token, json: { ...keys, environment: "sandbox" } });
-      expect(stored.status, JSON.stringify(stored.body)).toBe(200);
-      const created = await api("POST", "/providerB/permits", {
-        token,
-        tenantId: tenant.id,
-        json: {
-          customer: { name: "Koffi Mensah", phone: "+22997000000" },
-          description: "Abonnement mensuel",
-          maxAmount: 20_000,
-          returnUrl: `${rig.receiver.url}/autorise`,
-          cancelUrl: `${rig.receiver.url}/refuse`,
-        },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBe(200);
-      const { permitId, authorizationUrl } = created.body as { permitId: string; authorizationUrl: string };
-      const authorise = await rig.browser.newPage();
-      await authorise.goto(authorizationUrl);
-      await authorise.getByRole("button", { name: "Authorise", exact: true }).click();
-      await authorise.waitForURL((url) => url.toString().startsWith(`${rig.receiver.url}/autorise`));
-      await authorise.close();
-      await waitUntil(async () => (await api("GET", `/providerB/permits/${permitId}`, { token, tenantId: tenant.id })).body.status === "active", {
-        what: `permit ${permitId} active`,
-        timeoutMs: 10_000,
-        intervalMs: 200,
-      });
-      const charged = await api("POST", `/providerB/permits/${permitId}/charges`, { token, tenantId: tenant.id, json: { amount: 7_500, description: "Mars" } });
-      expect(charged.status, JSON.stringify(charged.body)).toBe(200);
+    describe("permits", () => {
+      it("lists a permit authorised on the simulator's page, sets up and cancels its schedule, and shows its charge", async () => {
+        const tenant = await newTenant("Abonnements Cotonou");
+        const token = await rig.tg.tenantToken(tenant.id);
+        const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Json;
+        const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token, json: { ...keys, environment: "sandbox" } });
+        expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+        const created = await api("POST", "/providerB/permits", {
+          token,
+          tenantId: tenant.id,
+          json: {
+            customer: { name: "Koffi Mensah", phone: "+22997000000" },
+            description: "Abonnement mensuel",
+            maxAmount: 20_000,
+            returnUrl: `${rig.receiver.url}/autorise`,
+            cancelUrl: `${rig.receiver.url}/refuse`,
+          },
+        });
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const { permitId, authorizationUrl } = created.body as { permitId: string; authorizationUrl: string };
+        const authorise = await rig.browser.newPage();
+        await authorise.goto(authorizationUrl);
+        await authorise.getByRole("button", { name: "Authorise", exact: true }).click();
+        await authorise.waitForURL((url) => url.toString().startsWith(`${rig.receiver.url}/autorise`));
+        await authorise.close();
+        await waitUntil(async () => (await api("GET", `/providerB/permits/${permitId}`, { token, tenantId: tenant.id })).body.status === "active", {
+          what: `permit ${permitId} active`,
+          timeoutMs: 10_000,
+          intervalMs: 200,
+        });
+        const charged = await api("POST", `/providerB/permits/${permitId}/charges`, {
+          token,
+          tenantId: tenant.id,
+          json: { amount: 7_500, description: "Mars" },
+        });
+        expect(charged.status, JSON.stringify(charged.body)).toBe(200);
 
-      const page = await openDashboard();
-      await signInWithKey(page, tenant.keyId, tenant.secret);
-      await page.locator('nav a[href="#/permits"]').click();
-      const row = page.locator(`tr[data-permit-id="${permitId}"]`);
-      await row.waitFor();
-      expect(await row.textContent()).toContain("20,000\u00a0FCFA");
-      expect(await row.textContent()).toContain("Active");
-      await row.getByRole("link").click();
-      await page.getByRole("heading", { name: "Permit" }).waitFor();
-      await page.getByText("No renewal schedule.").waitFor();
-      // A monthly schedule set up from the page, then cancelled.
-      page.on("dialog", (dialog) => void dialog.accept());
-      await page.locator('form[aria-label="Set up the schedule"] input[name="amount"]').fill("5000");
-      await page.getByRole("button", { name: "Set up the schedule" }).click();
-      const schedule = page.locator('[data-testid="schedule"]');
-      await schedule.waitFor();
-      expect(await schedule.textContent()).toContain("every 1 month(s)");
-      expect(await schedule.textContent()).toContain("5,000\u00a0FCFA");
-      await page.getByRole("button", { name: "Cancel the schedule" }).click();
-      await schedule.getByText("Cancelled").waitFor();
-      const charges = page.locator('[data-testid="charges"]');
-      await charges.waitFor();
-      expect(await charges.textContent()).toContain("7,500\u00a0FCFA");
-      await charges.getByRole("link").click();
-      await page.locator('[data-testid="payment-facts"]').waitFor();
-      expect(await page.locator('[data-testid="payment-facts"]').textContent()).toContain("Permit charge");
-      await page.close();
-    }, 45_000);
-  });
+        const page = await openDashboard();
+        await signInWithKey(page, tenant.keyId, tenant.secret);
+        await page.locator('nav a[href="#/permits"]').click();
+        const row = page.locator(`tr[data-permit-id="${permitId}"]`);
+        await row.waitFor();
+        expect(await row.textContent()).toContain("20,000\u00a0FCFA");
+        expect(await row.textContent()).toContain("Active");
+        await row.getByRole("link").click();
+        await page.getByRole("heading", { name: "Permit" }).waitFor();
+        await page.getByText("No renewal schedule.").waitFor();
+        // A monthly schedule set up from the page, then cancelled.
+        page.on("dialog", (dialog) => void dialog.accept());
+        await page.locator('form[aria-label="Set up the schedule"] input[name="amount"]').fill("5000");
+        await page.getByRole("button", { name: "Set up the schedule" }).click();
+        const schedule = page.locator('[data-testid="schedule"]');
+        await schedule.waitFor();
+        expect(await schedule.textContent()).toContain("every 1 month(s)");
+        expect(await schedule.textContent()).toContain("5,000\u00a0FCFA");
+        await page.getByRole("button", { name: "Cancel the schedule" }).click();
+        await schedule.getByText("Cancelled").waitFor();
+        const charges = page.locator('[data-testid="charges"]');
+        await charges.waitFor();
+        expect(await charges.textContent()).toContain("7,500\u00a0FCFA");
+        await charges.getByRole("link").click();
+        await page.locator('[data-testid="payment-facts"]').waitFor();
+        expect(await page.locator('[data-testid="payment-facts"]').textContent()).toContain("Permit charge");
+        await page.close();
+      }, 45_000);
+    });
 
-  it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {
-    expect(rig.pageErrors).toEqual([]);
-  });
-});
+    it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {
+      expect(rig.pageErrors).toEqual([]);
+    });
+  },
+  { embeddedPassOnly: true },
+);

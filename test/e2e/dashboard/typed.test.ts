@@ -3,7 +3,8 @@
  * `dashboard/`, and a screen that calls a procedure with an input the router does not take, or reads a
  * field its output does not have, fails the type check.
  */
-import { describe, expect, it } from "bun:test";
+import { expect, it } from "bun:test";
+import { describeOnEmbeddedPass } from "../../support/passes.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,7 +36,7 @@ async function typecheck(source: string): Promise<{ code: number; output: string
 
 const api = JSON.stringify(join(root, "dashboard/src/api.ts"));
 
-describe("the dashboard's types", () => {
+describeOnEmbeddedPass("the dashboard's types", () => {
   it("are in the project's type check", async () => {
     const tsconfig = (await Bun.file(join(root, "tsconfig.json")).json()) as { include: string[] };
     expect(tsconfig.include).toContain("dashboard");

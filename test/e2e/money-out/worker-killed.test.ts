@@ -120,7 +120,7 @@ beforeAll(async () => {
     PROVIDER_A_SANDBOX_URL: simABase,
     PROVIDER_A_SANDBOX_SECRET_KEY: accountA.secretKey,
     PROVIDER_A_SANDBOX_WEBHOOK_SECRET: accountA.webhookSecret,
-    PROVIDER_TIMEOUT_MS: "1500",
+    PROVIDER_TIMEOUT_MS: "1000",
   };
   // The HTTP side only; `passerelle worker` runs every job.
   parent = await startRigGateway({ sim: simB, database: db, workers: false, prefix, env });

@@ -6,10 +6,11 @@
  * DATABASE_URL and REDIS_URL are not passed on: the quick start is the embedded drivers. The same gateway
  * runs `bun run demo`, whose printed follow-up lines are pasted into bash as a reader would.
  */
-import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { afterAll, beforeAll, expect, it } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onServerPass, describeOnEmbeddedPass } from "../../support/passes.ts";
 import { freePort } from "../../support/ports.ts";
 import { cleanEnv, waitReady } from "../../support/spawned-gateway.ts";
 
@@ -37,6 +38,7 @@ let port: number;
 let server: ReturnType<typeof Bun.spawn> | undefined;
 
 beforeAll(async () => {
+  if (onServerPass) return;
   dataDir = mkdtempSync(join(tmpdir(), "passerelle-readme-"));
   port = await freePort();
   // The quick start's `bun run start`; only the port, the data folder and the metrics port (0: any free one) differ.
@@ -50,6 +52,7 @@ beforeAll(async () => {
 }, 40_000);
 
 afterAll(async () => {
+  if (onServerPass) return;
   server?.kill();
   await server?.exited;
   rmSync(dataDir, { recursive: true, force: true });
@@ -78,7 +81,7 @@ async function runWalkthrough(): Promise<{ outputs: string[]; stderr: string; co
   return runBash(script, { DATA_DIR: dataDir }, marker);
 }
 
-describe(`README.md: ${HEADING.slice(3)}`, () => {
+describeOnEmbeddedPass(`README.md: ${HEADING.slice(3)}`, () => {
   it("is eight ```sh blocks (and three in the next section) that talk to the quick start's address", () => {
     expect(blocks).toHaveLength(8);
     expect(operatorBlocks).toHaveLength(3);
@@ -146,7 +149,7 @@ describe(`README.md: ${HEADING.slice(3)}`, () => {
   }, 60_000);
 });
 
-describe("bun run demo", () => {
+describeOnEmbeddedPass("bun run demo", () => {
   it("ends with the demo tenant's id and token, and follow-up curl lines that answer when pasted", async () => {
     const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir });
     const demo = Bun.spawn(["bun", "run", "demo"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
