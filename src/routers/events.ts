@@ -21,7 +21,21 @@ export const eventSchema = z
 export const eventsRouter = router({
   list: tenantProcedure
     .meta({ openapi: { method: "GET", path: "/events", tags: ["events"], summary: "The event log of the last 30 days, newest first" } })
-    .input(z.object({ ...pageQuery, type: z.enum(EVENT_TYPES).optional() }))
+    .input(
+      z.object({
+        ...pageQuery,
+        type: z.enum(EVENT_TYPES).optional(),
+        paymentId: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .meta({
+            description: "Only the events about this payment (pay_…): its completion or failure, its refunds",
+            example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC",
+          }),
+      }),
+    )
     .output(pageOf(eventSchema))
     .query(({ ctx, input }) => listEvents(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, input)),
   get: tenantProcedure

@@ -6,6 +6,7 @@ import {
   createPayment,
   getPayment,
   listPayments,
+  MIN_PHONE_DIGITS,
   PAYMENT_KINDS,
   PAYMENT_STATES,
   paymentRequest,
@@ -28,6 +29,19 @@ const listPaymentsInput = z.object({
   state: z.enum(PAYMENT_STATES).optional(),
   providerTransactionId: z.string().min(1).max(255).meta({ description: "Provider A's integer transaction id, or provider B's invoice token" }).optional(),
   reference: z.string().min(1).max(255).meta({ description: "Provider A's reference" }).optional(),
+  from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)", example: "2026-11-01T00:00:00Z" }),
+  to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)", example: "2026-12-01T00:00:00Z" }),
+  amountMin: z.int().min(1).optional().meta({ description: "At least this amount (whole units)", example: 1000 }),
+  amountMax: z.int().min(1).optional().meta({ description: "At most this amount (whole units)", example: 50000 }),
+  phone: z
+    .string()
+    .max(32)
+    .regex(/^\+?[0-9 ().-]+$/, { error: "must be a phone number: digits, with an optional leading + and spaces, dots, dashes or brackets" })
+    .optional()
+    .meta({
+      description: `The customer's phone, with or without its country code: matches when one number's digits end with the other's (at least ${MIN_PHONE_DIGITS} digits)`,
+      example: "+229 97 00 00 00",
+    }),
 });
 
 const paymentListSchema = z
@@ -100,7 +114,15 @@ export const paymentsRouter = router({
     })
     .input(listPaymentsInput)
     .output(paymentListSchema)
-    .query(({ ctx, input }) => listPayments(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+    .query(({ ctx, input }) =>
+      listPayments(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        ...input,
+        from: input.from === undefined ? undefined : new Date(input.from),
+        to: input.to === undefined ? undefined : new Date(input.to),
+      }),
+    ),
 
   get: tenantProcedure
     .meta({

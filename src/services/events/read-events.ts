@@ -1,6 +1,6 @@
 /**
  * A tenant's event log (contract §6): the events of the last 30 days in the caller's environment, newest
- * first, optionally of one type.
+ * first, optionally of one type or about one payment.
  */
 import type { Environment } from "../../config.ts";
 import type { EventType } from "../../db/schema.ts";
@@ -26,7 +26,7 @@ function since(deps: Pick<Deps, "now">): Date {
 export async function listEvents(
   deps: Pick<Deps, "db" | "now">,
   scope: Scope,
-  input: { limit: number; cursor?: string; type?: EventType },
+  input: { limit: number; cursor?: string; type?: EventType; paymentId?: string },
 ): Promise<{ data: EventEnvelope[]; nextCursor: string | null }> {
   let query = deps.db
     .selectFrom("events")
@@ -37,6 +37,7 @@ export async function listEvents(
     .orderBy("id", "desc")
     .limit(input.limit + 1);
   if (input.type) query = query.where("type", "=", input.type);
+  if (input.paymentId !== undefined) query = query.where("payment_id", "=", input.paymentId);
   if (input.cursor) query = query.where("id", "<", decodeCursor("evt", input.cursor));
   const { rows, nextCursor } = toPage(await query.execute(), input.limit);
   return { data: rows.map(eventEnvelope), nextCursor };

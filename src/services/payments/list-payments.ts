@@ -1,7 +1,9 @@
 /**
  * The tenant's payments of every kind, newest first, in pages (contract §6, `GET /payments`).
  */
+import { sql } from "kysely";
 import type { Environment, PaymentKind, PaymentState } from "../../db/schema.ts";
+import { ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { decodeCursor, encodeCursor } from "../paging.ts";
 import { assertKnownProvider, toPaymentView, type PaymentView } from "./payment-view.ts";
@@ -18,6 +20,16 @@ export interface ListPaymentsInput {
   state?: PaymentState;
   providerTransactionId?: string;
   reference?: string;
+  /** Created at or after. */
+  from?: Date;
+  /** Created before. */
+  to?: Date;
+  /** At least this amount (whole units). */
+  amountMin?: number;
+  /** At most this amount (whole units). */
+  amountMax?: number;
+  /** The customer's phone, as a person types it: matched on its digits ({@link phoneDigits}). */
+  phone?: string;
 }
 
 export interface PaymentPage {
@@ -35,10 +47,13 @@ export interface PaymentPage {
  * let page = await listPayments(deps, { tenantId, environment: "sandbox", limit: 20, state: "succeeded" });
  * while (page.nextCursor) page = await listPayments(deps, { tenantId, environment: "sandbox", limit: 20, state: "succeeded", cursor: page.nextCursor });
  * ```
- * @throws {ValidationError} for a cursor this list did not hand out, or a provider the gateway does not run.
+ * @throws {ValidationError} for a cursor this list did not hand out, a provider the gateway does not run, an
+ * empty range (`from` not before `to`, `amountMin` over `amountMax`) or a phone with fewer than
+ * {@link MIN_PHONE_DIGITS} digits.
  */
 export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: ListPaymentsInput): Promise<PaymentPage> {
   assertKnownProvider(deps, input.provider);
+  assertRanges(input);
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
   let query = deps.db.selectFrom("payments").selectAll().where("tenant_id", "=", input.tenantId).where("environment", "=", input.environment);
   if (input.provider !== undefined) query = query.where("provider", "=", input.provider);
@@ -46,6 +61,18 @@ export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: 
   if (input.state !== undefined) query = query.where("state", "=", input.state);
   if (input.providerTransactionId !== undefined) query = query.where("provider_transaction_id", "=", input.providerTransactionId);
   if (input.reference !== undefined) query = query.where("reference", "=", input.reference);
+  if (input.from !== undefined) query = query.where("created_at", ">=", input.from);
+  if (input.to !== undefined) query = query.where("created_at", "<", input.to);
+  if (input.amountMin !== undefined) query = query.where("amount", ">=", input.amountMin);
+  if (input.amountMax !== undefined) query = query.where("amount", "<=", input.amountMax);
+  if (input.phone !== undefined) {
+    // One number ends with the other: `+229 97 00 00 00` finds a checkout's `97000000` and the reverse.
+    const wanted = phoneDigits(input.phone);
+    const stored = sql<string>`regexp_replace(coalesce(customer->>'phone', ''), '[^0-9]', '', 'g')`;
+    query = query.where(({ or }) =>
+      or([sql<boolean>`${stored} like ${`%${wanted}`}`, sql<boolean>`(char_length(${stored}) >= ${MIN_PHONE_DIGITS} and ${wanted} like '%' || ${stored})`]),
+    );
+  }
   if (after !== undefined) query = query.where("id", "<", after);
   // One row more than asked tells whether another page follows.
   const rows = await query
@@ -57,4 +84,24 @@ export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: 
     data: page.map(toPaymentView),
     nextCursor: rows.length > input.limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
+}
+
+/** The fewest digits a phone search takes: fewer would match numbers that only share their last digits. */
+export const MIN_PHONE_DIGITS = 6;
+
+/** A phone number as typed (`+229 97-00.00 00`), reduced to its digits. */
+export function phoneDigits(phone: string): string {
+  return phone.replace(/[^0-9]/g, "");
+}
+
+function assertRanges(input: ListPaymentsInput): void {
+  const messages: string[] = [];
+  if (input.from !== undefined && input.to !== undefined && input.from >= input.to) messages.push("from must be before to");
+  if (input.amountMin !== undefined && input.amountMax !== undefined && input.amountMin > input.amountMax) {
+    messages.push("amountMin must not be more than amountMax");
+  }
+  if (input.phone !== undefined && phoneDigits(input.phone).length < MIN_PHONE_DIGITS) {
+    messages.push(`phone must have at least ${MIN_PHONE_DIGITS} digits`);
+  }
+  if (messages.length > 0) throw new ValidationError(messages);
 }

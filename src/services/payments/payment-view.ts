@@ -93,6 +93,11 @@ export const paymentSchema = z
     receiptIdentifier: z.string().nullable().meta({ description: "Provider B: the receipt's identifier, as confirmed; null otherwise" }),
     providerReference: z.string().nullable().meta({ description: "Provider B: its own reference of the payment, as confirmed; null otherwise" }),
     operator: z.string().nullable().meta({ description: "The operator a POST /payments payment was made to (mtn, orange, wave…); null otherwise" }),
+    credentialVersion: z.number().int().nullable().meta({
+      description:
+        "The version of the tenant's own credentials at its provider that the payment was made with (GET /credentials lists the versions); null when it went through the gateway's account",
+      example: 1,
+    }),
     nextAction: nextActionSchema.nullable(),
     environment: z.enum(ENVIRONMENTS),
     createdAt: timestamp,
@@ -170,6 +175,7 @@ export function toPaymentView(row: Payment): PaymentView {
     outcomeUnknown: row.outcome_unknown,
     failureCode: row.failure_code,
     operator: row.operator ?? null,
+    credentialVersion: row.credential_version,
     nextAction: row.next_action ?? null,
     receiptUrl: row.receipt_url ?? null,
     receiptIdentifier: row.receipt_identifier ?? null,

@@ -219,6 +219,78 @@ describe("GET /payments", () => {
   });
 });
 
+describe("GET /payments, searched by date, amount and phone", () => {
+  let tenantC: string;
+  const rows: Record<string, Payment> = {};
+  beforeAll(async () => {
+    tenantC = await tg.insertTenant();
+    const at = (day: number) => new Date(Date.UTC(2026, 10, day, 12));
+    rows.early = await insertPayment({ tenant_id: tenantC, environment: "sandbox", amount: 1000, created_at: at(1), customer: { phone: "+22997000001" } });
+    rows.middle = await insertPayment({
+      tenant_id: tenantC,
+      environment: "sandbox",
+      amount: 5000,
+      created_at: at(10),
+      customer: { phone: "+221 77 123 45 67" },
+    });
+    rows.late = await insertPayment({
+      tenant_id: tenantC,
+      environment: "sandbox",
+      kind: "checkout",
+      provider: "providerB",
+      amount: 25000,
+      created_at: at(20),
+      // A checkout's phone as provider B gave it: national, without the country code.
+      customer: { name: "Awa", phone: "97000001" },
+    });
+    rows.noPhone = await insertPayment({ tenant_id: tenantC, environment: "sandbox", amount: 5000, created_at: at(21) });
+    // Tenant A's payment with the same phone and amount never shows in C's searches.
+    await insertPayment({ tenant_id: tenantA, environment: "live", amount: 5000, created_at: at(10), customer: { phone: "+22997000001" } });
+  });
+  const idsOf = async (query: string) => (await readAllPages(`/payments?${query}`, await tg.tenantToken(tenantC))).ids;
+
+  it("keeps the payments created in [from, to), newest first, with paging", async () => {
+    expect(await idsOf("from=2026-11-10T12:00:00Z&to=2026-11-20T12:00:00Z")).toEqual([rows.middle!.id]);
+    expect(await idsOf("from=2026-11-05T00:00:00%2B01:00&limit=1")).toEqual([rows.noPhone!.id, rows.late!.id, rows.middle!.id]);
+    expect(await idsOf("to=2026-11-10T12:00:00.001Z")).toEqual([rows.middle!.id, rows.early!.id]);
+  });
+
+  it("keeps amounts between amountMin and amountMax, both included", async () => {
+    expect(await idsOf("amountMin=5000&amountMax=5000")).toEqual([rows.noPhone!.id, rows.middle!.id]);
+    expect(await idsOf("amountMin=5001")).toEqual([rows.late!.id]);
+    expect(await idsOf("amountMax=4999")).toEqual([rows.early!.id]);
+  });
+
+  it("finds a customer's phone however it is typed, with or without the country code", async () => {
+    const both = [rows.late!.id, rows.early!.id];
+    expect(await idsOf(`phone=${encodeURIComponent("+229 97 00 00 01")}`)).toEqual(both);
+    expect(await idsOf("phone=97000001")).toEqual(both);
+    expect(await idsOf(`phone=${encodeURIComponent("(229) 97-00.00.01")}`)).toEqual(both);
+    expect(await idsOf("phone=221771234567")).toEqual([rows.middle!.id]);
+    expect(await idsOf("phone=22997000009")).toEqual([]);
+    // Filters combine.
+    expect(await idsOf("phone=97000001&amountMin=2000&from=2026-11-02T00:00:00Z")).toEqual([rows.late!.id]);
+  });
+
+  it("refuses an empty range, a short phone and text that is no phone with the contract's 400", async () => {
+    const token = await tg.tenantToken(tenantC);
+    const cases: [string, string[]][] = [
+      ["from=2026-11-10T00:00:00Z&to=2026-11-10T00:00:00Z", ["from must be before to"]],
+      ["amountMin=10&amountMax=9", ["amountMin must not be more than amountMax"]],
+      ["phone=%2B229%2012", ["phone must have at least 6 digits"]],
+      ["phone=97000001%27%20or%201%3D1", ["phone must be a phone number: digits, with an optional leading + and spaces, dots, dashes or brackets"]],
+    ];
+    for (const [query, message] of cases) {
+      const { status, body } = await getJson(`/payments?${query}`, token);
+      expect(status).toBe(400);
+      expect(body).toMatchObject({ code: "validation_failed", message });
+    }
+    const notADate = await getJson("/payments?from=yesterday", token);
+    expect(notADate.status).toBe(400);
+    expect(notADate.body.message[0]).toStartWith("from ");
+  });
+});
+
 describe("GET /payments/{payment_id}", () => {
   it("reads one payment in the API shape", async () => {
     const row = await insertPayment({
@@ -260,6 +332,7 @@ describe("GET /payments/{payment_id}", () => {
       outcomeUnknown: false,
       failureCode: null,
       operator: null,
+      credentialVersion: 2,
       nextAction: null,
       attempts: [],
       receiptUrl: null,

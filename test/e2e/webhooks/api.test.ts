@@ -190,6 +190,25 @@ describe("GET /events", () => {
     expect((await send("GET", "/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA", token)).status).toBe(404);
   });
 
+  it("lists the events about one payment with paymentId, and none of another tenant's", async () => {
+    const tenant = await tg.insertTenant({ liveEnabled: true });
+    const db = tg.gateway.deps.db;
+    const about = (paymentId: string, type: "payment.completed" | "refund.succeeded", environment: "sandbox" | "live" = "sandbox") =>
+      recordEvent(db, new Date(), { tenantId: tenant, environment, type, data: { paymentId }, paymentId }).then((e) => e.eventId);
+    const completed = await about("pay_timeline_1", "payment.completed");
+    await about("pay_timeline_2", "payment.completed");
+    const refunded = await about("pay_timeline_1", "refund.succeeded");
+    await about("pay_timeline_1", "payment.completed", "live");
+    const list = async (query: string, token: string) =>
+      ((await (await send("GET", `/events?${query}`, token)).json()) as { data: { id: string }[] }).data.map((e) => e.id);
+    const token = await tg.tenantToken(tenant);
+    expect(await list("paymentId=pay_timeline_1", token)).toEqual([refunded, completed]);
+    expect(await list("paymentId=pay_timeline_1&type=payment.completed", token)).toEqual([completed]);
+    expect(await list("paymentId=pay_timeline_1&limit=1", token)).toEqual([refunded]);
+    expect(await list("paymentId=pay_nothing", token)).toEqual([]);
+    expect(await list("paymentId=pay_timeline_1", await tg.tenantToken(tenantB))).toEqual([]);
+  });
+
   it("never shows another tenant's or environment's event", async () => {
     const { eventId } = await recordEvent(tg.gateway.deps.db, new Date(), {
       tenantId: tenantA,
