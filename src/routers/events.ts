@@ -25,15 +25,10 @@ export const eventsRouter = router({
       z.object({
         ...pageQuery,
         type: z.enum(EVENT_TYPES).optional(),
-        paymentId: z
-          .string()
-          .min(1)
-          .max(64)
-          .optional()
-          .meta({
-            description: "Only the events about this payment (pay_…): its completion or failure, its refunds",
-            example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC",
-          }),
+        paymentId: z.string().min(1).max(64).optional().meta({
+          description: "Only the events about this payment (pay_…): its completion or failure, its refunds",
+          example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC",
+        }),
       }),
     )
     .output(pageOf(eventSchema))
