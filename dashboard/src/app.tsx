@@ -20,6 +20,7 @@ import { PaymentScreen } from "./screens/payments/payment.tsx";
 import { PaymentsScreen } from "./screens/payments/payments.tsx";
 import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
 import { ReconciliationScreen } from "./screens/reconciliation.tsx";
+import { RoutingScreen } from "./screens/routing.tsx";
 import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
@@ -171,6 +172,8 @@ function Screen({ route }: { route: Route }) {
       return <StuckPaymentsScreen />;
     case "reports":
       return <ReconciliationScreen scope="tenant" />;
+    case "routing":
+      return <RoutingScreen />;
     case "allReports":
       return <ReconciliationScreen scope="all" />;
     case "notFound":
@@ -183,6 +186,7 @@ const TENANT_LINKS = [
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "money" }, label: "nav.money" },
   { route: { screen: "reports" }, label: "nav.reports" },
+  { route: { screen: "routing" }, label: "nav.routing" },
   { route: { screen: "webhooks" }, label: "nav.webhooks" },
   { route: { screen: "events" }, label: "nav.events" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },

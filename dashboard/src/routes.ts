@@ -12,6 +12,7 @@ export type Route =
   | { screen: "events" }
   | { screen: "money" }
   | { screen: "reports" }
+  | { screen: "routing" }
   | { screen: "allReports" }
   | { screen: "apiKeys" }
   | { screen: "settings" }
@@ -34,6 +35,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "events") return { screen: "events" };
   if (first === "money") return { screen: "money" };
   if (first === "reports") return { screen: "reports" };
+  if (first === "routing") return { screen: "routing" };
   if (first === "operator" && second === "reports") return { screen: "allReports" };
   if (first === "api-keys") return { screen: "apiKeys" };
   if (first === "settings") return { screen: "settings" };
@@ -63,6 +65,8 @@ export function hashOf(route: Route): string {
       return "#/money";
     case "reports":
       return "#/reports";
+    case "routing":
+      return "#/routing";
     case "allReports":
       return "#/operator/reports";
     case "apiKeys":

@@ -2,12 +2,14 @@
  * Reconciliation, for the accountant: per kind (payments, refunds, payouts), provider, operator, state and
  * currency, the counts and totals of what was created in a window, and the records whose provider state
  * differs from ours. A tenant sees its own (`balance.reconciliation`); an operator every tenant's, in the
- * token's environment (`balance.allReconciliation`).
+ * token's environment (`balance.allReconciliation`). Download CSV saves the same report as a file, from the
+ * REST API's CSV answer (`GET /reports/reconciliation`, `GET /admin/reports/reconciliation`).
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
+import { downloadCsv } from "../download.ts";
 
 type Report = Outputs["balance"]["reconciliation"];
 
@@ -26,7 +28,7 @@ function windowOf(fromDay: string, toDay: string): { from: string; to: string } 
 }
 
 export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
-  const { api, t } = useDashboard();
+  const { api, session, tenantId, t } = useDashboard();
   const today = dayValue(new Date());
   const [days, setDays] = useState({ from: dayValue(new Date(Date.now() - 29 * DAY_MS)), to: today });
   const report = useLoad<Report>(() => {
@@ -38,6 +40,26 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setDays({ from: String(form.get("from")), to: String(form.get("to")) });
+  };
+
+  const [downloadError, setDownloadError] = useState<unknown>();
+  const [downloading, setDownloading] = useState(false);
+  const download = async () => {
+    const window = windowOf(days.from, days.to);
+    const query = new URLSearchParams(window).toString();
+    setDownloading(true);
+    setDownloadError(undefined);
+    try {
+      await downloadCsv(
+        scope === "all"
+          ? { path: `/admin/reports/reconciliation?${query}`, token: session.token, filename: `reconciliation-all-${days.from}-${days.to}.csv` }
+          : { path: `/reports/reconciliation?${query}`, token: session.token, tenantId, filename: `reconciliation-${days.from}-${days.to}.csv` },
+      );
+    } catch (caught) {
+      setDownloadError(caught);
+    } finally {
+      setDownloading(false);
+    }
   };
 
   return (
@@ -54,7 +76,12 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
           <input name="to" type="date" required defaultValue={days.to} max={today} />
         </label>
         <button type="submit">{t("filters.apply")}</button>
+        <button type="button" class="secondary" disabled={downloading} onClick={download}>
+          {t("reconciliation.download")}
+        </button>
       </form>
+      <p class="hint">{t("reconciliation.downloadHint")}</p>
+      <ErrorNote error={downloadError} />
       <ErrorNote error={report.error} />
       {report.loading && !report.data ? <Loading /> : null}
       {report.data ? <ReportTables report={report.data} showTenant={scope === "all"} /> : null}

@@ -80,6 +80,7 @@ describe("hash routes", () => {
       { screen: "events" },
       { screen: "money" },
       { screen: "reports" },
+      { screen: "routing" },
       { screen: "allReports" },
       { screen: "apiKeys" },
       { screen: "settings" },

@@ -7,6 +7,7 @@
  * Skipped, under a name that says so, when Debian's `chromium` is not installed (`.ci/run` installs it).
  */
 import { describe, expect, it } from "bun:test";
+import { readFile } from "node:fs/promises";
 import { describeWithChromium } from "../../support/browser.ts";
 import type { Json } from "../../support/json.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -179,6 +180,12 @@ describeWithChromium(
         expect(await totals.locator('tr[data-kind="payment"][data-state="succeeded"]').textContent()).toContain("5,000\u00a0FCFA");
         expect(await totals.locator('tr[data-kind="refund"]').count()).toBe(1);
         expect(await totals.locator('tr[data-kind="payout"]').count()).toBe(1);
+        // The same report saved as a CSV file, fetched with the session's token under the page's CSP.
+        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+        expect(download.suggestedFilename()).toMatch(/^reconciliation-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/);
+        const csv = (await readFile((await download.path())!, "utf8")).split(/\r?\n/);
+        expect(csv[0]).toBe("section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at");
+        expect(csv.filter((line) => /^total,payment,providerB,[^,]*,succeeded,XOF,1,5000,/.test(line))).toHaveLength(1);
 
         // The same in French: the amount as a merchant in Dakar reads it.
         await page.locator('button[data-language="fr"]').click();

@@ -152,7 +152,7 @@ describeWithChromium(
         await page.keyboard.type(tenant.secret);
         await page.keyboard.press("Enter");
         await page.getByRole("heading", { name: "Payments" }).waitFor();
-        for (const hash of ["#/payments", "#/permits", "#/money", "#/reports", "#/webhooks", "#/events", "#/api-keys", "#/settings"]) {
+        for (const hash of ["#/payments", "#/permits", "#/money", "#/reports", "#/routing", "#/webhooks", "#/events", "#/api-keys", "#/settings"]) {
           await page.evaluate((next) => (location.hash = next), hash);
           await page.locator("main#main h1").first().waitFor();
           await page.waitForLoadState("networkidle");

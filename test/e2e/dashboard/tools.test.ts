@@ -1,19 +1,48 @@
 /**
  * The dashboard's tools in a real browser (issue 17 point 3): API keys (the secret shown once and copied,
- * revoked), a webhook endpoint's test event, events and the callback secret, and the operator's tenants.
+ * revoked), a webhook endpoint's test event, events and the callback secret, the wallets a merchant can take
+ * and its route lists (reordered, switched off, refused with the API's message), and the operator's tenants
+ * with the reconciliation downloaded as CSV, a tenant's and every tenant's.
  *
  * Skipped, under a name that says so, when Debian's `chromium` is not installed (`.ci/run` installs it).
  */
 import { describe, expect, it } from "bun:test";
+import { readFile } from "node:fs/promises";
+import type { Page } from "playwright-core";
 import { describeWithChromium } from "../../support/browser.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { useDashboardRig } from "./dashboard-rig.ts";
+
+/** The header row of the reconciliation's CSV (`src/services/reports/reconciliation.ts`). */
+const CSV_HEADER = "section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at";
 
 describeWithChromium(
   "browser: the dashboard's tools",
   () => {
     const rig = useDashboardRig();
-    const { newTenant, openDashboard, signInWithKey } = rig;
+    const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
+
+    /** A provider A payment to an MTN or Moov wallet in Benin, on the gateway's own sandbox account; the simulator approves one below 1,000. */
+    async function paidPayment(token: string, operator: "mtn" | "moov", amount: number, number: string): Promise<string> {
+      const created = await api("POST", "/payments", {
+        token,
+        json: { amount, description: "Commande", operator, customer: { phone: { number, country: "bj" } } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const id = created.body.id as string;
+      await waitUntil(async () => (await api("GET", `/payments/${id}`, { token })).body.state === "succeeded", {
+        what: `payment ${id} paid`,
+        timeoutMs: 10_000,
+        intervalMs: 200,
+      });
+      return id;
+    }
+
+    /** Clicks Download CSV and answers the file the browser saved: its name and its text. */
+    async function downloadedCsv(page: Page): Promise<{ name: string; text: string }> {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+      return { name: download.suggestedFilename(), text: await readFile((await download.path())!, "utf8") };
+    }
 
     describe("the merchant's tools", () => {
       it("creates an API key whose secret is shown once and copied, signs in with it, and revokes it", async () => {
@@ -106,6 +135,98 @@ describeWithChromium(
       }, 30_000);
     });
 
+    describe("wallets and routing", () => {
+      it("shows the wallets a merchant can take with their flow and limits, its routes with their live health, saves a new order, and shows the API's refusal", async () => {
+        const tenant = await newTenant("Routage Porto-Novo");
+        const token = await rig.tg.tenantToken(tenant.id);
+        await paidPayment(token, "mtn", 700, "+22997000011");
+        // The merchant's server set airtel in Niger to provider A only (a list of its own, with nothing else offered by the API).
+        const set = await api("PUT", "/routing", { token, json: { rules: [{ operator: "airtel", country: "ne", providers: ["providerA"] }] } });
+        expect(set.status, JSON.stringify(set.body)).toBe(200);
+
+        const page = await openDashboard();
+        await signInWithKey(page, tenant.keyId, tenant.secret);
+        await page.locator('nav a[href="#/routing"]').click();
+        await page.getByRole("heading", { name: "Wallets and routing" }).waitFor();
+
+        // The wallets of Benin: MTN through provider A (no provider B keys stored), a push, with its limits.
+        const methods = page.locator('[data-testid="methods"][data-country="bj"]');
+        await methods.waitFor();
+        const mtnMethod = methods.locator('li[data-operator="mtn"]');
+        expect(await mtnMethod.getAttribute("data-flow")).toBe("push");
+        const mtnText = (await mtnMethod.textContent())!;
+        expect(mtnText).toContain("MTN Mobile Money");
+        expect(mtnText).toContain("The customer gets a prompt on their phone and approves it with their PIN.");
+        expect(mtnText).toContain("Through Provider A");
+        // Provider A publishes no limits for its pushes (the API's null), and the card says so rather than inventing some.
+        const published = await api("GET", "/payment-methods?country=bj", { token });
+        expect(published.body.methods.find((m: { operator: string }) => m.operator === "mtn").routes).toEqual([
+          { provider: "providerA", method: "mnoA_open", limits: null },
+        ]);
+        expect(await mtnMethod.locator('dd[data-provider="providerA"]').textContent()).toBe("limits not published");
+        expect(mtnText).not.toContain("Provider B");
+
+        // MTN in Benin: the default order (provider A, then B), with provider A's live success rate.
+        const mtn = page.locator('li.route[data-operator="mtn"][data-country="bj"]');
+        expect(await mtn.getAttribute("data-configured")).toBe("false");
+        const order = (card: typeof mtn) =>
+          card
+            .locator("li[data-provider]")
+            .evaluateAll((items) => items.map((item) => `${item.getAttribute("data-provider")}:${item.getAttribute("data-enabled")}`));
+        expect(await order(mtn)).toEqual(["providerA:true", "providerB:true"]);
+        expect(await mtn.locator('li[data-provider="providerA"] [data-testid="success-rate"]').textContent()).toBe("100 % succeeded (1 of 1)");
+        expect(await mtn.locator('li[data-provider="providerB"] [data-testid="success-rate"]').textContent()).toBe("no recent payments");
+        // Provider A's circuit for MTN in Benin carried the payment and is closed: working.
+        expect(await mtn.locator('li[data-provider="providerA"] [data-circuit]').textContent()).toBe("Working");
+        expect(await mtn.locator('li[data-provider="providerB"] [data-circuit]').count()).toBe(0);
+        await screenshot(page, "dashboard-routing");
+        // Mali is provider B's only: nothing to take there without its keys, and the screen says where to store them.
+        await page.locator('select[name="methodsCountry"]').selectOption("ml");
+        await page.getByText("No wallet you can take in Mali yet.", { exact: false }).waitFor();
+
+        // Provider B first, saved: the API has the merchant's order.
+        await mtn.getByRole("button", { name: "Move Provider B up for MTN Mobile Money" }).click();
+        await mtn.getByRole("button", { name: "Save" }).click();
+        const saved = page.locator('li.route[data-operator="mtn"][data-country="bj"][data-configured="true"]');
+        await saved.getByText("Order saved.").waitFor();
+        expect(await order(saved)).toEqual(["providerB:true", "providerA:true"]);
+        const routing = await api("GET", "/routing", { token });
+        expect(routing.body.routes.find((r: { operator: string; country: string }) => r.operator === "mtn" && r.country === "bj")).toMatchObject({
+          providers: ["providerB", "providerA"],
+          configured: true,
+        });
+        // Provider B switched off (from the keyboard), then the default order back.
+        await saved.getByRole("checkbox", { name: "Use Provider B for MTN Mobile Money" }).focus();
+        await page.keyboard.press("Space");
+        await page.keyboard.press("Tab");
+        await saved.getByRole("button", { name: "Save" }).click();
+        await waitUntil(async () => (await order(saved)).join() === "providerA:true,providerB:false", {
+          what: "provider B off",
+          timeoutMs: 5_000,
+          intervalMs: 100,
+        });
+        await saved.getByRole("button", { name: "Back to the default order" }).click();
+        const reset = page.locator('li.route[data-operator="mtn"][data-country="bj"][data-configured="false"]');
+        await reset.getByText("Default order back.").waitFor();
+        expect(await order(reset)).toEqual(["providerA:true", "providerB:true"]);
+
+        // Airtel in Niger, the list the merchant's server set: provider B is offered switched off, and refused by the API.
+        const airtel = page.locator('li.route[data-operator="airtel"][data-country="ne"]');
+        expect(await airtel.getAttribute("data-configured")).toBe("true");
+        await airtel.getByRole("checkbox", { name: "Use Provider B for Airtel Money" }).check();
+        await airtel.getByRole("button", { name: "Save" }).click();
+        const refusal = airtel.getByRole("alert");
+        await refusal.waitFor();
+        expect(await refusal.textContent()).toContain("providerB does not serve airtel in ne (it is served by providerA)");
+
+        // In French, for a shop owner in Cotonou.
+        await page.locator('button[data-language="fr"]').click();
+        await page.getByRole("heading", { name: "Portefeuilles et routage" }).waitFor();
+        await page.getByText("Ordre par défaut").first().waitFor();
+        await page.close();
+      }, 30_000);
+    });
+
     describe("the operator's screens", () => {
       it("creates a tenant, whose first key is shown once and signs in, opens its screens, and disables it", async () => {
         const page = await openDashboard();
@@ -133,15 +254,27 @@ describeWithChromium(
         await page.getByRole("heading", { name: "Payments" }).waitFor();
         expect(await page.locator('[data-testid="acting-for"]').textContent()).toContain(`Nouvelle Boutique (${tenantId})`);
         await page.getByText("No payments yet.", { exact: false }).waitFor();
+        // A payment of the tenant's, then its reconciliation downloaded as CSV (sent with the tenant's x-tenant-id).
+        await paidPayment(await rig.tg.tenantToken(tenantId), "moov", 450, "+22996000012");
+        await page.locator('nav a[href="#/reports"]').click();
+        await page.locator('[data-testid="reconciliation-rows"] tr[data-kind="payment"][data-state="succeeded"]').waitFor();
+        const mine = await downloadedCsv(page);
+        expect(mine.name).toMatch(/^reconciliation-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/);
+        expect(mine.text.split(/\r?\n/)[0]).toBe(CSV_HEADER);
+        expect(mine.text).toContain("total,payment,providerA,moov,succeeded,XOF,1,450,");
         await page.locator('nav a[href="#/api-keys"]').click();
         await page.locator(`tr[data-key-id="${keyId}"]`).waitFor();
         await page.getByRole("button", { name: "Back to tenants" }).click();
         await page.getByRole("heading", { name: "Tenants" }).waitFor();
         expect(await page.locator('[data-testid="acting-for"]').count()).toBe(0);
 
-        // Every tenant's reconciliation: this file made no payment.
+        // Every tenant's reconciliation, on the page and as CSV: the tenant's Moov payment.
         await page.locator('nav a[href="#/operator/reports"]').click();
-        await page.getByText("Nothing in this period.").waitFor();
+        await page.locator('[data-testid="reconciliation-rows"] tr[data-kind="payment"]').first().waitFor();
+        const all = await downloadedCsv(page);
+        expect(all.name).toMatch(/^reconciliation-all-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/);
+        expect(all.text.split(/\r?\n/)[0]).toBe(CSV_HEADER);
+        expect(all.text).toContain("total,payment,providerA,moov,succeeded,XOF,1,450,");
         await page.locator('nav a[href="#/operator/tenants"]').click();
         await row.waitFor();
 
