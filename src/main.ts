@@ -100,16 +100,24 @@ function stopOnSignals(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 
 async function serve(workers: boolean, http: boolean): Promise<void> {
   const config = configOrExit();
-  const gateway = await createGateway(config);
-  const { logger } = gateway.deps;
-  if (config.developmentDefaults.length > 0)
-    logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
-  const { url, metricsUrl } = await gateway.start({ http, workers });
-  logger.info(
-    { url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } },
-    "passerelle started",
-  );
+  const opening = (async () => {
+    const gateway = await createGateway(config);
+    const { logger } = gateway.deps;
+    if (config.developmentDefaults.length > 0)
+      logger.warn(`development defaults in use: ${config.developmentDefaults.join(", ")} — set NODE_ENV=production to turn them off`);
+    const { url, metricsUrl } = await gateway.start({ http, workers });
+    logger.info(
+      { url, metricsUrl, workers, driver: { database: config.databaseUrl ? "postgres" : "pglite", jobs: gateway.deps.queue.driver } },
+      "passerelle started",
+    );
+    return gateway;
+  })();
+  // The handlers are in before anything opens: a SIGTERM while the gateway is still migrating or starting (or
+  // already answering /health/ready before "started" is logged) waits for the start, then stops as usual.
+  // A start that fails exits through the rejection below, not here.
   stopOnSignals(async (signal) => {
+    const gateway = await opening.catch(() => new Promise<never>(() => {}));
+    const { logger } = gateway.deps;
     const started = performance.now();
     const stopMs = () => Math.round(performance.now() - started);
     try {
@@ -123,6 +131,7 @@ async function serve(workers: boolean, http: boolean): Promise<void> {
       await endLogger(logger);
     }
   });
+  await opening;
 }
 
 const COMMANDS: Record<string, Command> = {

@@ -224,6 +224,36 @@ describe("passerelle (the command line)", () => {
     }
   }, 120_000);
 
+  it("stops cleanly on a SIGTERM that arrives while it is still starting", async () => {
+    const port = await freePort();
+    const child = Bun.spawn(["bun", MAIN, "serve"], {
+      env: cleanEnv({ DATA_DIR: tempDir(), PORT: String(port), METRICS_PORT: String(await freePort()), SIMULATORS: "off" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      // The warning is written once the gateway is made and before it listens: the signal lands in its start.
+      const reader = child.stdout.getReader();
+      const decoder = new TextDecoder();
+      let out = "";
+      while (!out.includes("development defaults in use")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += decoder.decode(value, { stream: true });
+      }
+      child.kill("SIGTERM");
+      for (let read = await reader.read(); !read.done; read = await reader.read()) out += decoder.decode(read.value, { stream: true });
+      expect(await child.exited).toBe(0);
+      const lines = out
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(lines.at(-1)).toMatchObject({ msg: "passerelle stopped", signal: "SIGTERM" });
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 120_000);
+
   describeOnEmbeddedPass("token uses the server's secrets, from any folder", () => {
     it("mints, from another working directory, a token that a server on the same DATA_DIR accepts", async () => {
       const dataDir = tempDir();

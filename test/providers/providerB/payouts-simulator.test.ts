@@ -144,9 +144,11 @@ describe("balances", () => {
     for (const country of ["SN", "CI", "BJ", "TG", "ML", "BF"]) expect(body[`Balance ${country}`]).toMatch(/^\d+\.00 XOF$/);
 
     const before = await balanceOf("SN");
-    const { token, disburseId } = await createdToken({ amount: 6000 });
+    // An amount the console holds (1000–5000) stays pending until its Fail button: no timer races the reads.
+    const { token, disburseId } = await createdToken({ amount: 3000 });
     await disburse("POST", "submit-invoice", { disburse_invoice: token, disburse_id: disburseId });
-    expect(await balanceOf("SN")).toBe(before - 6000);
+    expect(await balanceOf("SN")).toBe(before - 3000);
+    expect((await fetch(`${sim.url}/_sim/disbursements/${token}/fail`, { method: "POST" })).status).toBe(200);
     await waitUntil(async () => (await disburse("POST", "check-status", { disburse_invoice: token })).body.status === "failed", { what: "the failure" });
     expect(await balanceOf("SN")).toBe(before);
   });
