@@ -9,28 +9,15 @@ import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
+import { daysAgo, dayValue, windowOf } from "../days.ts";
 import { downloadCsv } from "../download.ts";
 
 type Report = Outputs["balance"]["reconciliation"];
 
-const DAY_MS = 86_400_000;
-
-/** A `date` field's value (the viewer's calendar) for a moment. */
-function dayValue(date: Date): string {
-  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
-}
-
-/** The window [from, to) of whole days in the viewer's time zone, `to` day included. */
-function windowOf(fromDay: string, toDay: string): { from: string; to: string } {
-  const from = new Date(`${fromDay}T00:00:00`);
-  const to = new Date(new Date(`${toDay}T00:00:00`).getTime() + DAY_MS);
-  return { from: from.toISOString(), to: to.toISOString() };
-}
-
 export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
   const { api, session, tenantId, t } = useDashboard();
   const today = dayValue(new Date());
-  const [days, setDays] = useState({ from: dayValue(new Date(Date.now() - 29 * DAY_MS)), to: today });
+  const [days, setDays] = useState({ from: dayValue(daysAgo(29)), to: today });
   const report = useLoad<Report>(() => {
     const window = windowOf(days.from, days.to);
     return scope === "all" ? api.balance.allReconciliation.query(window) : api.balance.reconciliation.query(window);

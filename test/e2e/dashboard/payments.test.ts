@@ -100,7 +100,7 @@ describeWithChromium(
         // Its page: the timeline and the payment.completed delivery, delivered.
         await row.getByRole("link").click();
         await page.locator('[data-testid="payment-facts"][data-state="succeeded"]').waitFor();
-        const delivery = page.locator('li[data-event-type="payment.completed"]');
+        const delivery = page.locator('[data-testid="payment-deliveries"] li[data-event-type="payment.completed"]');
         await waitUntil(
           async () => {
             await page.locator('[data-testid="payment-deliveries"]').getByRole("button", { name: "Refresh" }).click();
@@ -109,7 +109,22 @@ describeWithChromium(
           },
           { what: "the payment.completed delivery succeeded", timeoutMs: 15_000, intervalMs: 300 },
         );
-        expect(await page.locator('[data-testid="timeline"] li').count()).toBeGreaterThanOrEqual(3);
+        // Made with the provider B keys stored above (version 1), which Settings shows.
+        const keysUsed = page.locator('[data-testid="credential-version"]');
+        expect(await keysUsed.getAttribute("data-version")).toBe("1");
+        expect(await keysUsed.textContent()).toContain("Made with your Provider B keys, version 1.");
+        expect(await keysUsed.getByRole("link").getAttribute("href")).toBe("#/settings");
+        // The timeline, in time order: created, then the payment.completed event (events.list by paymentId), then the final state.
+        const timeline = page.locator('[data-testid="timeline"]');
+        await timeline.locator('li[data-kind="event"][data-event-type="payment.completed"]').waitFor();
+        const kinds = await timeline
+          .locator("li")
+          .evaluateAll((items) => items.map((item) => item.getAttribute("data-event-type") ?? item.getAttribute("data-kind")));
+        expect(kinds[0]).toBe("created");
+        expect(kinds).toContain("final");
+        expect(kinds.indexOf("payment.completed")).toBeGreaterThan(0);
+        const times = await timeline.locator("li time").evaluateAll((items) => items.map((item) => Date.parse(item.getAttribute("datetime")!)));
+        expect(times).toEqual([...times].sort((a, b) => a - b));
         expect(await delivery.locator('tr[data-status="200"]').count()).toBe(1);
         const receivedBefore = rig.receiver.receipts.filter((receipt) => receipt.path === "/hooks").length;
         expect(receivedBefore).toBe(1);
@@ -149,6 +164,9 @@ describeWithChromium(
           { what: "the refund succeeded", timeoutMs: 15_000, intervalMs: 300 },
         );
         expect(await refunds.locator('[data-testid="refund-left"]').textContent()).toContain("Left to refund: 4,500\u00a0FCFA");
+        // The refund in the timeline too: asked, then done.
+        await timeline.locator('li[data-kind="refund"]', { hasText: "Refund of 500\u00a0FCFA asked" }).waitFor();
+        await timeline.locator('li[data-kind="refund"]', { hasText: "500\u00a0FCFA refunded" }).waitFor();
         await screenshot(page, "dashboard-payment");
 
         // A payout to a supplier's wallet from Balance & payouts, sent by the sandbox; the balance shows the money in.
@@ -173,6 +191,23 @@ describeWithChromium(
         );
         await screenshot(page, "dashboard-money");
 
+        // The payment's timeline has its own events only (its completion, its refund): the tenant's payout.sent is in its
+        // event log, not there.
+        await waitUntil(
+          async () => {
+            const log = await api("GET", "/events?type=payout.sent", { token: await rig.tg.tenantToken(tenant.id) });
+            return (log.body.data as unknown[]).length === 1;
+          },
+          { what: "the payout.sent event", timeoutMs: 10_000, intervalMs: 200 },
+        );
+        await page.evaluate((id) => (location.hash = `#/payments/${id}`), paymentId);
+        const ownEvents = page.locator('[data-testid="timeline"] li[data-kind="event"]');
+        await ownEvents.first().waitFor();
+        expect(await ownEvents.evaluateAll((items) => items.map((item) => item.getAttribute("data-event-type")))).toEqual([
+          "payment.completed",
+          "refund.succeeded",
+        ]);
+
         // Reconciliation: the paid checkout, the refund and the payout, each in its row.
         await page.locator('nav a[href="#/reports"]').click();
         const totals = page.locator('[data-testid="reconciliation-rows"]');
@@ -194,6 +229,76 @@ describeWithChromium(
         expect(await page.locator(`tr[data-payment-id="${paymentId}"]`).textContent()).toContain("5\u00a0000\u00a0FCFA");
         await page.close();
       }, 60_000);
+    });
+
+    describe("finding payments", () => {
+      it("narrows the list by amount range, customer's phone and days, keeps the id search, and shows a payment made on the gateway's own account", async () => {
+        const tenant = await newTenant("Recherche Lomé");
+        const token = await rig.tg.tenantToken(tenant.id);
+        const made = {} as Record<600 | 800, string>;
+        for (const [amount, number] of [
+          [600, "+22997000021"],
+          [800, "+22997000022"],
+        ] as const) {
+          const created = await api("POST", "/payments", {
+            token,
+            json: { amount, description: `Panier ${amount}`, operator: "mtn", customer: { phone: { number, country: "bj" } } },
+          });
+          expect(created.status, JSON.stringify(created.body)).toBe(200);
+          made[amount] = created.body.id as string;
+        }
+        const page = await openDashboard();
+        await signInWithKey(page, tenant.keyId, tenant.secret);
+        const rows = page.locator('[data-testid="payments"] tr[data-payment-id]');
+        const listed = () => rows.evaluateAll((items) => items.map((item) => item.getAttribute("data-payment-id")));
+        await page.locator(`tr[data-payment-id="${made[800]}"]`).waitFor();
+        expect(await listed()).toEqual([made[800], made[600]]);
+
+        // An amount range: 700 to 900 leaves the 800 one.
+        await page.locator('input[name="amountMin"]').fill("700");
+        await page.locator('input[name="amountMax"]').fill("900");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await waitUntil(async () => (await listed()).join() === made[800], { what: "the 800 FCFA payment alone", timeoutMs: 5_000, intervalMs: 100 });
+
+        // The phone as a merchant types it (spaces, no +): the 600 one.
+        await page.getByRole("button", { name: "Reset" }).click();
+        await page.locator('input[name="phone"]').fill("229 97 00 00 21");
+        await page.keyboard.press("Enter");
+        await waitUntil(async () => (await listed()).join() === made[600], {
+          what: "the payment to +229 97 00 00 21 alone",
+          timeoutMs: 5_000,
+          intervalMs: 100,
+        });
+        expect(await rows.first().textContent()).toContain("+22997000021");
+
+        // Created today: both; up to yesterday: none, and the screen says no payment matches.
+        const today = await page.evaluate(() => new Date(Date.now() - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 10));
+        await page.getByRole("button", { name: "Reset" }).click();
+        await page.locator('input[name="from"]').fill(today);
+        await page.locator('input[name="to"]').fill(today);
+        await page.getByRole("button", { name: "Filter" }).click();
+        await waitUntil(async () => (await listed()).length === 2, { what: "today's two payments", timeoutMs: 5_000, intervalMs: 100 });
+        await page.locator('input[name="from"]').fill("2026-01-01");
+        await page.locator('input[name="to"]').fill("2026-01-02");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await page.getByText("No payment matches these filters.").waitFor();
+
+        // A range the API refuses: its own message.
+        await page.getByRole("button", { name: "Reset" }).click();
+        await page.locator('input[name="amountMin"]').fill("900");
+        await page.locator('input[name="amountMax"]').fill("700");
+        await page.getByRole("button", { name: "Filter" }).click();
+        expect(await page.getByRole("alert").textContent()).toContain("amountMin must not be more than amountMax");
+
+        // The 600 one's page: taken on the gateway's own provider A account, tried once, by the route list.
+        await page.evaluate((id) => (location.hash = `#/payments/${id}`), made[600]);
+        await page.locator('[data-testid="payment-facts"]').waitFor();
+        expect(await page.locator('[data-testid="credential-version"]').textContent()).toBe("Made on the gateway's Provider A account (not your own keys).");
+        const attempt = page.locator('[data-testid="timeline"] li[data-kind="attempt"]');
+        expect(await attempt.textContent()).toContain("Try 1 on Provider A: taken");
+        expect(await attempt.textContent()).toContain("first of the route list");
+        await page.close();
+      }, 30_000);
     });
 
     describe("permits", () => {

@@ -1,12 +1,14 @@
 /**
  * Payments: the tenant's payments in the session's environment, newest first, filtered by state,
- * provider and kind, searched by id, reference or provider transaction id, paged with the API's cursors
- * (`payments.list`).
+ * provider, kind, the days they were created on, an amount range and the customer's phone, searched by id,
+ * reference or provider transaction id, paged with the API's cursors, which keep the filters
+ * (`payments.list`). A filter the API refuses (an empty range, too short a phone) is its message.
  */
 import { useState } from "preact/hooks";
 import type { Inputs, Payment } from "../../api.ts";
 import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
+import { dayValue, endOfDay, startOfDay } from "../../days.ts";
 import { TestCheckout } from "./test-checkout.tsx";
 
 type Filters = Omit<Inputs["payments"]["list"], "limit" | "cursor">;
@@ -27,6 +29,16 @@ function filtersFrom(form: FormData): { filters: Filters; paymentId?: string } {
   if (state) filters.state = state as Filters["state"];
   if (provider) filters.provider = provider;
   if (kind) filters.kind = kind as Filters["kind"];
+  const from = String(form.get("from") ?? "");
+  const to = String(form.get("to") ?? "");
+  if (from) filters.from = startOfDay(from);
+  if (to) filters.to = endOfDay(to);
+  const amountMin = String(form.get("amountMin") ?? "").trim();
+  const amountMax = String(form.get("amountMax") ?? "").trim();
+  if (amountMin) filters.amountMin = Number(amountMin);
+  if (amountMax) filters.amountMax = Number(amountMax);
+  const phone = String(form.get("phone") ?? "").trim();
+  if (phone) filters.phone = phone;
   const search = String(form.get("search") ?? "").trim();
   const field = String(form.get("searchBy") ?? "paymentId") as SearchField;
   if (!search) return { filters };
@@ -51,6 +63,14 @@ export function PaymentsScreen() {
     setFilters(next);
     page.reload();
   };
+
+  const clear = (event: Event) => {
+    (event.currentTarget as HTMLButtonElement).form?.reset();
+    setCursors([]);
+    setFilters({});
+    page.reload();
+  };
+  const today = dayValue(new Date());
 
   return (
     <section aria-labelledby="payments-title">
@@ -102,7 +122,33 @@ export function PaymentsScreen() {
           {t("payments.search")}
           <input name="search" type="search" spellcheck={false} />
         </label>
+        <label>
+          {t("payments.from")}
+          <input name="from" type="date" max={today} />
+        </label>
+        <label>
+          {t("payments.to")}
+          <input name="to" type="date" max={today} />
+        </label>
+        <label>
+          {t("payments.amountMin")}
+          <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} />
+        </label>
+        <label>
+          {t("payments.amountMax")}
+          <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} />
+        </label>
+        <label class="grow">
+          {t("payments.phone")}
+          <input name="phone" type="tel" autoComplete="off" placeholder="+229 97 00 00 00" aria-describedby="phone-hint" />
+          <span class="muted" id="phone-hint">
+            {t("payments.phoneHint")}
+          </span>
+        </label>
         <button type="submit">{t("filters.apply")}</button>
+        <button type="button" class="secondary" onClick={clear}>
+          {t("payments.clear")}
+        </button>
       </form>
       {page.error ? <ErrorNote error={page.error} /> : null}
       {page.loading && !page.data ? <Loading /> : null}
@@ -143,6 +189,9 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
             <th scope="col" class="wide-only">
               {t("payments.description")}
             </th>
+            <th scope="col" class="wide-only">
+              {t("payment.customer")}
+            </th>
             <th scope="col">{t("payments.id")}</th>
           </tr>
         </thead>
@@ -160,6 +209,7 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
               </td>
               <td class="wide-only">{providerLabel(payment.provider)}</td>
               <td class="wide-only">{payment.description}</td>
+              <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
               <td>
                 <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono">
                   {payment.id}

@@ -5,11 +5,12 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs, Payment } from "../../api.ts";
-import { Amount, DateTime, ErrorNote, StateBadge, useLoad } from "../../components.tsx";
+import { Amount, DateTime, ErrorNote, type Loaded, StateBadge } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount } from "../../i18n.ts";
 
-type Refund = Outputs["payouts"]["getRefund"];
+export type Refund = Outputs["payouts"]["getRefund"];
+export type RefundPage = Outputs["payouts"]["refunds"];
 
 /** The payment's amount less its refunds that are pending or succeeded. */
 export function refundableOf(payment: Payment, refunds: Refund[]): number {
@@ -17,9 +18,9 @@ export function refundableOf(payment: Payment, refunds: Refund[]): number {
   return Math.max(payment.amount - taken, 0);
 }
 
-export function RefundsSection({ payment, onChanged }: { payment: Payment; onChanged: () => void }) {
+/** `refunds` is the payment's refunds as its page loaded them (`payouts.refunds`), which its timeline shows too. */
+export function RefundsSection({ payment, refunds, onChanged }: { payment: Payment; refunds: Loaded<RefundPage>; onChanged: () => void }) {
   const { api, language, t } = useDashboard();
-  const refunds = useLoad(() => api.payouts.refunds.query({ payment_id: payment.id, limit: 100 }), [payment.id, payment.updatedAt]);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const list = refunds.data?.data ?? [];
@@ -49,7 +50,14 @@ export function RefundsSection({ payment, onChanged }: { payment: Payment; onCha
     <div data-testid="refunds">
       <div class="section-head">
         <h2>{t("refunds.title")}</h2>
-        <button type="button" class="secondary" onClick={refunds.reload}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            refunds.reload();
+            onChanged();
+          }}
+        >
           {t("refresh")}
         </button>
       </div>
