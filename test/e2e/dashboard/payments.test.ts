@@ -232,7 +232,7 @@ describeWithChromium(
     });
 
     describe("finding payments", () => {
-      it("narrows the list by amount range, customer's phone and days, keeps the id search, and shows a payment made on the gateway's own account", async () => {
+      it("narrows the list by amount range, customer's phone and days, shows the API's refusal of an empty range, and shows a payment made on the gateway's own account", async () => {
         const tenant = await newTenant("Recherche Lomé");
         const token = await rig.tg.tenantToken(tenant.id);
         const made = {} as Record<600 | 800, string>;
