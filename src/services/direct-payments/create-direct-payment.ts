@@ -10,7 +10,8 @@ import type { Deps } from "../deps.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { collectByPush } from "./collect-by-push.ts";
 import type { DirectPaymentInput } from "./direct-payment-request.ts";
-import { CALLING_CODES } from "./payment-methods.ts";
+import { phonePrefixProblem } from "../countries.ts";
+import { DIRECT_PAYMENT_COUNTRIES } from "./payment-methods.ts";
 
 export type { DirectPaymentInput } from "./direct-payment-request.ts";
 
@@ -39,9 +40,12 @@ export function checkDirectPaymentRules(
   const { country, number } = input.phone_number;
   const served = policy.provider.capabilities.methods.find((method) => method.method === input.payment_method)?.country;
   if (served !== country) messages.push(`payment_method ${input.payment_method} is not available for country ${country}`);
-  const callingCode = CALLING_CODES[country];
-  if (callingCode === undefined) messages.push(`phone_number.country must be one of the following values: ${Object.keys(CALLING_CODES).join(", ")}`);
-  else if (!number.startsWith(`+${callingCode}`)) messages.push(`phone_number.number must start with +${callingCode} for country ${country}`);
+  if (!(DIRECT_PAYMENT_COUNTRIES as readonly string[]).includes(country))
+    messages.push(`phone_number.country must be one of the following values: ${DIRECT_PAYMENT_COUNTRIES.join(", ")}`);
+  else {
+    const prefix = phonePrefixProblem("phone_number.number", number, country);
+    if (prefix !== undefined) messages.push(prefix);
+  }
   if (input.amount > policy.maxAmount) messages.push(`amount must not be greater than ${policy.maxAmount}`);
   let callbackUrl: string | undefined;
   if (input.callback_url !== undefined) {

@@ -6,13 +6,15 @@
  * @module
  */
 
+import type { Country } from "../countries.ts";
+
 /** The spec's `payment_method` values, in the spec's order (the 400 message lists them so). */
 export const PAYMENT_METHODS = ["mnoA_open", "mnoB", "mnoC", "mnoB_tg", "mnoD", "mnoA_open_gn", "mnoA_ci", "mnoE_ne", "mnoF_sn"] as const;
 
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
-/** International calling codes of the countries direct payments serve (contract §4). */
-export const CALLING_CODES: Readonly<Record<string, string>> = { bj: "229", tg: "228", gn: "224", ci: "225", ne: "227", sn: "221" };
+/** The countries direct payments serve (contract §4), in its order; their calling codes are in `services/countries.ts`. */
+export const DIRECT_PAYMENT_COUNTRIES = ["bj", "tg", "gn", "ci", "ne", "sn"] as const satisfies readonly Country[];
 
 /** The status words a provider reports for a direct payment, as contract §4 lists them (provider A's words). */
 export const REPORTED_STATUSES = [

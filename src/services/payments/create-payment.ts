@@ -14,10 +14,9 @@ import { NotConfiguredError, ValidationError } from "../../errors.ts";
 import type { ProviderAccountRef } from "../../providers/provider.ts";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Deps } from "../deps.ts";
-import { CALLING_CODES } from "../direct-payments/payment-methods.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
-import { PAYOUT_CALLING_CODES } from "../payouts/record-money-out.ts";
+import { phonePrefixProblem } from "../countries.ts";
 import { type Route, routeList } from "../routing/routes.ts";
 import { rankRoutes, routeStats } from "../routing/window.ts";
 import { CURRENCIES, type PaymentDetailView, toPaymentView } from "./payment-view.ts";
@@ -76,9 +75,8 @@ async function plan(deps: Deps, tenantId: string, environment: Environment, inpu
   const messages: string[] = [];
   const { routes } = await routeList(deps, { tenantId, environment }, input.operator, country);
   if (routes.length === 0) messages.push(`operator ${input.operator} is not available for country ${country}`);
-  const callingCode = CALLING_CODES[country] ?? PAYOUT_CALLING_CODES[country];
-  if (callingCode !== undefined && !number.startsWith(`+${callingCode}`))
-    messages.push(`customer.phone.number must start with +${callingCode} for country ${country}`);
+  const prefix = phonePrefixProblem("customer.phone.number", number, country);
+  if (prefix !== undefined) messages.push(prefix);
   const currency = routes[0]?.method.currency;
   if (currency !== undefined && input.currency !== undefined && input.currency !== currency)
     messages.push(`currency must be ${currency} for country ${country}`);

@@ -20,7 +20,7 @@ import type { Deps } from "../deps.ts";
 import { syncOffsetMs, syncWindowStart } from "../payments/sync-chain.ts";
 import { applyPayoutReport } from "./apply-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "./payout-sync-chain.ts";
-import { nationalNumber } from "./record-money-out.ts";
+import { nationalNumber } from "../countries.ts";
 
 /** How long a worker holds a payout while it calls its provider: longer than its calls can take (a read, a create, a send, a read). */
 function leaseMs(deps: Pick<Deps, "config">): number {

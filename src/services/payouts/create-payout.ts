@@ -13,7 +13,8 @@ import type { Deps } from "../deps.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { toPayoutView, type PayoutView } from "./payout-view.ts";
-import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
+import { phonePrefixProblem } from "../countries.ts";
+import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 
 const metadataField = z
   .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
@@ -68,9 +69,8 @@ export async function createPayout(deps: Deps, request: { tenantId: string; envi
         ? `recipient.operator ${operator} cannot be paid out to in country ${phone.country}`
         : `provider ${input.provider} does not pay out to ${operator} in country ${phone.country}`,
     );
-  const callingCode = PAYOUT_CALLING_CODES[phone.country];
-  if (callingCode !== undefined && !phone.number.startsWith(`+${callingCode}`))
-    messages.push(`recipient.phone.number must start with +${callingCode} for country ${phone.country}`);
+  const prefix = phonePrefixProblem("recipient.phone.number", phone.number, phone.country);
+  if (prefix !== undefined) messages.push(prefix);
   const currency = routes[0]?.currency;
   if (currency !== undefined && input.currency !== undefined && input.currency !== currency)
     messages.push(`currency must be ${currency} for country ${phone.country}`);

@@ -13,7 +13,8 @@ import type { Database, Environment } from "../../db/schema.ts";
 import { ConflictError, MoneyRuleError, NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
-import { PAYOUT_CALLING_CODES, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
+import { internationalNumber } from "../countries.ts";
+import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 
 /** The body of `POST /payments/{payment_id}/refunds`. */
 export const refundRequest = z
@@ -68,8 +69,7 @@ export async function createRefund(
       "payment_not_refundable",
     );
   const { route, account } = await routeWithAccount(deps, routes, tenantId, environment);
-  const code = PAYOUT_CALLING_CODES[payer.phone.country];
-  const international = payer.phone.number.startsWith("+") || code === undefined ? payer.phone.number : `+${code}${payer.phone.number}`;
+  const international = internationalNumber(payer.phone.number, payer.phone.country);
   const row = await recordMoneyOut(deps, {
     tenantId,
     environment,

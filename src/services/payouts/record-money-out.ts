@@ -19,24 +19,6 @@ import { payoutChain } from "./payout-sync-chain.ts";
 /** The account id of the service's own (pooled) provider account: a payout from it spends the tenant's balance. */
 export const POOLED_ACCOUNT = "service";
 
-/** Calling codes of the countries money goes out to (the direct payments' and provider B's wallets). */
-export const PAYOUT_CALLING_CODES: Readonly<Record<string, string>> = {
-  bj: "229",
-  tg: "228",
-  gn: "224",
-  ci: "225",
-  ne: "227",
-  sn: "221",
-  ml: "223",
-  bf: "226",
-};
-
-/** The national part of an international number (`+22997000001` in bj → `97000001`). */
-export function nationalNumber(international: string, country: string): string {
-  const code = PAYOUT_CALLING_CODES[country];
-  return code !== undefined && international.startsWith(`+${code}`) ? international.slice(code.length + 1) : international.replace(/^\+/, "");
-}
-
 /** A provider that sends money to `operator` wallets in `country`, and the currency there. */
 export interface PayoutRoute {
   provider: PaymentProvider;

@@ -16,6 +16,7 @@
  */
 import { Temporal } from "temporal-polyfill";
 import type { PaymentCustomer } from "../../db/schema.ts";
+import { countryOfNumber } from "../countries.ts";
 
 /** The time zone of each country the gateway serves, by lower-case ISO 3166 code. */
 export const COUNTRY_TIME_ZONES = {
@@ -33,15 +34,12 @@ type ServedCountry = keyof typeof COUNTRY_TIME_ZONES;
 /** A schedule's zone when the payer's country is not one of {@link COUNTRY_TIME_ZONES}. */
 export const FALLBACK_TIME_ZONE = "Africa/Abidjan";
 
-/** International calling codes (without `+`) of the served countries. */
-const CALLING_CODES: Record<string, ServedCountry> = { "229": "bj", "227": "ne", "228": "tg", "225": "ci", "221": "sn", "223": "ml", "224": "gn" };
-
 /** The payer's country, from its `country` (provider A customers) or its phone's calling code. */
 function payerCountry(customer: PaymentCustomer): ServedCountry | undefined {
   const country = customer.country?.toLowerCase();
   if (country && country in COUNTRY_TIME_ZONES) return country as ServedCountry;
-  const code = /^\+(\d{3})/.exec(customer.phone ?? "")?.[1];
-  return code === undefined ? undefined : CALLING_CODES[code];
+  const byNumber = countryOfNumber(customer.phone ?? "");
+  return byNumber !== undefined && byNumber in COUNTRY_TIME_ZONES ? (byNumber as ServedCountry) : undefined;
 }
 
 /** The time zone a schedule follows unless told otherwise: the payer's country's, else {@link FALLBACK_TIME_ZONE}. */
