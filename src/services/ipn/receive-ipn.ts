@@ -28,7 +28,7 @@ import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "../../jobs/queues.ts";
 import { followAbandonedAttempt } from "../payments/abandoned-attempts.ts";
-import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS } from "./orphans.ts";
+import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS, rematchOrphans } from "./orphans.ts";
 
 /** Wrong hashes accepted per second for one token before 429. */
 const BAD_HASH_RATE = { rps: 1, burst: 20 };
@@ -275,5 +275,8 @@ async function keepOrphan(
     .returning("id")
     .executeTakeFirstOrThrow();
   deps.logger.info({ token: input.token, ipnId: Number(inserted.id) }, "IPN for an unknown token kept as an orphan");
+  // The payment may have recorded this token since we looked, and re-matched orphans before this one was in:
+  // each side looks again after its own write, so one of them always sees the other (no wait for the sweep).
+  await rematchOrphans(deps, { token: input.token });
   return { outcome: "orphan", ipnId: Number(inserted.id) };
 }
