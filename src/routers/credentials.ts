@@ -10,6 +10,7 @@ import {
   CREDENTIAL_VALUE_RULE,
   deactivateCredentials,
   listCredentials,
+  listCredentialVersions,
   putCredentials,
 } from "../services/credentials/provider-credentials.ts";
 import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
@@ -40,6 +41,17 @@ const providerBSet = z
 const providerASet = z
   .object({ environment, secretKey: z.string(), webhookSecret: z.string(), version: z.number().int(), updatedAt: z.string().meta({ format: "date-time" }) })
   .meta({ id: "ProviderACredentials", description: MASKED });
+
+const versionView = z
+  .object({
+    environment,
+    version: z.number().int(),
+    active: z.boolean().meta({ description: "True for the set payments are made with now" }),
+    masked: z.record(z.string(), z.string().nullable()).meta({ description: MASKED }),
+    createdAt: z.string().meta({ format: "date-time" }),
+    deactivatedAt: z.string().nullable().meta({ format: "date-time", description: "When it was replaced or deactivated; null while active" }),
+  })
+  .meta({ id: "CredentialVersion" });
 
 const deactivated = z.object({ environment, version: z.number().int(), deactivatedAt: z.string().meta({ format: "date-time" }) });
 
@@ -73,6 +85,19 @@ function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider
       .input(z.object({ tenant_id: tenantId }))
       .output(z.object({ data: z.array(setView) }))
       .query(async ({ ctx }) => ({ data: (await listCredentials(ctx.deps, ctx.tenant.id, provider)) as never[] })),
+    versions: tenantOwnerProcedure
+      .meta({
+        openapi: {
+          method: "GET",
+          path: `${base}/versions`,
+          tags: ["credentials"],
+          summary: `Every version of ${label}, masked`,
+          description: "Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them.",
+        },
+      })
+      .input(z.object({ tenant_id: tenantId }))
+      .output(z.object({ data: z.array(versionView) }))
+      .query(async ({ ctx }) => ({ data: await listCredentialVersions(ctx.deps, ctx.tenant.id, provider) })),
     delete: tenantOwnerProcedure
       .meta({ openapi: { method: "DELETE", path: `${base}/{environment}`, tags: ["credentials"], summary: `Deactivate ${label} of an environment` } })
       .input(z.object({ tenant_id: tenantId, environment }))

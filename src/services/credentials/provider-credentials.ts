@@ -121,6 +121,42 @@ export async function listCredentials(deps: Pick<Deps, "db">, tenantId: string, 
   return rows.map(view);
 }
 
+/** One stored version of a tenant's credentials at a provider: masked values, and when it was in use. */
+export interface CredentialVersionView {
+  environment: Environment;
+  version: number;
+  /** True for the set payments are made with now. */
+  active: boolean;
+  /** Each field masked as in {@link CredentialSetView}. */
+  masked: Record<string, string | null>;
+  createdAt: string;
+  /** When it was replaced or deactivated; null while active. */
+  deactivatedAt: string | null;
+}
+
+/**
+ * Every version of a tenant's credentials at a provider, newest first per environment: what a payment's
+ * `credentialVersion` points to. Sealed values never leave; the masked ones tell the sets apart.
+ */
+export async function listCredentialVersions(deps: Pick<Deps, "db">, tenantId: string, provider: Provider): Promise<CredentialVersionView[]> {
+  const rows = await deps.db
+    .selectFrom("provider_credentials")
+    .select(["environment", "version", "active", "masked", "created_at", "deactivated_at"])
+    .where("tenant_id", "=", tenantId)
+    .where("provider", "=", provider)
+    .orderBy("environment")
+    .orderBy("version", "desc")
+    .execute();
+  return rows.map((row) => ({
+    environment: row.environment,
+    version: row.version,
+    active: row.active,
+    masked: row.masked as Record<string, string | null>,
+    createdAt: row.created_at.toISOString(),
+    deactivatedAt: row.deactivated_at?.toISOString() ?? null,
+  }));
+}
+
 /** Deactivates the active set of an environment (the sealed version stays for payments made with it). */
 export async function deactivateCredentials(
   deps: Deps,

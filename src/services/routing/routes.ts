@@ -87,6 +87,12 @@ export const routingViewSchema = z
         operator: z.string(),
         country: z.string(),
         providers: z.array(z.string()).meta({ description: "The route list in use, in order" }),
+        serving: z
+          .array(z.string())
+          .meta({
+            description: "Every provider that serves this wallet, in the gateway's order: the ones a route list may name",
+            example: ["providerA", "providerB"],
+          }),
         configured: z.boolean().meta({ description: "True when the tenant set this list; false for the default (every provider that serves it)" }),
       }),
     ),
@@ -95,13 +101,21 @@ export const routingViewSchema = z
 
 export type RoutingView = z.infer<typeof routingViewSchema>;
 
-/** Every wallet the gateway serves, with the tenant's route list for it. */
+/** Every wallet the gateway serves, with the tenant's route list for it and the providers that serve it (one read). */
 export async function getRouting(deps: Pick<Deps, "db" | "providers">, scope: { tenantId: string; environment: Environment }): Promise<RoutingView> {
-  const routes: RoutingView["routes"] = [];
-  for (const wallet of servedWallets(deps)) {
-    const { routes: list, configured } = await routeList(deps, scope, wallet.operator, wallet.country);
-    routes.push({ ...wallet, providers: list.map((route) => route.provider.name), configured });
-  }
+  const rules = await deps.db
+    .selectFrom("routing_rules")
+    .select(["operator", "country", "providers"])
+    .where("tenant_id", "=", scope.tenantId)
+    .where("environment", "=", scope.environment)
+    .execute();
+  const ruleOf = new Map(rules.map((rule) => [`${rule.country}:${rule.operator}`, rule.providers]));
+  const routes = servedWallets(deps).map((wallet) => {
+    const serving = servingRoutes(deps, wallet.operator, wallet.country).map((route) => route.provider.name);
+    // As routeList: a provider the gateway stopped running (or that stopped serving the wallet) drops out.
+    const own = (ruleOf.get(`${wallet.country}:${wallet.operator}`) ?? []).filter((name) => serving.includes(name));
+    return { ...wallet, providers: own.length > 0 ? own : serving, configured: own.length > 0, serving };
+  });
   return { environment: scope.environment, routes };
 }
 

@@ -57,8 +57,13 @@ describe("route lists", () => {
     const routing = await api("/routing");
     expect(routing.status).toBe(200);
     const mtnBj = routing.body.routes.find((r: Body) => r.operator === "mtn" && r.country === "bj");
-    expect(mtnBj).toMatchObject({ configured: false });
-    expect(mtnBj.providers[0]).toBe("providerA");
+    expect(mtnBj).toMatchObject({ configured: false, providers: ["providerA", "providerB"], serving: ["providerA", "providerB"] });
+    const reversed = await api("/routing", { method: "PUT", json: { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] } });
+    expect(reversed.body.routes.find((r: Body) => r.operator === "mtn" && r.country === "bj")).toMatchObject({
+      configured: true,
+      providers: ["providerB", "providerA"],
+      serving: ["providerA", "providerB"],
+    });
     const refused = await api("/routing", { method: "PUT", json: { rules: [{ operator: "airtel", country: "ne", providers: ["providerB"] }] } });
     expect(refused.status).toBe(400);
     expect(refused.body.message).toEqual([expect.stringContaining("rules.0.providers: providerB does not serve airtel in ne")]);
@@ -71,6 +76,7 @@ describe("route lists", () => {
       country: "ne",
       providers: ["providerA"],
       configured: true,
+      serving: ["providerA"],
     });
     const reset = await api("/routing", { method: "PUT", json: { rules: [{ operator: "airtel", country: "ne", providers: [] }] } });
     expect(reset.body.routes.find((r: Body) => r.operator === "airtel").configured).toBe(false);

@@ -301,8 +301,35 @@ describe("provider credentials", () => {
     const active = await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox" });
     expect(active).toMatchObject({ version: 2, fields: { masterKey: "mk_test_dddd4444", publicKey: "pub_eeee5555" } });
 
+    // Every version, masked, newest first: what a payment's credentialVersion points to.
+    const versionsRead = await send("GET", `/tenants/${tenant.id}/credentials/providerB/versions`, token);
+    const versionsText = await versionsRead.text();
+    for (const value of [setB.masterKey, setB.privateKey, setB.token, "mk_test_dddd4444", "pub_eeee5555"]) expect(versionsText).not.toContain(value);
+    const versions = JSON.parse(versionsText) as { data: Record<string, unknown>[] };
+    expect(versions.data).toEqual([
+      {
+        environment: "sandbox",
+        version: 2,
+        active: true,
+        masked: { masterKey: "…4444", privateKey: "…2222", token: "…3333", publicKey: "…5555" },
+        createdAt: expect.any(String),
+        deactivatedAt: null,
+      },
+      {
+        environment: "sandbox",
+        version: 1,
+        active: false,
+        masked: { masterKey: "…1111", privateKey: "…2222", token: "…3333", publicKey: null },
+        createdAt: expect.any(String),
+        deactivatedAt: expect.any(String),
+      },
+    ]);
+    expect(versions.data[1]!.deactivatedAt).toBe(versions.data[0]!.createdAt);
+
     expect((await send("DELETE", `/tenants/${tenant.id}/credentials/providerB/sandbox`, token)).status).toBe(200);
     expect((await send("DELETE", `/tenants/${tenant.id}/credentials/providerB/sandbox`, token)).status).toBe(404);
+    const afterDelete = (await (await send("GET", `/tenants/${tenant.id}/credentials/providerB/versions`, token)).json()) as { data: { active: boolean }[] };
+    expect(afterDelete.data.map((v) => v.active)).toEqual([false, false]);
     expect(await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox" })).toBeNull();
     expect((await openCredentials(deps, { tenantId: tenant.id, provider: "providerB", environment: "sandbox", version: 2 }))?.fields.masterKey).toBe(
       "mk_test_dddd4444",
@@ -342,6 +369,7 @@ describe("provider credentials", () => {
     const tokenB = await exchange(b.apiKey.id, b.apiKey.secret);
     for (const [method, path, body] of [
       ["GET", `/tenants/${a.tenant.id}/credentials/providerB`, undefined],
+      ["GET", `/tenants/${a.tenant.id}/credentials/providerB/versions`, undefined],
       ["PUT", `/tenants/${a.tenant.id}/credentials/providerB`, setB],
       ["DELETE", `/tenants/${a.tenant.id}/credentials/providerB/sandbox`, undefined],
       ["GET", `/tenants/${a.tenant.id}/api-keys`, undefined],
