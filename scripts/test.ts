@@ -7,7 +7,20 @@ export {};
 
 // Tests that start servers, workers or a PGlite snapshot get 15 s each unless they say otherwise
 // (bun's default is 5 s; bunfig.toml has no setting for it).
-const child = Bun.spawn(["bun", "test", "--timeout", "15000", ...process.argv.slice(2)], {
+//
+// Files run in TEST_PARALLEL worker processes (default 4; 1 runs them one after the other in one process).
+// Most of a file's time is spent waiting on servers, timers and subprocesses, so four workers keep two cores
+// busy: the suite takes about half the time. Every file opens its own database, key prefix and ports, so
+// files never see each other.
+const args = process.argv.slice(2);
+const workers = Number(process.env.TEST_PARALLEL ?? 4);
+if (!Number.isInteger(workers) || workers < 1) throw new Error(`TEST_PARALLEL must be a whole number of at least 1, not ${process.env.TEST_PARALLEL}`);
+const parallel = workers > 1 && !args.some((arg) => arg.startsWith("--parallel")) ? [`--parallel=${workers}`] : [];
+// test/timings.json (each file's duration, the longer of the two CI passes) only orders the work: the slowest
+// files start first, so the run does not end waiting on one long file started last. A file it does not name
+// still runs. Refresh it with `bun run test --timings=test/timings.json --update-timings`.
+const timings = parallel.length > 0 && !args.some((arg) => arg.startsWith("--timings")) ? ["--timings=test/timings.json"] : [];
+const child = Bun.spawn(["bun", "test", "--timeout", "15000", ...parallel, ...timings, ...args], {
   stdout: "inherit",
   stderr: "pipe",
   stdin: "inherit",

@@ -74,7 +74,8 @@ describe("POST /webhooks/{id}/replay, concurrently", () => {
         const pending = await db.selectFrom("deliveries").select("id").where("endpoint_id", "=", endpointId).where("state", "!=", "succeeded").execute();
         return pending.length === 0 ? true : undefined;
       },
-      { what: "every replayed delivery sent", timeoutMs: 20_000 },
+      // Generous: PGlite sends these 300 one statement at a time, and test files share the machine.
+      { what: "every replayed delivery sent", timeoutMs: 60_000 },
     );
     // Nor did a worker lose a lease statement to a deadlock with a replay (PostgreSQL may pick either side).
     expect(tg.logs.filter((line) => JSON.stringify(line).includes("deadlock"))).toEqual([]);

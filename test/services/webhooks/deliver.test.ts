@@ -19,6 +19,9 @@ import { startDeliveryGateway, type DeliveryGateway } from "../../support/delive
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type Responder, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
+/** How late a retry may run on a busy machine (test files run in parallel) before it counts as off schedule. */
+const SLACK_MS = 1000;
+
 const DAY = 86_400_000;
 const clock = { offsetMs: 0 };
 let dg: DeliveryGateway;
@@ -248,10 +251,12 @@ describe("delivering an event", () => {
     const attempts = await attemptsOf(deliveryIds[0]!);
     expect(attempts.map((a) => a.status)).toEqual([500, 500, 500]);
     const gap = (i: number) => attempts[i]!.attempted_at.getTime() - attempts[i - 1]!.attempted_at.getTime();
+    // The lower bounds are the schedule's (less its jitter); the upper ones leave a loaded machine a second
+    // of slack (test files run in parallel) and still catch a wait in the wrong unit or from the wrong slot.
     expect(gap(1)).toBeGreaterThanOrEqual(160);
-    expect(gap(1)).toBeLessThan(240 + 250);
+    expect(gap(1)).toBeLessThan(240 + SLACK_MS);
     expect(gap(2)).toBeGreaterThanOrEqual(320);
-    expect(gap(2)).toBeLessThan(480 + 250);
+    expect(gap(2)).toBeLessThan(480 + SLACK_MS);
     expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(3);
     expect((await endpointRow(endpoint.id)).failing_since).toBeInstanceOf(Date);
     // Failed for good: nothing more comes.
@@ -269,7 +274,7 @@ describe("delivering an event", () => {
     const attempts = await attemptsOf(deliveryIds[0]!);
     const gap = attempts[1]!.attempted_at.getTime() - attempts[0]!.attempted_at.getTime();
     expect(gap).toBeGreaterThanOrEqual(400);
-    expect(gap).toBeLessThan(400 + 250);
+    expect(gap).toBeLessThan(400 + SLACK_MS);
     expect(endpoint.path).toBeTruthy();
   });
 
