@@ -120,6 +120,7 @@ export function App() {
     },
     language,
     t,
+    sessionEnded: () => signOutRef.current("signIn.expired"),
     navigate: (next) => (location.hash = next),
   };
   return (
@@ -165,7 +166,7 @@ function Screen({ route }: { route: Route }) {
     case "apiKeys":
       return <ApiKeysScreen />;
     case "settings":
-      return <SettingsScreen />;
+      return <SettingsScreen version={route.version} />;
     case "tenants":
       return <TenantsScreen />;
     case "stuck":

@@ -23,6 +23,11 @@ export interface DashboardContext {
   language: Language;
   /** The message for `key` in the current language, `{name}` placeholders filled from `values`. */
   t: (key: MessageKey, values?: Record<string, string | number>) => string;
+  /**
+   * Signs out because the gateway answered 401 (the token expired or its key was revoked), the sign-in
+   * screen saying the session ended: what the tRPC client does, for the calls made outside it (Download CSV).
+   */
+  sessionEnded: () => void;
   /** Goes to a hash route, e.g. `#/payments/pay_…`. */
   navigate: (hash: string) => void;
 }

@@ -18,14 +18,23 @@ async function refusalOf(response: Response): Promise<string> {
 }
 
 /**
- * GETs `path` (e.g. `/reports/reconciliation?from=…&to=…`) as CSV and saves it as `filename`.
+ * GETs `path` (e.g. `/reports/reconciliation?from=…&to=…`) as CSV and saves it as `filename`. A 401 (the
+ * token expired or its key was revoked) tells `onUnauthorized` first, so the page signs out as it does
+ * for its tRPC calls (`createApi`).
  *
- * @throws {Error} with the gateway's own message when it refuses (an expired token, a bad window…).
+ * @throws {Error} with the gateway's own message when it refuses (a 401, a bad window…).
  */
-export async function downloadCsv(options: { path: string; token: string; tenantId?: string | null; filename: string }): Promise<void> {
+export async function downloadCsv(options: {
+  path: string;
+  token: string;
+  tenantId?: string | null;
+  filename: string;
+  onUnauthorized?: () => void;
+}): Promise<void> {
   const headers: Record<string, string> = { accept: "text/csv", authorization: `Bearer ${options.token}` };
   if (options.tenantId) headers["x-tenant-id"] = options.tenantId;
   const response = await fetch(options.path, { headers });
+  if (response.status === 401) options.onUnauthorized?.();
   if (!response.ok) throw new Error(await refusalOf(response));
   const blob = await response.blob();
   const url = URL.createObjectURL(blob);

@@ -15,7 +15,8 @@ export type Route =
   | { screen: "routing" }
   | { screen: "allReports" }
   | { screen: "apiKeys" }
-  | { screen: "settings" }
+  /** `version`: one stored version of the provider keys to show (`providerB-sandbox-v1`, see settings.tsx). */
+  | { screen: "settings"; version?: string }
   | { screen: "tenants" }
   | { screen: "stuck" }
   | { screen: "notFound" };
@@ -38,7 +39,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "routing") return { screen: "routing" };
   if (first === "operator" && second === "reports") return { screen: "allReports" };
   if (first === "api-keys") return { screen: "apiKeys" };
-  if (first === "settings") return { screen: "settings" };
+  if (first === "settings") return second ? { screen: "settings", version: second } : { screen: "settings" };
   if (first === "operator" && second === "tenants") return { screen: "tenants" };
   if (first === "operator" && second === "stuck") return { screen: "stuck" };
   return { screen: "notFound" };
@@ -72,7 +73,7 @@ export function hashOf(route: Route): string {
     case "apiKeys":
       return "#/api-keys";
     case "settings":
-      return "#/settings";
+      return route.version ? `#/settings/${encodeURIComponent(route.version)}` : "#/settings";
     case "tenants":
       return "#/operator/tenants";
     case "stuck":

@@ -15,7 +15,7 @@ import { downloadCsv } from "../download.ts";
 type Report = Outputs["balance"]["reconciliation"];
 
 export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
-  const { api, session, tenantId, t } = useDashboard();
+  const { api, session, sessionEnded, tenantId, t } = useDashboard();
   const today = dayValue(new Date());
   const [days, setDays] = useState({ from: dayValue(daysAgo(29)), to: today });
   const report = useLoad<Report>(() => {
@@ -37,11 +37,13 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
     setDownloading(true);
     setDownloadError(undefined);
     try {
-      await downloadCsv(
-        scope === "all"
-          ? { path: `/admin/reports/reconciliation?${query}`, token: session.token, filename: `reconciliation-all-${days.from}-${days.to}.csv` }
-          : { path: `/reports/reconciliation?${query}`, token: session.token, tenantId, filename: `reconciliation-${days.from}-${days.to}.csv` },
-      );
+      await downloadCsv({
+        token: session.token,
+        onUnauthorized: sessionEnded,
+        ...(scope === "all"
+          ? { path: `/admin/reports/reconciliation?${query}`, filename: `reconciliation-all-${days.from}-${days.to}.csv` }
+          : { path: `/reports/reconciliation?${query}`, tenantId, filename: `reconciliation-${days.from}-${days.to}.csv` }),
+      });
     } catch (caught) {
       setDownloadError(caught);
     } finally {

@@ -2,7 +2,8 @@
  * Wallets and routing, for a shop owner who never read the API reference: the mobile-money wallets its
  * customers can pay with in a country, what the customer does to pay with each and the limits
  * (`routing.paymentMethods`); then, per wallet, the providers a payment tries in order, which the merchant
- * reorders, switches on and off and saves (`routing.get`, `routing.put`), beside each provider's live
+ * reorders, switches on and off and saves (`routing.get`, `routing.put`) — among the providers that serve
+ * that wallet (`serving`), the only ones a list may name — beside each provider's live
  * success rate and circuit (`routing.stats`). A refusal is the API's own message.
  */
 import { useState } from "preact/hooks";
@@ -163,8 +164,6 @@ function RouteLists({
   onRefresh: () => void;
 }) {
   const { language, t } = useDashboard();
-  // Every provider some wallet lists: the ones a configured list may have left out.
-  const known = [...new Set(view.routes.flatMap((wallet) => wallet.providers))];
   // A wallet's "Saved." outlives the card it was said on (the card is drawn again from the answer).
   const [notice, setNotice] = useState<{ wallet: string; message: MessageKey } | undefined>();
   return (
@@ -188,7 +187,6 @@ function RouteLists({
                 <RouteCard
                   key={`${walletKey(wallet)}:${wallet.providers.join(",")}:${wallet.configured}`}
                   wallet={wallet}
-                  known={known}
                   stats={stats}
                   notice={notice?.wallet === walletKey(wallet) ? notice.message : undefined}
                   onSaved={(message) => {
@@ -212,22 +210,20 @@ interface Choice {
 /** One wallet's route list: its providers in order, each on or off, moved up and down, saved. */
 function RouteCard({
   wallet,
-  known,
   stats,
   notice,
   onSaved,
 }: {
   wallet: Wallet;
-  known: string[];
   stats: Stats | undefined;
   notice: MessageKey | undefined;
   onSaved: (message: MessageKey) => void;
 }) {
   const { api, t } = useDashboard();
-  // A default list is every provider that serves the wallet; a configured one may leave some out, offered switched off.
+  // The list in use, then the other providers that serve this wallet (the only ones the API takes), switched off.
   const initial: Choice[] = [
     ...wallet.providers.map((provider) => ({ provider, enabled: true })),
-    ...(wallet.configured ? known.filter((provider) => !wallet.providers.includes(provider)).map((provider) => ({ provider, enabled: false })) : []),
+    ...wallet.serving.filter((provider) => !wallet.providers.includes(provider)).map((provider) => ({ provider, enabled: false })),
   ];
   const [choices, setChoices] = useState<Choice[]>(initial);
   const [error, setError] = useState<unknown>();

@@ -84,6 +84,7 @@ describe("hash routes", () => {
       { screen: "allReports" },
       { screen: "apiKeys" },
       { screen: "settings" },
+      { screen: "settings", version: "providerB-sandbox-v1" },
       { screen: "tenants" },
       { screen: "stuck" },
     ];

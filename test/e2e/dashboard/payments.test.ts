@@ -1,6 +1,7 @@
 /**
  * The merchant's money in the dashboard, in a real browser (issue 17 points 3 and 5): provider B keys stored in
- * Tenant Config, a webhook endpoint added, a sandbox checkout made from the Payments screen and paid on the
+ * Tenant Config (then replaced: both versions listed, the payment's link landing on the one it was made with), a
+ * webhook endpoint added, a sandbox checkout made from the Payments screen and paid on the
  * simulator's page, seen `succeeded` with its `payment.completed` delivery, delivered again; a permit
  * authorised on the simulator's page listed with its charge.
  *
@@ -49,7 +50,6 @@ describeWithChromium(
         const masked = await stored.locator(".masked").first().textContent();
         expect(masked).toBe(`…${keys.masterKey!.slice(-4)}`);
         expect(await page.content()).not.toContain(keys.privateKey!);
-        await screenshot(page, "dashboard-settings");
 
         // A webhook endpoint: its secret shown once, with a copy button.
         await page.locator('nav a[href="#/webhooks"]').click();
@@ -113,7 +113,7 @@ describeWithChromium(
         const keysUsed = page.locator('[data-testid="credential-version"]');
         expect(await keysUsed.getAttribute("data-version")).toBe("1");
         expect(await keysUsed.textContent()).toContain("Made with your Provider B keys, version 1.");
-        expect(await keysUsed.getByRole("link").getAttribute("href")).toBe("#/settings");
+        expect(await keysUsed.getByRole("link").getAttribute("href")).toBe("#/settings/providerB-sandbox-v1");
         // The timeline, in time order: created, then the payment.completed event (events.list by paymentId), then the final state.
         const timeline = page.locator('[data-testid="timeline"]');
         await timeline.locator('li[data-kind="event"][data-event-type="payment.completed"]').waitFor();
@@ -221,6 +221,53 @@ describeWithChromium(
         const csv = (await readFile((await download.path())!, "utf8")).split(/\r?\n/);
         expect(csv[0]).toBe("section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at");
         expect(csv.filter((line) => /^total,payment,providerB,[^,]*,succeeded,XOF,1,5000,/.test(line))).toHaveLength(1);
+
+        // New provider B keys (another account of the simulator's): version 2 in use, version 1 replaced, both listed masked.
+        const newKeys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
+        await page.locator('nav a[href="#/settings"]').click();
+        await providerB.locator('input[name="masterKey"]').fill(newKeys.masterKey!);
+        await providerB.locator('input[name="privateKey"]').fill(newKeys.privateKey!);
+        await providerB.locator('input[name="token"]').fill(newKeys.token!);
+        await providerB.getByRole("button", { name: "Save" }).click();
+        await providerB.getByText("Credentials saved (Sandbox).").waitFor();
+        const versions = page.locator('[data-testid="providerB-versions"] [data-environment="sandbox"] li[data-version]');
+        await page.locator('[data-testid="providerB-versions"] li[data-version="2"]').waitFor();
+        expect(await versions.evaluateAll((items) => items.map((item) => `${item.getAttribute("data-version")}:${item.getAttribute("data-active")}`))).toEqual([
+          "2:true",
+          "1:false",
+        ]);
+        expect(await versions.nth(0).locator(".badge").textContent()).toBe("In use");
+        expect(await versions.nth(0).locator(".masked").first().textContent()).toBe(`…${newKeys.masterKey!.slice(-4)}`);
+        expect(await versions.nth(1).locator('[data-testid="version-ended"]').textContent()).toMatch(/^Replaced on \d{1,2} \w+ \d{4}, \d{2}:\d{2}$/);
+        expect(await versions.nth(1).locator(".masked").first().textContent()).toBe(`…${keys.masterKey!.slice(-4)}`);
+        expect(await page.content()).not.toContain(newKeys.privateKey!);
+        await screenshot(page, "dashboard-settings");
+
+        // The payment still says version 1, and its link (followed from the keyboard) lands on version 1 in that list.
+        await page.evaluate((id) => (location.hash = `#/payments/${id}`), paymentId);
+        expect(await keysUsed.textContent()).toContain("Made with your Provider B keys, version 1.");
+        await keysUsed.getByRole("link", { name: "See this version in Settings" }).focus();
+        await page.keyboard.press("Enter");
+        await page.getByRole("heading", { name: "Settings" }).waitFor();
+        const versionOne = page.locator("li#providerB-sandbox-v1");
+        await waitUntil(async () => (await page.evaluate(() => document.activeElement?.id)) === "providerB-sandbox-v1", {
+          what: "version 1 focused",
+          timeoutMs: 5_000,
+          intervalMs: 50,
+        });
+        expect(await versionOne.getAttribute("aria-current")).toBe("true");
+        expect(await versionOne.getAttribute("data-active")).toBe("false");
+        expect(await versionOne.isVisible()).toBe(true);
+        // On a phone, in French: the list fits 390 px and says when version 1 was replaced.
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.locator('button[data-language="fr"]').click();
+        await versions
+          .nth(1)
+          .getByText(/^Remplacée le /)
+          .waitFor();
+        expect(await versions.nth(0).locator(".badge").textContent()).toBe("En service");
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        await page.setViewportSize({ width: 1200, height: 800 });
 
         // The same in French: the amount as a merchant in Dakar reads it.
         await page.locator('button[data-language="fr"]').click();

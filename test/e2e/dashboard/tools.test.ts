@@ -1,7 +1,8 @@
 /**
  * The dashboard's tools in a real browser (issue 17 point 3): API keys (the secret shown once and copied,
- * revoked), a webhook endpoint's test event, events and the callback secret, the wallets a merchant can take
- * and its route lists (reordered, switched off, refused with the API's message), and the operator's tenants
+ * revoked: a tab on that key signed out by its Download CSV), a webhook endpoint's test event, events and
+ * the callback secret, the wallets a merchant can take and its route lists (reordered, switched off, only
+ * the providers that serve the wallet offered, refused with the API's message), and the operator's tenants
  * with the reconciliation downloaded as CSV, a tenant's and every tenant's.
  *
  * Skipped, under a name that says so, when Debian's `chromium` is not installed (`.ci/run` installs it).
@@ -45,7 +46,7 @@ describeWithChromium(
     }
 
     describe("the merchant's tools", () => {
-      it("creates an API key whose secret is shown once and copied, signs in with it, and revokes it", async () => {
+      it("creates an API key whose secret is shown once and copied, signs in with it, and revokes it: the tab signed in with it is signed out by its next Download CSV", async () => {
         const tenant = await newTenant("Cles Bamako");
         const page = await openDashboard();
         await rig.browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.base });
@@ -67,13 +68,25 @@ describeWithChromium(
         const row = page.locator(`tr[data-key-id="${keyId}"]`);
         expect(await row.textContent()).toContain("Serveur de caisse");
 
-        // The new key signs in (another tab), then is revoked here.
+        // The new key signs in (another tab, left on the reconciliation), then is revoked here.
         const other = await openDashboard();
         await signInWithKey(other, keyId, secret);
         await other.getByRole("heading", { name: "Payments" }).waitFor();
-        await other.close();
+        await other.locator('nav a[href="#/reports"]').click();
+        await other.getByRole("button", { name: "Download CSV" }).waitFor();
+        await other.waitForLoadState("networkidle");
         await row.getByRole("button", { name: "Revoke" }).click();
         await page.locator(`tr[data-key-id="${keyId}"][data-revoked="true"]`).waitFor();
+        // Download CSV, the other tab's first call since: the gateway's 401 signs it out, as a tRPC call's would.
+        let downloads = 0;
+        other.on("download", () => downloads++);
+        await other.getByRole("button", { name: "Download CSV" }).click();
+        await other.getByRole("heading", { name: "Sign in" }).waitFor();
+        await other.getByText("Your session expired: please sign in again.").waitFor();
+        expect(await other.getByText("has been revoked").count()).toBe(0);
+        expect(await other.evaluate(() => sessionStorage.getItem("passerelle.session"))).toBeNull();
+        expect(downloads).toBe(0);
+        await other.close();
         const exchanged = await fetch(`${rig.base}/auth/token`, {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -136,7 +149,7 @@ describeWithChromium(
     });
 
     describe("wallets and routing", () => {
-      it("shows the wallets a merchant can take with their flow and limits, its routes with their live health, saves a new order, and shows the API's refusal", async () => {
+      it("shows the wallets a merchant can take with their flow and limits, its routes with their live health, saves a new order, and offers only the providers that serve each wallet", async () => {
         const tenant = await newTenant("Routage Porto-Novo");
         const token = await rig.tg.tenantToken(tenant.id);
         await paidPayment(token, "mtn", 700, "+22997000011");
@@ -195,7 +208,7 @@ describeWithChromium(
           providers: ["providerB", "providerA"],
           configured: true,
         });
-        // Provider B switched off (from the keyboard), then the default order back.
+        // Provider B switched off (from the keyboard): still offered, as it serves the wallet; then the default order back.
         await saved.getByRole("checkbox", { name: "Use Provider B for MTN Mobile Money" }).focus();
         await page.keyboard.press("Space");
         await page.keyboard.press("Tab");
@@ -210,19 +223,44 @@ describeWithChromium(
         await reset.getByText("Default order back.").waitFor();
         expect(await order(reset)).toEqual(["providerA:true", "providerB:true"]);
 
-        // Airtel in Niger, the list the merchant's server set: provider B is offered switched off, and refused by the API.
+        // Airtel in Niger, the list the merchant's server set: only provider A serves it (GET /routing's serving), so
+        // only provider A is offered; provider B, which the API would refuse there, is not.
         const airtel = page.locator('li.route[data-operator="airtel"][data-country="ne"]');
         expect(await airtel.getAttribute("data-configured")).toBe("true");
-        await airtel.getByRole("checkbox", { name: "Use Provider B for Airtel Money" }).check();
-        await airtel.getByRole("button", { name: "Save" }).click();
-        const refusal = airtel.getByRole("alert");
-        await refusal.waitFor();
-        expect(await refusal.textContent()).toContain("providerB does not serve airtel in ne (it is served by providerA)");
+        const airtelView = routing.body.routes.find((r: { operator: string; country: string }) => r.operator === "airtel" && r.country === "ne");
+        expect(airtelView.serving).toEqual(["providerA"]);
+        expect(await order(airtel)).toEqual(["providerA:true"]);
+        expect(await airtel.getByRole("checkbox", { name: "Use Provider B for Airtel Money" }).count()).toBe(0);
 
         // In French, for a shop owner in Cotonou.
         await page.locator('button[data-language="fr"]').click();
         await page.getByRole("heading", { name: "Portefeuilles et routage" }).waitFor();
         await page.getByText("Ordre par défaut").first().waitFor();
+        await page.close();
+      }, 30_000);
+      it("shows the API's refusal of a route list: an operator in live saving one for a tenant not enabled for live, in French too", async () => {
+        const tenant = await newTenant("Routage Niamey");
+        const page = await openDashboard();
+        await page.getByRole("tab", { name: "Operator (admin token)" }).click();
+        await page.locator('input[name="token"]').fill(await rig.tg.adminToken("live"));
+        await page.locator('form button[type="submit"]').click();
+        await page.locator(`tr[data-tenant-id="${tenant.id}"]`).getByRole("button", { name: "Open" }).click();
+        await page.locator('[data-testid="acting-for"]').waitFor();
+        await page.locator('nav a[href="#/routing"]').click();
+        const mtn = page.locator('li.route[data-operator="mtn"][data-country="bj"]');
+        await mtn.getByRole("button", { name: "Move Provider B up for MTN Mobile Money" }).click();
+        await mtn.getByRole("button", { name: "Save" }).click();
+        const refusal = mtn.getByRole("alert");
+        await refusal.waitFor();
+        expect(await refusal.textContent()).toBe("Error: Tenant is not enabled for live");
+        expect(await mtn.getAttribute("data-configured")).toBe("false");
+        const live = await api("GET", "/routing", { token: await rig.tg.adminToken("live"), tenantId: tenant.id });
+        expect(live.body.routes.find((r: { operator: string; country: string }) => r.operator === "mtn" && r.country === "bj").configured).toBe(false);
+
+        // In French, for a shop owner in Cotonou: the words around it change, the API's message is the API's.
+        await page.locator('button[data-language="fr"]').click();
+        await page.getByRole("heading", { name: "Portefeuilles et routage" }).waitFor();
+        expect(await refusal.textContent()).toBe("Erreur : Tenant is not enabled for live");
         await page.close();
       }, 30_000);
     });

@@ -1,14 +1,16 @@
 /**
  * Tenant Config (spec 2.5): provider B's keys per environment and, optionally, the tenant's own provider
  * A account — shown masked with the version each payment records, replaced by a new set
- * (`credentials.providerB.get` / `put`, `credentials.providerA.get` / `put`). Values typed here are sent
- * once and never shown again.
+ * (`credentials.providerB.get` / `put`, `credentials.providerA.get` / `put`), with every version stored
+ * before (`credentials.*.versions`, credential-versions.tsx). Values typed here are sent once and never
+ * shown again.
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { DateTime, Empty, ErrorNote, type Loaded, Loading, SecretOnce, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatDateTime, type MessageKey } from "../../i18n.ts";
+import { CredentialVersions } from "./credential-versions.tsx";
 
 type Environment = Outputs["auth"]["whoami"]["environment"];
 const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];
@@ -30,11 +32,14 @@ const PROVIDER_A_FIELDS: FieldSpec[] = [
   { name: "webhookSecret", label: "settings.webhookSecret" },
 ];
 
-export function SettingsScreen() {
+/** `version`: the stored version the route names (`#/settings/providerB-sandbox-v1`), shown and focused. */
+export function SettingsScreen({ version }: { version?: string }) {
   const { api, t, tenantId: actingOn } = useDashboard();
   const tenantId = actingOn ?? "";
   const providerB = useLoad(() => api.credentials.providerB.get.query({ tenant_id: tenantId }), [tenantId]);
   const providerA = useLoad(() => api.credentials.providerA.get.query({ tenant_id: tenantId }), [tenantId]);
+  const providerBVersions = useLoad(() => api.credentials.providerB.versions.query({ tenant_id: tenantId }), [tenantId]);
+  const providerAVersions = useLoad(() => api.credentials.providerA.versions.query({ tenant_id: tenantId }), [tenantId]);
   return (
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">{t("settings.title")}</h1>
@@ -45,6 +50,8 @@ export function SettingsScreen() {
         hint={t("settings.providerBHint")}
         fields={PROVIDER_B_FIELDS}
         sets={providerB}
+        versions={<CredentialVersions provider="providerB" fields={PROVIDER_B_FIELDS} versions={providerBVersions} target={version} />}
+        onSaved={providerBVersions.reload}
         save={(environment, values) =>
           api.credentials.providerB.put.mutate({
             tenant_id: tenantId,
@@ -62,6 +69,8 @@ export function SettingsScreen() {
         hint={t("settings.providerAHint")}
         fields={PROVIDER_A_FIELDS}
         sets={providerA}
+        versions={<CredentialVersions provider="providerA" fields={PROVIDER_A_FIELDS} versions={providerAVersions} target={version} />}
+        onSaved={providerAVersions.reload}
         save={(environment, values) =>
           api.credentials.providerA.put.mutate({
             tenant_id: tenantId,
@@ -88,8 +97,11 @@ function CredentialsSection(props: {
   title: string;
   hint: string;
   fields: FieldSpec[];
-  sets: { data: { data: MaskedSet[] } | undefined; error: unknown; loading: boolean; reload: () => void };
+  sets: Loaded<{ data: MaskedSet[] }>;
+  /** Every version stored, under the sets in use. */
+  versions: preact.ComponentChildren;
   save: (environment: Environment, values: Record<string, string>) => Promise<unknown>;
+  onSaved: () => void;
 }) {
   const { session, t } = useDashboard();
   const [error, setError] = useState<unknown>();
@@ -108,6 +120,7 @@ function CredentialsSection(props: {
       formElement.reset();
       setSaved(t("settings.saved", { environment: environment === "live" ? t("env.live") : t("env.sandbox") }));
       props.sets.reload();
+      props.onSaved();
     } catch (caught) {
       setError(caught);
     }
@@ -142,6 +155,7 @@ function CredentialsSection(props: {
           </dd>
         </dl>
       ))}
+      {props.versions}
       <form class="stack" onSubmit={submit} aria-label={t("settings.replace", { provider: props.title })}>
         <h3>{sets.length > 0 ? t("settings.replace", { provider: props.title }) : t("settings.store", { provider: props.title })}</h3>
         <label>

@@ -9,6 +9,8 @@ import type { Outputs } from "../../api.ts";
 import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount, type MessageKey } from "../../i18n.ts";
+import { hashOf } from "../../routes.ts";
+import { versionAnchor } from "../account/credential-versions.tsx";
 import { DeliveryLog } from "../webhooks/deliveries.tsx";
 import { type Refund, RefundsSection } from "./refunds.tsx";
 
@@ -137,7 +139,10 @@ function CredentialsFact({ payment }: { payment: PaymentDetail }) {
   if (payment.credentialVersion === null) return <span data-testid="credential-version">{t("payment.gatewayAccount", { provider })}</span>;
   return (
     <span data-testid="credential-version" data-version={payment.credentialVersion}>
-      {t("payment.credentialVersion", { provider, version: payment.credentialVersion })} <a href="#/settings">{t("payment.seeVersions")}</a>
+      {t("payment.credentialVersion", { provider, version: payment.credentialVersion })}{" "}
+      <a href={hashOf({ screen: "settings", version: versionAnchor(payment.provider, payment.environment, payment.credentialVersion) })}>
+        {t("payment.seeVersions")}
+      </a>
     </span>
   );
 }
