@@ -87,12 +87,10 @@ export const routingViewSchema = z
         operator: z.string(),
         country: z.string(),
         providers: z.array(z.string()).meta({ description: "The route list in use, in order" }),
-        serving: z
-          .array(z.string())
-          .meta({
-            description: "Every provider that serves this wallet, in the gateway's order: the ones a route list may name",
-            example: ["providerA", "providerB"],
-          }),
+        serving: z.array(z.string()).meta({
+          description: "Every provider that serves this wallet, in the gateway's order: the ones a route list may name",
+          example: ["providerA", "providerB"],
+        }),
         configured: z.boolean().meta({ description: "True when the tenant set this list; false for the default (every provider that serves it)" }),
       }),
     ),
