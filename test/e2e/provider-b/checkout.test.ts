@@ -366,12 +366,13 @@ describe("forged IPNs are rate-limited (issue 6, point 4)", () => {
     const answer = await checkout(tenantId);
     const confirm = await confirmOf(keys, answer.token);
     const forged = encodePhpForm({ data: { ...confirm, status: "completed", hash: createHash("sha512").update("not-the-master-key").digest("hex") } });
-    const statuses: number[] = [];
-    for (let i = 0; i < 30; i++) statuses.push((await postIpn(forged)).status);
-    expect(statuses[0]).toBe(401);
+    // The budget is 20 wrong hashes, then one a second. Thirty at once: 20 (and the few the refill lets
+    // through while they are answered) are checked and refused, the rest are not even checked.
+    const statuses = await Promise.all(Array.from({ length: 30 }, async () => (await postIpn(forged)).status));
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
-    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(20);
-    expect(statuses.slice(-5)).toEqual([429, 429, 429, 429, 429]);
+    const checked = statuses.filter((s) => s === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(20);
+    expect(30 - checked).toBeGreaterThanOrEqual(5);
     expect((await paymentOf(tenantId, answer.paymentId)).state).toBe("pending");
     expect(await gw.gateway.deps.db.selectFrom("ipn_messages").selectAll().where("token", "=", answer.token).execute()).toEqual([]);
   });

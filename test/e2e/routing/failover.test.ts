@@ -96,7 +96,9 @@ beforeAll(async () => {
       PROVIDER_A_SANDBOX_URL: providerA.url,
       PROVIDER_A_SANDBOX_SECRET_KEY: accountA.secretKey,
       PROVIDER_A_SANDBOX_WEBHOOK_SECRET: accountA.webhookSecret,
-      PROVIDER_TIMEOUT_MS: "2000",
+      // Long enough for 50 concurrent payments on a machine that runs other test files meanwhile; the
+      // "acting then silent" case below outlasts it on purpose.
+      PROVIDER_TIMEOUT_MS: "5000",
       // Every payment counts: the rates decide, the exploration share aside.
       ROUTING_EXPLORE_SHARE: "0",
     },
@@ -180,7 +182,7 @@ describe("failover between provider A and provider B for MTN Benin", () => {
       await fetch(`${simB.url}/_sim/softpay/next`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ answer: "timeout_after", delayMs: 3_000 }),
+        body: JSON.stringify({ answer: "timeout_after", delayMs: 6_000 }),
       });
       const created = await call("POST", "/payments", mtn("+22997100002"));
       expect([502, 504]).toContain(created.status);
