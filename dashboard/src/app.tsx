@@ -25,7 +25,7 @@ import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
 import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
-import { type ActingFor, clearSession, loadActingFor, loadSession, type Session, saveActingFor, saveSession } from "./session.ts";
+import { type ActingFor, clearSession, hasExpiredSession, loadActingFor, loadSession, type Session, saveActingFor, saveSession } from "./session.ts";
 
 const CATALOGUES = { fr, en } as const;
 
@@ -44,8 +44,10 @@ function useHash(): string {
 
 export function App() {
   const [language, setLanguage] = useState<Language>(() => initialLanguage(sessionStorage, navigator.languages ?? [navigator.language]));
+  // A tab reopened or reloaded after its token ended says so, as one whose token ends while it is open does.
+  const [expiredAtStart] = useState(() => hasExpiredSession(sessionStorage, new Date()));
   const [session, setSession] = useState<Session | undefined>(() => loadSession(sessionStorage, new Date()));
-  const [signedOutBecause, setSignedOutBecause] = useState<MessageKey | undefined>();
+  const [signedOutBecause, setSignedOutBecause] = useState<MessageKey | undefined>(expiredAtStart ? "signIn.expired" : undefined);
   const [actingFor, setActingFor] = useState<ActingFor | undefined>(() => loadActingFor(sessionStorage));
   const current = useRef(session);
   current.current = session;

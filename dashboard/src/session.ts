@@ -24,6 +24,16 @@ export interface ActingFor {
   name: string;
 }
 
+/** True when the tab holds a session whose token has expired (the tab was away, or reloaded, past its end). */
+export function hasExpiredSession(storage: Storage, now: Date): boolean {
+  try {
+    const session = JSON.parse(storage.getItem(SESSION_KEY) ?? "null") as Session | null;
+    return session !== null && typeof session.expiresAt === "string" && Date.parse(session.expiresAt) <= now.getTime();
+  } catch {
+    return false;
+  }
+}
+
 /** The stored session, unless it is missing, unreadable or expired (then it is removed). */
 export function loadSession(storage: Storage, now: Date): Session | undefined {
   const text = storage.getItem(SESSION_KEY);
