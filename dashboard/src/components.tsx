@@ -1,6 +1,7 @@
 /**
  * Small pieces every screen uses: loading a procedure's answer, the error and empty states, amounts,
- * dates, state badges and the copy button of a secret shown once.
+ * dates, state badges, a call's refusal and progress, a status line, a section's head with Refresh, and the
+ * copy button of a secret shown once.
  */
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
@@ -35,6 +36,35 @@ export function useLoad<T>(load: () => Promise<T>, keys: readonly unknown[]): Lo
   return { ...state, reload };
 }
 
+export interface Action {
+  /** The API's refusal of the last run, until the next one starts. */
+  error: unknown;
+  /** True while a run is under way. */
+  busy: boolean;
+  /** Runs `action`: the error is cleared first and set to what it throws; resolves true when it succeeded. */
+  run: (action: () => Promise<unknown>) => Promise<boolean>;
+}
+
+/** A button's or a form's call to the API, its refusal kept for an `ErrorNote` and its progress for `disabled`. */
+export function useAction(): Action {
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (caught) {
+      setError(caught);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run };
+}
+
 /** The API's message for a failed call, announced to screen readers. */
 export function ErrorNote({ error }: { error: unknown }) {
   const { t } = useDashboard();
@@ -50,6 +80,29 @@ export function ErrorNote({ error }: { error: unknown }) {
 export function providerLabel(name: string): string {
   const match = /^provider([A-Z])$/.exec(name);
   return match ? `Provider ${match[1]}` : name;
+}
+
+/** A short confirmation ("Saved.", "Sent…"), announced to screen readers; nothing when there is none. */
+export function StatusNote({ children }: { children: ComponentChildren }) {
+  if (children === undefined || children === null || children === false || children === "") return null;
+  return (
+    <p class="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+/** A section's heading with its Refresh button. */
+export function SectionHead({ title, onRefresh }: { title: ComponentChildren; onRefresh: () => void }) {
+  const { t } = useDashboard();
+  return (
+    <div class="section-head">
+      <h2>{title}</h2>
+      <button type="button" class="secondary" onClick={onRefresh}>
+        {t("refresh")}
+      </button>
+    </div>
+  );
 }
 
 export function Empty({ children }: { children: ComponentChildren }) {
@@ -88,9 +141,9 @@ export function StateBadge({ state, label }: { state: string; label?: string }) 
 
 /**
  * A secret shown once, with a button that copies it. The secret lives in this component's props only: once
- * the merchant closes the box it is gone from the page.
+ * the merchant closes the box it is gone from the page. `note` (what was created, its id) is said above it.
  */
-export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
+export function SecretOnce({ secret, note, onDone }: { secret: string; note?: string; onDone: () => void }) {
   const { t } = useDashboard();
   const [copied, setCopied] = useState<boolean | "by-hand">(false);
   const shown = useRef<HTMLElement>(null);
@@ -108,20 +161,23 @@ export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => v
     }
   };
   return (
-    <div class="notice notice-secret" role="status">
-      <p>{t("secret.once")}</p>
-      {copied === "by-hand" ? <p class="hint">{t("secret.copyByHand")}</p> : null}
-      <code class="secret" data-testid="secret" ref={shown}>
-        {secret}
-      </code>
-      <div class="actions">
-        <button type="button" onClick={copy}>
-          {copied === true ? t("secret.copied") : t("secret.copy")}
-        </button>
-        <button type="button" class="secondary" onClick={onDone}>
-          {t("secret.done")}
-        </button>
+    <>
+      <StatusNote>{note}</StatusNote>
+      <div class="notice notice-secret" role="status">
+        <p>{t("secret.once")}</p>
+        {copied === "by-hand" ? <p class="hint">{t("secret.copyByHand")}</p> : null}
+        <code class="secret" data-testid="secret" ref={shown}>
+          {secret}
+        </code>
+        <div class="actions">
+          <button type="button" onClick={copy}>
+            {copied === true ? t("secret.copied") : t("secret.copy")}
+          </button>
+          <button type="button" class="secondary" onClick={onDone}>
+            {t("secret.done")}
+          </button>
+        </div>
       </div>
-    </div>
+    </>
   );
 }

@@ -6,7 +6,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
+import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, SectionHead, StateBadge, StatusNote, useAction, useLoad } from "../components.tsx";
+import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 import { formatAmount } from "../i18n.ts";
 
@@ -34,12 +35,9 @@ export function MoneyScreen() {
   const { api, language, t } = useDashboard();
   const balance = useLoad(() => api.balance.get.query({}), []);
   const [state, setState] = useState<Payout["state"] | "">("");
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
-  const payouts = useLoad(() => api.payouts.list.query({ limit: 20, ...(state ? { state } : {}), ...(cursor ? { cursor } : {}) }), [state, cursor]);
-  const [error, setError] = useState<unknown>();
+  const payouts = usePages((cursor) => api.payouts.list.query({ limit: 20, ...(state ? { state } : {}), ...cursorOf(cursor) }), [state]);
+  const action = useAction();
   const [sent, setSent] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
 
   const send = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -48,10 +46,8 @@ export function MoneyScreen() {
     const amount = Number(form.get("amount"));
     const phone = String(form.get("phone") ?? "").replace(/[\s.-]/g, "");
     if (!confirm(t("money.confirm", { amount: formatAmount(language, amount, "XOF"), phone }))) return;
-    setBusy(true);
-    setError(undefined);
     setSent(undefined);
-    try {
+    await action.run(async () => {
       const payout = await api.payouts.create.mutate({
         amount,
         description: String(form.get("description") ?? "").trim(),
@@ -64,14 +60,10 @@ export function MoneyScreen() {
       });
       setSent(t("money.sent", { id: payout.id }));
       formElement.reset();
-      setCursors([]);
+      payouts.restart();
       payouts.reload();
       balance.reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -140,101 +132,66 @@ export function MoneyScreen() {
             ))}
           </datalist>
         </label>
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={action.busy}>
           {t("money.sendSubmit")}
         </button>
       </form>
-      {sent ? (
-        <p class="notice" role="status">
-          {sent}
-        </p>
-      ) : null}
-      <ErrorNote error={error} />
+      <StatusNote>{sent}</StatusNote>
+      <ErrorNote error={action.error} />
 
-      <div class="section-head">
-        <h2>{t("money.payouts")}</h2>
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => {
-            payouts.reload();
-            balance.reload();
-          }}
-        >
-          {t("refresh")}
-        </button>
-      </div>
+      <SectionHead
+        title={t("money.payouts")}
+        onRefresh={() => {
+          payouts.reload();
+          balance.reload();
+        }}
+      />
       <div class="filters">
-        <label>
-          {t("payments.state")}
-          <select
-            name="payoutState"
-            onChange={(event) => {
-              setCursors([]);
-              setState((event.currentTarget as HTMLSelectElement).value as Payout["state"] | "");
-            }}
+        <AnySelect
+          label={t("payments.state")}
+          name="payoutState"
+          values={PAYOUT_STATES}
+          labelOf={(value) => t(`state.${value}`)}
+          onChange={(value) => {
+            payouts.restart();
+            setState(value);
+          }}
+        />
+      </div>
+      <ListStates loaded={payouts} items={(page) => page.data} empty={t("money.noPayouts")} quiet>
+        {(list) => (
+          <ListTable
+            testid="payouts"
+            columns={[
+              { label: t("payments.created") },
+              { label: t("payments.amount") },
+              { label: t("payments.state") },
+              { label: t("money.recipient") },
+              { label: t("payments.description"), wide: true },
+            ]}
           >
-            <option value="">{t("filters.any")}</option>
-            {PAYOUT_STATES.map((value) => (
-              <option key={value} value={value}>
-                {t(`state.${value}`)}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <ErrorNote error={payouts.error} />
-      {payouts.data && payouts.data.data.length === 0 ? <Empty>{t("money.noPayouts")}</Empty> : null}
-      {payouts.data && payouts.data.data.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="payouts">
-            <thead>
-              <tr>
-                <th scope="col">{t("payments.created")}</th>
-                <th scope="col">{t("payments.amount")}</th>
-                <th scope="col">{t("payments.state")}</th>
-                <th scope="col">{t("money.recipient")}</th>
-                <th scope="col" class="wide-only">
-                  {t("payments.description")}
-                </th>
+            {list.map((payout) => (
+              <tr key={payout.id} data-payout-id={payout.id} data-state={payout.state}>
+                <td>
+                  <DateTime iso={payout.createdAt} />
+                </td>
+                <td>
+                  <Amount amount={payout.amount} currency={payout.currency} />
+                </td>
+                <td>
+                  <StateBadge state={payout.state} />
+                  {payout.failureCode ? <div class="muted">{payout.failureCode}</div> : null}
+                </td>
+                <td class="mono">
+                  {payout.recipient.phone.number} · {payout.recipient.operator}
+                </td>
+                <td class="wide-only">{payout.description}</td>
               </tr>
-            </thead>
-            <tbody>
-              {payouts.data.data.map((payout) => (
-                <tr key={payout.id} data-payout-id={payout.id} data-state={payout.state}>
-                  <td>
-                    <DateTime iso={payout.createdAt} />
-                  </td>
-                  <td>
-                    <Amount amount={payout.amount} currency={payout.currency} />
-                  </td>
-                  <td>
-                    <StateBadge state={payout.state} />
-                    {payout.failureCode ? <div class="muted">{payout.failureCode}</div> : null}
-                  </td>
-                  <td class="mono">
-                    {payout.recipient.phone.number} · {payout.recipient.operator}
-                  </td>
-                  <td class="wide-only">{payout.description}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <div class="pager">
-        <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          {t("pager.previous")}
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!payouts.data?.nextCursor}
-          onClick={() => payouts.data?.nextCursor && setCursors([...cursors, payouts.data.nextCursor])}
-        >
-          {t("pager.next")}
-        </button>
-      </div>
+            ))}
+          </ListTable>
+        )}
+      </ListStates>
+      <Pager pages={payouts} />
     </section>
   );
 }

@@ -5,26 +5,21 @@
  * refusal: the dashboard adds no way in that the API does not have.
  */
 import { useState } from "preact/hooks";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, SecretOnce, StateBadge, useLoad } from "../components.tsx";
+import { Amount, DateTime, ErrorNote, providerLabel, SecretOnce, StateBadge, useAction, useLoad } from "../components.tsx";
+import { cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 
 export function TenantsScreen() {
   const { api, actFor, t } = useDashboard();
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
-  const tenants = useLoad(() => api.tenants.list.query({ limit: 20, ...(cursor ? { cursor } : {}) }), [cursor]);
+  const tenants = usePages((cursor) => api.tenants.list.query({ limit: 20, ...cursorOf(cursor) }), []);
   const [created, setCreated] = useState<{ keyId: string; secret: string } | undefined>();
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
 
-  const act = async (action: () => Promise<unknown>) => {
-    setError(undefined);
-    try {
-      await action();
+  const act = (run: () => Promise<unknown>) =>
+    action.run(async () => {
+      await run();
       tenants.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+    });
   const create = (event: SubmitEvent) => {
     event.preventDefault();
     const formElement = event.currentTarget as HTMLFormElement;
@@ -46,81 +41,52 @@ export function TenantsScreen() {
         </label>
         <button type="submit">{t("tenants.create")}</button>
       </form>
-      {created ? (
-        <>
-          <p class="notice" role="status">
-            {t("tenants.created", { id: created.keyId })}
-          </p>
-          <SecretOnce secret={created.secret} onDone={() => setCreated(undefined)} />
-        </>
-      ) : null}
-      <ErrorNote error={error} />
-      <ErrorNote error={tenants.error} />
-      {tenants.loading && !tenants.data ? <Loading /> : null}
-      {tenants.data && tenants.data.data.length === 0 ? <Empty>{t("tenants.none")}</Empty> : null}
-      {tenants.data && tenants.data.data.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="tenants">
-            <thead>
-              <tr>
-                <th scope="col">{t("tenants.name")}</th>
-                <th scope="col">{t("tenants.id")}</th>
-                <th scope="col">{t("tenants.state")}</th>
-                <th scope="col">{t("tenants.actions")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenants.data.data.map((tenant) => (
-                <tr key={tenant.id} data-tenant-id={tenant.id}>
-                  <td>{tenant.name}</td>
-                  <td class="mono">{tenant.id}</td>
-                  <td>
-                    {tenant.disabled ? t("tenants.disabled") : t("tenants.active")}
-                    {tenant.liveEnabled ? ` · ${t("env.live")}` : ""}
-                  </td>
-                  <td class="actions">
-                    <button type="button" onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
-                      {t("tenants.open")}
-                    </button>
+      {created ? <SecretOnce note={t("tenants.created", { id: created.keyId })} secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
+      <ErrorNote error={action.error} />
+      <ListStates loaded={tenants} items={(page) => page.data} empty={t("tenants.none")}>
+        {(list) => (
+          <ListTable
+            testid="tenants"
+            columns={[{ label: t("tenants.name") }, { label: t("tenants.id") }, { label: t("tenants.state") }, { label: t("tenants.actions") }]}
+          >
+            {list.map((tenant) => (
+              <tr key={tenant.id} data-tenant-id={tenant.id}>
+                <td>{tenant.name}</td>
+                <td class="mono">{tenant.id}</td>
+                <td>
+                  {tenant.disabled ? t("tenants.disabled") : t("tenants.active")}
+                  {tenant.liveEnabled ? ` · ${t("env.live")}` : ""}
+                </td>
+                <td class="actions">
+                  <button type="button" onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
+                    {t("tenants.open")}
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: !tenant.disabled }))}
+                  >
+                    {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
+                  </button>
+                  {tenant.liveEnabled ? null : (
                     <button
                       type="button"
-                      class="secondary"
-                      onClick={() => act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: !tenant.disabled }))}
+                      class="danger"
+                      onClick={() =>
+                        confirm(t("tenants.goLiveConfirm", { name: tenant.name })) &&
+                        act(() => api.tenants.update.mutate({ tenant_id: tenant.id, liveEnabled: true }))
+                      }
                     >
-                      {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
+                      {t("tenants.goLive")}
                     </button>
-                    {tenant.liveEnabled ? null : (
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() =>
-                          confirm(t("tenants.goLiveConfirm", { name: tenant.name })) &&
-                          act(() => api.tenants.update.mutate({ tenant_id: tenant.id, liveEnabled: true }))
-                        }
-                      >
-                        {t("tenants.goLive")}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <div class="pager">
-        <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          {t("pager.previous")}
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!tenants.data?.nextCursor}
-          onClick={() => tenants.data?.nextCursor && setCursors([...cursors, tenants.data.nextCursor])}
-        >
-          {t("pager.next")}
-        </button>
-      </div>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </ListTable>
+        )}
+      </ListStates>
+      <Pager pages={tenants} />
     </section>
   );
 }
@@ -132,41 +98,36 @@ export function StuckPaymentsScreen() {
     <section aria-labelledby="stuck-title">
       <h1 id="stuck-title">{t("stuck.title")}</h1>
       <p class="hint">{t("stuck.hint")}</p>
-      <ErrorNote error={stuck.error} />
-      {stuck.loading && !stuck.data ? <Loading /> : null}
-      {stuck.data && stuck.data.data.length === 0 ? <Empty>{t("stuck.none")}</Empty> : null}
-      {stuck.data && stuck.data.data.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="stuck">
-            <thead>
-              <tr>
-                <th scope="col">{t("payments.created")}</th>
-                <th scope="col">{t("payments.amount")}</th>
-                <th scope="col">{t("payments.state")}</th>
-                <th scope="col">{t("payments.provider")}</th>
-                <th scope="col">{t("payments.id")}</th>
+      <ListStates loaded={stuck} items={(page) => page.data} empty={t("stuck.none")}>
+        {(list) => (
+          <ListTable
+            testid="stuck"
+            columns={[
+              { label: t("payments.created") },
+              { label: t("payments.amount") },
+              { label: t("payments.state") },
+              { label: t("payments.provider") },
+              { label: t("payments.id") },
+            ]}
+          >
+            {list.map((payment) => (
+              <tr key={payment.id}>
+                <td>
+                  <DateTime iso={payment.createdAt} />
+                </td>
+                <td>
+                  <Amount amount={payment.amount} currency={payment.currency} />
+                </td>
+                <td>
+                  <StateBadge state={payment.state} />
+                </td>
+                <td>{providerLabel(payment.provider)}</td>
+                <td class="mono">{payment.id}</td>
               </tr>
-            </thead>
-            <tbody>
-              {stuck.data.data.map((payment) => (
-                <tr key={payment.id}>
-                  <td>
-                    <DateTime iso={payment.createdAt} />
-                  </td>
-                  <td>
-                    <Amount amount={payment.amount} currency={payment.currency} />
-                  </td>
-                  <td>
-                    <StateBadge state={payment.state} />
-                  </td>
-                  <td>{providerLabel(payment.provider)}</td>
-                  <td class="mono">{payment.id}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+            ))}
+          </ListTable>
+        )}
+      </ListStates>
     </section>
   );
 }

@@ -5,7 +5,8 @@
  */
 import { useState } from "preact/hooks";
 import { type Outputs, statusOf } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, StateBadge, useLoad } from "../components.tsx";
+import { Amount, DateTime, Empty, ErrorNote, Loading, StateBadge, useAction, useLoad } from "../components.tsx";
+import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 
 type Permit = Outputs["permits"]["get"];
@@ -16,86 +17,58 @@ const PERMIT_STATUSES = ["pending", "active", "declined", "revoked", "expired"] 
 export function PermitsScreen() {
   const { api, t } = useDashboard();
   const [status, setStatus] = useState<Permit["status"] | "">("");
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
-  const permits = useLoad(() => api.permits.list.query({ limit: 20, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }), [status, cursor]);
+  const permits = usePages((cursor) => api.permits.list.query({ limit: 20, ...(status ? { status } : {}), ...cursorOf(cursor) }), [status]);
   return (
     <section aria-labelledby="permits-title">
       <h1 id="permits-title">{t("permits.title")}</h1>
       <p class="hint">{t("permits.hint")}</p>
       <div class="filters">
-        <label>
-          {t("payments.state")}
-          <select
-            name="status"
-            onChange={(event) => {
-              setCursors([]);
-              setStatus((event.currentTarget as HTMLSelectElement).value as Permit["status"] | "");
-            }}
+        <AnySelect
+          label={t("payments.state")}
+          name="status"
+          values={PERMIT_STATUSES}
+          labelOf={(value) => t(`permitStatus.${value}`)}
+          onChange={(value) => {
+            permits.restart();
+            setStatus(value);
+          }}
+        />
+      </div>
+      <ListStates loaded={permits} items={(page) => page.data} empty={t("permits.none")}>
+        {(list) => (
+          <ListTable
+            testid="permits"
+            columns={[
+              { label: t("payments.created") },
+              { label: t("permits.maxAmount") },
+              { label: t("payments.state") },
+              { label: t("payment.customer"), wide: true },
+              { label: t("payments.id") },
+            ]}
           >
-            <option value="">{t("filters.any")}</option>
-            {PERMIT_STATUSES.map((value) => (
-              <option key={value} value={value}>
-                {t(`permitStatus.${value}`)}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <ErrorNote error={permits.error} />
-      {permits.loading && !permits.data ? <Loading /> : null}
-      {permits.data && permits.data.data.length === 0 ? <Empty>{t("permits.none")}</Empty> : null}
-      {permits.data && permits.data.data.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="permits">
-            <thead>
-              <tr>
-                <th scope="col">{t("payments.created")}</th>
-                <th scope="col">{t("permits.maxAmount")}</th>
-                <th scope="col">{t("payments.state")}</th>
-                <th scope="col" class="wide-only">
-                  {t("payment.customer")}
-                </th>
-                <th scope="col">{t("payments.id")}</th>
+            {list.map((permit) => (
+              <tr key={permit.permitId} data-permit-id={permit.permitId}>
+                <td>
+                  <DateTime iso={permit.createdAt} />
+                </td>
+                <td>
+                  <Amount amount={permit.maxAmount} currency={permit.currency} />
+                </td>
+                <td>
+                  <StateBadge state={permit.status} label={t(`permitStatus.${permit.status}`)} />
+                </td>
+                <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
+                <td>
+                  <a class="mono" href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
+                    {permit.permitId}
+                  </a>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {permits.data.data.map((permit) => (
-                <tr key={permit.permitId} data-permit-id={permit.permitId}>
-                  <td>
-                    <DateTime iso={permit.createdAt} />
-                  </td>
-                  <td>
-                    <Amount amount={permit.maxAmount} currency={permit.currency} />
-                  </td>
-                  <td>
-                    <StateBadge state={permit.status} label={t(`permitStatus.${permit.status}`)} />
-                  </td>
-                  <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
-                  <td>
-                    <a class="mono" href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
-                      {permit.permitId}
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <div class="pager">
-        <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          {t("pager.previous")}
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!permits.data?.nextCursor}
-          onClick={() => permits.data?.nextCursor && setCursors([...cursors, permits.data.nextCursor])}
-        >
-          {t("pager.next")}
-        </button>
-      </div>
+            ))}
+          </ListTable>
+        )}
+      </ListStates>
+      <Pager pages={permits} />
     </section>
   );
 }
@@ -113,33 +86,26 @@ export function PermitScreen({ permitId }: { permitId: string }) {
     [permitId],
   );
   const charges = useLoad(() => api.permits.charges.query({ permit_id: permitId, limit: 50 }), [permitId]);
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
   const revoke = async () => {
     if (!confirm(t("permit.revokeConfirm"))) return;
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await api.permits.revoke.mutate({ permit_id: permitId });
       permit.reload();
       schedule.reload();
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
   const cancelSchedule = async () => {
     if (!confirm(t("permit.cancelScheduleConfirm"))) return;
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await api.permitSchedules.cancel.mutate({ permit_id: permitId });
       schedule.reload();
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
   const putSchedule = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await api.permitSchedules.put.mutate({
         permit_id: permitId,
         amount: Number(form.get("amount")),
@@ -148,9 +114,7 @@ export function PermitScreen({ permitId }: { permitId: string }) {
       });
       schedule.reload();
       charges.reload();
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
   const current = permit.data;
   return (
@@ -200,7 +164,7 @@ export function PermitScreen({ permitId }: { permitId: string }) {
               </button>
             </div>
           ) : null}
-          <ErrorNote error={error} />
+          <ErrorNote error={action.error} />
           <h2>{t("permit.schedule")}</h2>
           <ErrorNote error={schedule.error} />
           {schedule.data === null ? <Empty>{t("permit.noSchedule")}</Empty> : null}
@@ -249,43 +213,34 @@ export function PermitScreen({ permitId }: { permitId: string }) {
             </form>
           ) : null}
           <h2>{t("permit.charges")}</h2>
-          <ErrorNote error={charges.error} />
-          {charges.data && charges.data.data.length === 0 ? <Empty>{t("permit.noCharges")}</Empty> : null}
-          {charges.data && charges.data.data.length > 0 ? (
-            <div class="table-wrap">
-              <table class="list" data-testid="charges">
-                <thead>
-                  <tr>
-                    <th scope="col">{t("payments.created")}</th>
-                    <th scope="col">{t("payments.amount")}</th>
-                    <th scope="col">{t("payments.state")}</th>
-                    <th scope="col">{t("payments.id")}</th>
+          <ListStates loaded={charges} items={(page) => page.data} empty={t("permit.noCharges")} quiet>
+            {(list) => (
+              <ListTable
+                testid="charges"
+                columns={[{ label: t("payments.created") }, { label: t("payments.amount") }, { label: t("payments.state") }, { label: t("payments.id") }]}
+              >
+                {list.map((charge) => (
+                  <tr key={charge.chargeId}>
+                    <td>
+                      <DateTime iso={charge.createdAt} />
+                    </td>
+                    <td>
+                      <Amount amount={charge.amount} currency={charge.currency} />
+                    </td>
+                    <td>
+                      <StateBadge state={charge.status} />
+                      {charge.failReason ? <div class="muted">{charge.failReason}</div> : null}
+                    </td>
+                    <td>
+                      <a class="mono" href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
+                        {charge.paymentId}
+                      </a>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {charges.data.data.map((charge) => (
-                    <tr key={charge.chargeId}>
-                      <td>
-                        <DateTime iso={charge.createdAt} />
-                      </td>
-                      <td>
-                        <Amount amount={charge.amount} currency={charge.currency} />
-                      </td>
-                      <td>
-                        <StateBadge state={charge.status} />
-                        {charge.failReason ? <div class="muted">{charge.failReason}</div> : null}
-                      </td>
-                      <td>
-                        <a class="mono" href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
-                          {charge.paymentId}
-                        </a>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          ) : null}
+                ))}
+              </ListTable>
+            )}
+          </ListStates>
         </>
       ) : null}
     </section>

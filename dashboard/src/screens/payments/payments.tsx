@@ -6,7 +6,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Inputs, Payment } from "../../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
+import { Amount, DateTime, providerLabel, StateBadge } from "../../components.tsx";
+import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
 import { TestCheckout } from "./test-checkout.tsx";
@@ -49,24 +50,21 @@ function filtersFrom(form: FormData): { filters: Filters; paymentId?: string } {
 export function PaymentsScreen() {
   const { api, t, navigate } = useDashboard();
   const [filters, setFilters] = useState<Filters>({});
-  // The cursors of the pages before this one: the first page has none.
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
-  const page = useLoad(() => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [JSON.stringify(filters), cursor]);
+  const page = usePages((cursor) => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...cursorOf(cursor) }), [JSON.stringify(filters)]);
 
   const apply = (event: SubmitEvent) => {
     event.preventDefault();
     const { filters: next, paymentId } = filtersFrom(new FormData(event.currentTarget as HTMLFormElement));
     if (paymentId) return navigate(`#/payments/${encodeURIComponent(paymentId)}`);
     // Applying the same filters again reads the list again (a payment's state may have moved on).
-    setCursors([]);
+    page.restart();
     setFilters(next);
     page.reload();
   };
 
   const clear = (event: Event) => {
     (event.currentTarget as HTMLButtonElement).form?.reset();
-    setCursors([]);
+    page.restart();
     setFilters({});
     page.reload();
   };
@@ -77,39 +75,9 @@ export function PaymentsScreen() {
       <h1 id="payments-title">{t("payments.title")}</h1>
       <TestCheckout onCreated={page.reload} />
       <form class="filters" onSubmit={apply} aria-label={t("payments.filters")}>
-        <label>
-          {t("payments.state")}
-          <select name="state">
-            <option value="">{t("filters.any")}</option>
-            {PAYMENT_STATES.map((state) => (
-              <option key={state} value={state}>
-                {t(`state.${state}`)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t("payments.provider")}
-          <select name="provider">
-            <option value="">{t("filters.any")}</option>
-            {PROVIDERS.map((provider) => (
-              <option key={provider} value={provider}>
-                {providerLabel(provider)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t("payments.kind")}
-          <select name="kind">
-            <option value="">{t("filters.any")}</option>
-            {PAYMENT_KINDS.map((kind) => (
-              <option key={kind} value={kind}>
-                {t(`kind.${kind}`)}
-              </option>
-            ))}
-          </select>
-        </label>
+        <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} />
+        <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} />
+        <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} />
         <label>
           {t("payments.searchBy")}
           <select name="searchBy">
@@ -150,25 +118,14 @@ export function PaymentsScreen() {
           {t("payments.clear")}
         </button>
       </form>
-      {page.error ? <ErrorNote error={page.error} /> : null}
-      {page.loading && !page.data ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <Empty>{cursors.length > 0 || Object.keys(filters).length > 0 ? t("payments.noneMatch") : t("payments.none")}</Empty>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? <PaymentTable payments={page.data.data} /> : null}
-      <div class="pager">
-        <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          {t("pager.previous")}
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page.data?.nextCursor}
-          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
-        >
-          {t("pager.next")}
-        </button>
-      </div>
+      <ListStates
+        loaded={page}
+        items={(answer) => answer.data}
+        empty={!page.first || Object.keys(filters).length > 0 ? t("payments.noneMatch") : t("payments.none")}
+      >
+        {(payments) => <PaymentTable payments={payments} />}
+      </ListStates>
+      <Pager pages={page} />
     </section>
   );
 }
@@ -176,49 +133,39 @@ export function PaymentsScreen() {
 function PaymentTable({ payments }: { payments: Payment[] }) {
   const { t } = useDashboard();
   return (
-    <div class="table-wrap">
-      <table class="list" data-testid="payments">
-        <thead>
-          <tr>
-            <th scope="col">{t("payments.created")}</th>
-            <th scope="col">{t("payments.amount")}</th>
-            <th scope="col">{t("payments.state")}</th>
-            <th scope="col" class="wide-only">
-              {t("payments.provider")}
-            </th>
-            <th scope="col" class="wide-only">
-              {t("payments.description")}
-            </th>
-            <th scope="col" class="wide-only">
-              {t("payment.customer")}
-            </th>
-            <th scope="col">{t("payments.id")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {payments.map((payment) => (
-            <tr key={payment.id} data-payment-id={payment.id} data-state={payment.state}>
-              <td>
-                <DateTime iso={payment.createdAt} />
-              </td>
-              <td>
-                <Amount amount={payment.amount} currency={payment.currency} />
-              </td>
-              <td>
-                <StateBadge state={payment.state} />
-              </td>
-              <td class="wide-only">{providerLabel(payment.provider)}</td>
-              <td class="wide-only">{payment.description}</td>
-              <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
-              <td>
-                <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono">
-                  {payment.id}
-                </a>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <ListTable
+      testid="payments"
+      columns={[
+        { label: t("payments.created") },
+        { label: t("payments.amount") },
+        { label: t("payments.state") },
+        { label: t("payments.provider"), wide: true },
+        { label: t("payments.description"), wide: true },
+        { label: t("payment.customer"), wide: true },
+        { label: t("payments.id") },
+      ]}
+    >
+      {payments.map((payment) => (
+        <tr key={payment.id} data-payment-id={payment.id} data-state={payment.state}>
+          <td>
+            <DateTime iso={payment.createdAt} />
+          </td>
+          <td>
+            <Amount amount={payment.amount} currency={payment.currency} />
+          </td>
+          <td>
+            <StateBadge state={payment.state} />
+          </td>
+          <td class="wide-only">{providerLabel(payment.provider)}</td>
+          <td class="wide-only">{payment.description}</td>
+          <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
+          <td>
+            <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono">
+              {payment.id}
+            </a>
+          </td>
+        </tr>
+      ))}
+    </ListTable>
   );
 }

@@ -1,0 +1,162 @@
+/**
+ * The scaffolding of the dashboard's lists: a list paged with the API's cursors and its Previous / Next
+ * buttons, the loading, empty and error states around a list, a table with its column heads, and a filter's
+ * select with its "any" option.
+ */
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { Empty, ErrorNote, type Loaded, Loading, useLoad } from "./components.tsx";
+import { useDashboard } from "./context.ts";
+
+/** A page of a list as the API answers it: its items and the cursor of the next page, if any. */
+export interface Page<T> {
+  data: T[];
+  nextCursor?: string | null;
+}
+
+export interface Pages<P> extends Loaded<P> {
+  /** True on the first page (no cursor). */
+  first: boolean;
+  /** Back to the first page (a filter changed). */
+  restart: () => void;
+  previous: () => void;
+  next: () => void;
+}
+
+/** The `cursor` of a list call: none on the first page. */
+export function cursorOf(cursor: string | undefined): { cursor?: string } {
+  return cursor ? { cursor } : {};
+}
+
+/**
+ * A list paged with the API's cursors: `load` is called with the cursor of the page shown (undefined for the
+ * first), again whenever `keys` change; Previous goes back through the cursors seen.
+ */
+export function usePages<P extends { nextCursor?: string | null }>(load: (cursor: string | undefined) => Promise<P>, keys: readonly unknown[]): Pages<P> {
+  // The cursors of the pages before this one: the first page has none.
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const loaded = useLoad(() => load(cursor), [...keys, cursor]);
+  return {
+    ...loaded,
+    first: cursors.length === 0,
+    restart: () => setCursors([]),
+    previous: () => setCursors(cursors.slice(0, -1)),
+    next: () => {
+      const nextCursor = loaded.data?.nextCursor;
+      if (nextCursor) setCursors([...cursors, nextCursor]);
+    },
+  };
+}
+
+/** The Previous and Next buttons of a paged list. */
+export function Pager({ pages }: { pages: Pages<{ nextCursor?: string | null }> }) {
+  const { t } = useDashboard();
+  return (
+    <div class="pager">
+      <button type="button" class="secondary" disabled={pages.first} onClick={pages.previous}>
+        {t("pager.previous")}
+      </button>
+      <button type="button" class="secondary" disabled={!pages.data?.nextCursor} onClick={pages.next}>
+        {t("pager.next")}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * A list's states: the API's error, "loading" until the first answer (unless `quiet`), `empty` when it has
+ * no items, else `children` drawn from them.
+ */
+export function ListStates<P, T>({
+  loaded,
+  items,
+  empty,
+  quiet = false,
+  children,
+}: {
+  loaded: Loaded<P>;
+  items: (data: P) => T[];
+  empty: ComponentChildren;
+  quiet?: boolean;
+  children: (items: T[]) => ComponentChildren;
+}) {
+  const list = loaded.data === undefined ? undefined : items(loaded.data);
+  return (
+    <>
+      <ErrorNote error={loaded.error} />
+      {!quiet && loaded.loading && !loaded.data ? <Loading /> : null}
+      {list && list.length === 0 ? <Empty>{empty}</Empty> : null}
+      {list && list.length > 0 ? children(list) : null}
+    </>
+  );
+}
+
+/** A column head: its label, and `wide` for a column shown on wide screens only. */
+export interface Column {
+  label: ComponentChildren;
+  wide?: boolean;
+}
+
+/** A list as a table, in its scrolling box, with a head row of `columns`; `children` are its rows. */
+export function ListTable({
+  testid,
+  class: className,
+  columns,
+  children,
+}: {
+  testid?: string;
+  class?: string;
+  columns: Column[];
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class={className ? `list ${className}` : "list"} data-testid={testid}>
+        <thead>
+          <tr>
+            {columns.map((column, index) => (
+              <th key={index} scope="col" class={column.wide ? "wide-only" : undefined}>
+                {column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * A filter's select: "any" first (the empty value), then `values` named by `labelOf`; `onChange` gets the
+ * chosen value ("" for any). In a form, without `onChange`, the form reads it by `name`.
+ */
+export function AnySelect<V extends string>({
+  label,
+  name,
+  values,
+  labelOf,
+  onChange,
+}: {
+  label: string;
+  name: string;
+  values: readonly V[];
+  labelOf: (value: V) => string;
+  onChange?: (value: V | "") => void;
+}) {
+  const { t } = useDashboard();
+  return (
+    <label>
+      {label}
+      <select name={name} onChange={onChange ? (event) => onChange((event.currentTarget as HTMLSelectElement).value as V | "") : undefined}>
+        <option value="">{t("filters.any")}</option>
+        {values.map((value) => (
+          <option key={value} value={value}>
+            {labelOf(value)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
