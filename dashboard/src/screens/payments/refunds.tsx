@@ -3,9 +3,9 @@
  * that refunds all or part of what is left to the wallet that paid (`payouts.refunds`, `payouts.refund`).
  * What is left is the payment's amount less its refunds that have not failed, as the API counts it.
  */
-import { useState } from "preact/hooks";
 import type { Outputs, Payment } from "../../api.ts";
-import { Amount, DateTime, ErrorNote, type Loaded, StateBadge } from "../../components.tsx";
+import { Amount, DateTime, ErrorNote, type Loaded, SectionHead, StateBadge, useAction } from "../../components.tsx";
+import { ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount } from "../../i18n.ts";
 
@@ -21,8 +21,7 @@ export function refundableOf(payment: Payment, refunds: Refund[]): number {
 /** `refunds` is the payment's refunds as its page loaded them (`payouts.refunds`), which its timeline shows too. */
 export function RefundsSection({ payment, refunds, onChanged }: { payment: Payment; refunds: Loaded<RefundPage>; onChanged: () => void }) {
   const { api, language, t } = useDashboard();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const list = refunds.data?.data ?? [];
   const left = refundableOf(payment, list);
   const refundable = refunds.data !== undefined && left > 0 && (payment.state === "succeeded" || payment.state === "refunded");
@@ -33,34 +32,22 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
     const amount = Number(form.get("amount"));
     const reason = String(form.get("reason") ?? "").trim();
     if (!confirm(t("refunds.confirm", { amount: formatAmount(language, amount, payment.currency) }))) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await api.payouts.refund.mutate({ payment_id: payment.id, amount, ...(reason ? { reason } : {}) });
       refunds.reload();
       onChanged();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <div data-testid="refunds">
-      <div class="section-head">
-        <h2>{t("refunds.title")}</h2>
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => {
-            refunds.reload();
-            onChanged();
-          }}
-        >
-          {t("refresh")}
-        </button>
-      </div>
+      <SectionHead
+        title={t("refunds.title")}
+        onRefresh={() => {
+          refunds.reload();
+          onChanged();
+        }}
+      />
       <ErrorNote error={refunds.error} />
       {refunds.data ? (
         <p data-testid="refund-left">
@@ -71,37 +58,30 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
         </p>
       ) : null}
       {list.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">{t("payments.created")}</th>
-                <th scope="col">{t("payments.amount")}</th>
-                <th scope="col">{t("payments.state")}</th>
-                <th scope="col" class="wide-only">
-                  {t("refunds.reason")}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((item) => (
-                <tr key={item.id} data-refund-id={item.id} data-state={item.state}>
-                  <td>
-                    <DateTime iso={item.createdAt} />
-                  </td>
-                  <td>
-                    <Amount amount={item.amount} currency={item.currency} />
-                  </td>
-                  <td>
-                    <StateBadge state={item.state} />
-                    {item.failureCode ? <div class="muted">{item.failureCode}</div> : null}
-                  </td>
-                  <td class="wide-only">{item.reason ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          columns={[
+            { label: t("payments.created") },
+            { label: t("payments.amount") },
+            { label: t("payments.state") },
+            { label: t("refunds.reason"), wide: true },
+          ]}
+        >
+          {list.map((item) => (
+            <tr key={item.id} data-refund-id={item.id} data-state={item.state}>
+              <td>
+                <DateTime iso={item.createdAt} />
+              </td>
+              <td>
+                <Amount amount={item.amount} currency={item.currency} />
+              </td>
+              <td>
+                <StateBadge state={item.state} />
+                {item.failureCode ? <div class="muted">{item.failureCode}</div> : null}
+              </td>
+              <td class="wide-only">{item.reason ?? "—"}</td>
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
       {refundable ? (
         <form class="inline-form" onSubmit={refund} key={left}>
@@ -113,12 +93,12 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
             {t("refunds.reason")}
             <input name="reason" maxLength={255} />
           </label>
-          <button type="submit" class="danger" disabled={busy}>
+          <button type="submit" class="danger" disabled={action.busy}>
             {t("refunds.submit")}
           </button>
         </form>
       ) : null}
-      <ErrorNote error={error} />
+      <ErrorNote error={action.error} />
     </div>
   );
 }

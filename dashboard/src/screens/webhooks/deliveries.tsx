@@ -5,7 +5,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Delivery } from "../../api.ts";
-import { DateTime, Empty, ErrorNote, StateBadge } from "../../components.tsx";
+import { DateTime, Empty, ErrorNote, StateBadge, StatusNote, useAction } from "../../components.tsx";
+import { ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 
 export function DeliveryLog({ deliveries, onChanged }: { deliveries: Delivery[]; onChanged: () => void }) {
@@ -22,22 +23,14 @@ export function DeliveryLog({ deliveries, onChanged }: { deliveries: Delivery[];
 
 function DeliveryItem({ delivery, onChanged }: { delivery: Delivery; onChanged: () => void }) {
   const { api, t } = useDashboard();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const [asked, setAsked] = useState(false);
-  const deliverAgain = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const deliverAgain = () =>
+    action.run(async () => {
       await api.webhooks.retry.mutate({ delivery_id: delivery.id });
       setAsked(true);
       onChanged();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <li class="card delivery" data-delivery-id={delivery.id} data-event-type={delivery.eventType} data-state={delivery.state}>
       <div class="card-head">
@@ -45,7 +38,7 @@ function DeliveryItem({ delivery, onChanged }: { delivery: Delivery; onChanged: 
         <StateBadge state={delivery.state} />
         <span class="muted">{t("deliveries.attempts", { count: delivery.attemptCount })}</span>
         <span class="spacer" />
-        <button type="button" class="secondary" onClick={deliverAgain} disabled={busy}>
+        <button type="button" class="secondary" onClick={deliverAgain} disabled={action.busy}>
           {t("deliveries.deliverAgain")}
         </button>
       </div>
@@ -71,39 +64,31 @@ function DeliveryItem({ delivery, onChanged }: { delivery: Delivery; onChanged: 
           </>
         ) : null}
       </dl>
-      {asked ? (
-        <p class="notice" role="status">
-          {t("deliveries.asked")}
-        </p>
-      ) : null}
-      <ErrorNote error={error} />
+      <StatusNote>{asked ? t("deliveries.asked") : null}</StatusNote>
+      <ErrorNote error={action.error} />
       {delivery.attempts.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list attempts">
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">{t("deliveries.when")}</th>
-                <th scope="col">{t("deliveries.status")}</th>
-                <th scope="col">{t("deliveries.duration")}</th>
-                <th scope="col">{t("deliveries.answer")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {delivery.attempts.map((attempt) => (
-                <tr key={attempt.attempt} data-status={attempt.status ?? "none"}>
-                  <td>{attempt.attempt}</td>
-                  <td>
-                    <DateTime iso={attempt.attemptedAt} />
-                  </td>
-                  <td>{attempt.status ?? t("deliveries.noAnswer")}</td>
-                  <td>{attempt.durationMs} ms</td>
-                  <td class="excerpt">{attempt.error ?? attempt.responseBody?.slice(0, 200) ?? ""}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          class="attempts"
+          columns={[
+            { label: "#" },
+            { label: t("deliveries.when") },
+            { label: t("deliveries.status") },
+            { label: t("deliveries.duration") },
+            { label: t("deliveries.answer") },
+          ]}
+        >
+          {delivery.attempts.map((attempt) => (
+            <tr key={attempt.attempt} data-status={attempt.status ?? "none"}>
+              <td>{attempt.attempt}</td>
+              <td>
+                <DateTime iso={attempt.attemptedAt} />
+              </td>
+              <td>{attempt.status ?? t("deliveries.noAnswer")}</td>
+              <td>{attempt.durationMs} ms</td>
+              <td class="excerpt">{attempt.error ?? attempt.responseBody?.slice(0, 200) ?? ""}</td>
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
     </li>
   );

@@ -4,7 +4,8 @@
  * cursors (`webhooks.get`, `update`, `delete`, `test`, `rotateSecret`, `replay`, `deliveries`).
  */
 import { useState } from "preact/hooks";
-import { DateTime, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { DateTime, ErrorNote, Loading, SecretOnce, SectionHead, StatusNote, useAction, useLoad } from "../../components.tsx";
+import { cursorOf, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
 import { EVENT_TYPES, type EventType } from "./webhooks.tsx";
@@ -23,25 +24,20 @@ function localValue(date: Date): string {
 export function WebhookScreen({ webhookId }: { webhookId: string }) {
   const { api, t, navigate } = useDashboard();
   const endpoint = useLoad(() => api.webhooks.get.query({ webhook_id: webhookId }), [webhookId]);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
-  const deliveries = useLoad(() => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...(cursor ? { cursor } : {}) }), [webhookId, cursor]);
+  const deliveries = usePages((cursor) => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...cursorOf(cursor) }), [webhookId]);
   const [secret, setSecret] = useState<string | undefined>();
   const [status, setStatus] = useState<string | undefined>();
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
 
   /** Runs an action, then says `done` and reloads the endpoint and its log; a failure shows the API's message. */
-  const act = async (action: () => Promise<unknown>, done: string) => {
-    setError(undefined);
+  const act = (run: () => Promise<unknown>, done: string) => {
     setStatus(undefined);
-    try {
-      await action();
+    return action.run(async () => {
+      await run();
       if (done) setStatus(done);
       endpoint.reload();
       deliveries.reload();
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
 
   const replay = (event: SubmitEvent) => {
@@ -119,12 +115,8 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
             </button>
           </div>
           {secret ? <SecretOnce secret={secret} onDone={() => setSecret(undefined)} /> : null}
-          {status ? (
-            <p class="notice" role="status">
-              {status}
-            </p>
-          ) : null}
-          <ErrorNote error={error} />
+          <StatusNote>{status}</StatusNote>
+          <ErrorNote error={action.error} />
           <details class="card">
             <summary>{t("webhook.editEvents")}</summary>
             <form class="stack" onSubmit={saveEvents} key={(current.events ?? []).join(",")}>
@@ -146,27 +138,10 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
               {t("webhook.replay")}
             </button>
           </form>
-          <div class="section-head">
-            <h2>{t("webhook.log")}</h2>
-            <button type="button" class="secondary" onClick={deliveries.reload}>
-              {t("refresh")}
-            </button>
-          </div>
+          <SectionHead title={t("webhook.log")} onRefresh={deliveries.reload} />
           <ErrorNote error={deliveries.error} />
           {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
-          <div class="pager">
-            <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-              {t("pager.previous")}
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              disabled={!deliveries.data?.nextCursor}
-              onClick={() => deliveries.data?.nextCursor && setCursors([...cursors, deliveries.data.nextCursor])}
-            >
-              {t("pager.next")}
-            </button>
-          </div>
+          <Pager pages={deliveries} />
         </>
       ) : null}
     </section>

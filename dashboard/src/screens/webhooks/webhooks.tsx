@@ -4,7 +4,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { DateTime, Empty, ErrorNote, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
+import { ListStates } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 
 export type EventType = Outputs["events"]["get"]["type"];
@@ -28,8 +29,7 @@ export function WebhooksScreen() {
   const { api, t } = useDashboard();
   const endpoints = useLoad(() => api.webhooks.list.query(), []);
   const [created, setCreated] = useState<{ id: string; secret: string } | undefined>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -37,9 +37,7 @@ export function WebhooksScreen() {
     const form = new FormData(formElement);
     const events = form.getAll("events").map(String) as EventType[];
     const description = String(form.get("description") ?? "").trim();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       const endpoint = await api.webhooks.create.mutate({
         url: String(form.get("url") ?? "").trim(),
         ...(events.length > 0 ? { events } : {}),
@@ -48,11 +46,7 @@ export function WebhooksScreen() {
       setCreated({ id: endpoint.id, secret: endpoint.secret });
       formElement.reset();
       endpoints.reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -60,25 +54,24 @@ export function WebhooksScreen() {
       <h1 id="webhooks-title">{t("webhooks.title")}</h1>
       <p class="hint">{t("webhooks.hint")}</p>
       {created ? <SecretOnce secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
-      <ErrorNote error={endpoints.error} />
-      {endpoints.loading && !endpoints.data ? <Loading /> : null}
-      {endpoints.data && endpoints.data.data.length === 0 ? <Empty>{t("webhooks.none")}</Empty> : null}
-      {endpoints.data && endpoints.data.data.length > 0 ? (
-        <ul class="cards" data-testid="endpoints">
-          {endpoints.data.data.map((endpoint) => (
-            <li key={endpoint.id} class="card" data-webhook-id={endpoint.id}>
-              <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
-                {endpoint.url}
-              </a>
-              <div class="muted">
-                {endpoint.description ? `${endpoint.description} · ` : ""}
-                {endpoint.events ? endpoint.events.join(", ") : t("webhooks.allEvents")} · {endpoint.enabled ? t("webhooks.enabled") : t("webhooks.disabled")} ·{" "}
-                <DateTime iso={endpoint.createdAt} />
-              </div>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <ListStates loaded={endpoints} items={(page) => page.data} empty={t("webhooks.none")}>
+        {(list) => (
+          <ul class="cards" data-testid="endpoints">
+            {list.map((endpoint) => (
+              <li key={endpoint.id} class="card" data-webhook-id={endpoint.id}>
+                <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
+                  {endpoint.url}
+                </a>
+                <div class="muted">
+                  {endpoint.description ? `${endpoint.description} · ` : ""}
+                  {endpoint.events ? endpoint.events.join(", ") : t("webhooks.allEvents")} · {endpoint.enabled ? t("webhooks.enabled") : t("webhooks.disabled")}{" "}
+                  · <DateTime iso={endpoint.createdAt} />
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </ListStates>
       <h2>{t("webhooks.create")}</h2>
       <form class="stack card" onSubmit={create}>
         <label>
@@ -98,8 +91,8 @@ export function WebhooksScreen() {
             </label>
           ))}
         </fieldset>
-        <ErrorNote error={error} />
-        <button type="submit" disabled={busy}>
+        <ErrorNote error={action.error} />
+        <button type="submit" disabled={action.busy}>
           {t("webhooks.createSubmit")}
         </button>
       </form>
