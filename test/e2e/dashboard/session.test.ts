@@ -41,6 +41,8 @@ describeWithChromium(
 
         await page.locator('button[data-language="en"]').click();
         await page.getByRole("heading", { name: "Payments" }).waitFor();
+        // The shell sets <html lang> in an effect, just after the screen is drawn in the new language.
+        await page.waitForFunction(() => document.documentElement.lang === "en", undefined, { timeout: 5_000 }).catch(() => undefined);
         expect(await page.locator("html").getAttribute("lang")).toBe("en");
         expect(await page.locator('[data-testid="environment"]').textContent()).toBe("Sandbox");
         await page.getByText("No payments yet.", { exact: false }).waitFor();
