@@ -17,6 +17,7 @@ import { scheduleTimeZoneMigration } from "./0009_schedule_time_zone.ts";
 import { anyProviderMigration } from "./0010_any_provider.ts";
 import { moneyOutMigration } from "./0011_money_out.ts";
 import { routingMigration } from "./0012_routing.ts";
+import { paymentPhoneSearchMigration } from "./0013_payment_phone_search.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "0010_any_provider": anyProviderMigration,
   "0011_money_out": moneyOutMigration,
   "0012_routing": routingMigration,
+  "0013_payment_phone_search": paymentPhoneSearchMigration,
 };

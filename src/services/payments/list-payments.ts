@@ -1,8 +1,9 @@
 /**
  * The tenant's payments of every kind, newest first, in pages (contract §6, `GET /payments`).
  */
-import { sql } from "kysely";
-import type { Environment, PaymentKind, PaymentState } from "../../db/schema.ts";
+import { type Kysely, sql } from "kysely";
+import { PHONE_KEY_SQL } from "../../db/migrations/0013_payment_phone_search.ts";
+import type { Database, Environment, PaymentKind, PaymentState } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { decodeCursor, encodeCursor } from "../paging.ts";
@@ -54,8 +55,25 @@ export interface PaymentPage {
 export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: ListPaymentsInput): Promise<PaymentPage> {
   assertKnownProvider(deps, input.provider);
   assertRanges(input);
+  // One row more than asked tells whether another page follows.
+  const rows = await paymentsMatching(deps.db, input)
+    .orderBy("id", "desc")
+    .limit(input.limit + 1)
+    .execute();
+  const page = rows.slice(0, input.limit);
+  return {
+    data: page.map(toPaymentView),
+    nextCursor: rows.length > input.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  };
+}
+
+/**
+ * The payments a list's filters and cursor keep, unordered: {@link listPayments}'s statement before its
+ * order and limit (a test reads its plan: a phone search is served by migration 0013's index).
+ */
+export function paymentsMatching(db: Kysely<Database>, input: Omit<ListPaymentsInput, "limit">) {
   const after = input.cursor === undefined ? undefined : decodeCursor("pay", input.cursor);
-  let query = deps.db.selectFrom("payments").selectAll().where("tenant_id", "=", input.tenantId).where("environment", "=", input.environment);
+  let query = db.selectFrom("payments").selectAll().where("tenant_id", "=", input.tenantId).where("environment", "=", input.environment);
   if (input.provider !== undefined) query = query.where("provider", "=", input.provider);
   if (input.kind !== undefined) query = query.where("kind", "=", input.kind);
   if (input.state !== undefined) query = query.where("state", "=", input.state);
@@ -66,24 +84,21 @@ export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: 
   if (input.amountMin !== undefined) query = query.where("amount", ">=", input.amountMin);
   if (input.amountMax !== undefined) query = query.where("amount", "<=", input.amountMax);
   if (input.phone !== undefined) {
-    // One number ends with the other: `+229 97 00 00 00` finds a checkout's `97000000` and the reverse.
-    const wanted = phoneDigits(input.phone);
-    const stored = sql<string>`regexp_replace(coalesce(customer->>'phone', ''), '[^0-9]', '', 'g')`;
+    // One number ends with the other: `+229 97 00 00 00` finds a checkout's `97000000` and the reverse. On
+    // the reversed digits (migration 0013's index) the first is a prefix range, the second an equality with
+    // one of the searched number's shorter prefixes (its suffixes of at least MIN_PHONE_DIGITS digits).
+    const reversed = [...phoneDigits(input.phone)].reverse().join("");
+    const shorter = Array.from({ length: reversed.length - MIN_PHONE_DIGITS }, (_, i) => reversed.slice(0, MIN_PHONE_DIGITS + i));
+    const key = sql.raw(`(${PHONE_KEY_SQL})`);
     query = query.where(({ or }) =>
-      or([sql<boolean>`${stored} like ${`%${wanted}`}`, sql<boolean>`(char_length(${stored}) >= ${MIN_PHONE_DIGITS} and ${wanted} like '%' || ${stored})`]),
+      or([
+        sql<boolean>`(${key} ~>=~ ${reversed} and ${key} ~<~ ${`${reversed}:`})`,
+        ...(shorter.length > 0 ? [sql<boolean>`${key} = any(${shorter}::text[])`] : []),
+      ]),
     );
   }
   if (after !== undefined) query = query.where("id", "<", after);
-  // One row more than asked tells whether another page follows.
-  const rows = await query
-    .orderBy("id", "desc")
-    .limit(input.limit + 1)
-    .execute();
-  const page = rows.slice(0, input.limit);
-  return {
-    data: page.map(toPaymentView),
-    nextCursor: rows.length > input.limit ? encodeCursor(page[page.length - 1]!.id) : null,
-  };
+  return query;
 }
 
 /** The fewest digits a phone search takes: fewer would match numbers that only share their last digits. */

@@ -4,6 +4,7 @@ import { monotonicFactory } from "ulid";
 import type { Environment, NewPayment, Payment } from "../../../src/db/schema.ts";
 import { PAYMENT_STATES } from "../../../src/services/payments/mod.ts";
 import { encodeCursor } from "../../../src/services/paging.ts";
+import { paymentsMatching } from "../../../src/services/payments/list-payments.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { expectIsolated } from "../../support/isolation.ts";
 
@@ -270,6 +271,28 @@ describe("GET /payments, searched by date, amount and phone", () => {
     expect(await idsOf("phone=22997000009")).toEqual([]);
     // Filters combine.
     expect(await idsOf("phone=97000001&amountMin=2000&from=2026-11-02T00:00:00Z")).toEqual([rows.late!.id]);
+  });
+
+  it("reads a phone search from its index, not every payment of the tenant", async () => {
+    const db = tg.gateway.deps.db;
+    // A tenant with 10,000 payments, and the statistics the planner reads.
+    const busy = await tg.insertTenant();
+    await sql`
+      insert into payments (id, tenant_id, environment, provider, kind, provider_account, amount, currency, description, customer)
+      select 'pay_' || lpad(n::text, 26, '0'), ${busy}, 'sandbox', 'providerA', 'direct_payment', 'service', 500, 'XOF', 'Bulk',
+             jsonb_build_object('phone', '+229' || (90000000 + n)::text)
+      from generate_series(1, 10000) as n`.execute(db);
+    await sql`analyze payments`.execute(db);
+    const search = { tenantId: busy, environment: "sandbox" as const, phone: "90 00 42 17" };
+    const found = await paymentsMatching(db, search).select("id").orderBy("id", "desc").limit(21).execute();
+    expect(found.map((row) => row.id)).toEqual([`pay_${"4217".padStart(26, "0")}`]);
+    const plan = (await paymentsMatching(db, search).orderBy("id", "desc").limit(21).explain()).map((row) => String(Object.values(row)[0]));
+    // Each arm of the search (ends with / is a suffix of) is an index condition, not a filter over the tenant's rows.
+    const phoneConditions = plan.filter((line) => line.includes("Index Cond") && line.includes("reverse(regexp_replace("));
+    expect({ phoneConditions: phoneConditions.length, filtered: plan.some((line) => line.includes("Filter:")) }, plan.join("\n")).toEqual({
+      phoneConditions: 2,
+      filtered: false,
+    });
   });
 
   it("refuses an empty range, a short phone and text that is no phone with the contract's 400", async () => {
