@@ -7,7 +7,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
+import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useAction, useLoad } from "../components.tsx";
+import { ListTable } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 import { daysAgo, dayValue, windowOf } from "../days.ts";
 import { downloadCsv } from "../download.ts";
@@ -29,26 +30,19 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
     setDays({ from: String(form.get("from")), to: String(form.get("to")) });
   };
 
-  const [downloadError, setDownloadError] = useState<unknown>();
-  const [downloading, setDownloading] = useState(false);
-  const download = async () => {
+  const downloading = useAction();
+  const download = () => {
     const window = windowOf(days.from, days.to);
     const query = new URLSearchParams(window).toString();
-    setDownloading(true);
-    setDownloadError(undefined);
-    try {
-      await downloadCsv({
+    return downloading.run(() =>
+      downloadCsv({
         token: session.token,
         onUnauthorized: sessionEnded,
         ...(scope === "all"
           ? { path: `/admin/reports/reconciliation?${query}`, filename: `reconciliation-all-${days.from}-${days.to}.csv` }
           : { path: `/reports/reconciliation?${query}`, tenantId, filename: `reconciliation-${days.from}-${days.to}.csv` }),
-      });
-    } catch (caught) {
-      setDownloadError(caught);
-    } finally {
-      setDownloading(false);
-    }
+      }),
+    );
   };
 
   return (
@@ -65,12 +59,12 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
           <input name="to" type="date" required defaultValue={days.to} max={today} />
         </label>
         <button type="submit">{t("filters.apply")}</button>
-        <button type="button" class="secondary" disabled={downloading} onClick={download}>
+        <button type="button" class="secondary" disabled={downloading.busy} onClick={download}>
           {t("reconciliation.download")}
         </button>
       </form>
       <p class="hint">{t("reconciliation.downloadHint")}</p>
-      <ErrorNote error={downloadError} />
+      <ErrorNote error={downloading.error} />
       <ErrorNote error={report.error} />
       {report.loading && !report.data ? <Loading /> : null}
       {report.data ? <ReportTables report={report.data} showTenant={scope === "all"} /> : null}
@@ -85,74 +79,66 @@ function ReportTables({ report, showTenant }: { report: Report; showTenant: bool
       <h2>{t("reconciliation.totals")}</h2>
       {report.rows.length === 0 ? <Empty>{t("reconciliation.none")}</Empty> : null}
       {report.rows.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="reconciliation-rows">
-            <thead>
-              <tr>
-                <th scope="col">{t("reconciliation.kind")}</th>
-                <th scope="col">{t("payments.provider")}</th>
-                <th scope="col">{t("money.operator")}</th>
-                <th scope="col">{t("payments.state")}</th>
-                <th scope="col">{t("reconciliation.count")}</th>
-                <th scope="col">{t("reconciliation.total")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.rows.map((row) => (
-                <tr key={`${row.kind}/${row.provider}/${row.operator}/${row.state}/${row.currency}`} data-kind={row.kind} data-state={row.state}>
-                  <td>{t(`reconciliation.kind.${row.kind}`)}</td>
-                  <td>{providerLabel(row.provider)}</td>
-                  <td>{row.operator}</td>
-                  <td>
-                    <StateBadge state={row.state} />
-                  </td>
-                  <td>{row.count}</td>
-                  <td>
-                    <Amount amount={row.total} currency={row.currency} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          testid="reconciliation-rows"
+          columns={[
+            { label: t("reconciliation.kind") },
+            { label: t("payments.provider") },
+            { label: t("money.operator") },
+            { label: t("payments.state") },
+            { label: t("reconciliation.count") },
+            { label: t("reconciliation.total") },
+          ]}
+        >
+          {report.rows.map((row) => (
+            <tr key={`${row.kind}/${row.provider}/${row.operator}/${row.state}/${row.currency}`} data-kind={row.kind} data-state={row.state}>
+              <td>{t(`reconciliation.kind.${row.kind}`)}</td>
+              <td>{providerLabel(row.provider)}</td>
+              <td>{row.operator}</td>
+              <td>
+                <StateBadge state={row.state} />
+              </td>
+              <td>{row.count}</td>
+              <td>
+                <Amount amount={row.total} currency={row.currency} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
       <h2>{t("reconciliation.differences")}</h2>
       {report.differences.length === 0 ? <Empty>{t("reconciliation.noDifferences")}</Empty> : null}
       {report.differences.length > 0 ? (
-        <div class="table-wrap">
-          <table class="list" data-testid="reconciliation-differences">
-            <thead>
-              <tr>
-                {showTenant ? <th scope="col">{t("tenants.id")}</th> : null}
-                <th scope="col">{t("payments.id")}</th>
-                <th scope="col">{t("reconciliation.ours")}</th>
-                <th scope="col">{t("reconciliation.theirs")}</th>
-                <th scope="col">{t("payments.amount")}</th>
-                <th scope="col">{t("reconciliation.lastSeen")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.differences.map((difference) => (
-                <tr key={difference.id}>
-                  {showTenant ? <td class="mono">{difference.tenantId}</td> : null}
-                  <td class="mono">{difference.id}</td>
-                  <td>
-                    <StateBadge state={difference.ourState} />
-                  </td>
-                  <td>
-                    {providerLabel(difference.provider)}: {difference.providerStatus}
-                  </td>
-                  <td>
-                    <Amount amount={difference.amount} currency={difference.currency} />
-                  </td>
-                  <td>
-                    <DateTime iso={difference.lastSeenAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable
+          testid="reconciliation-differences"
+          columns={[
+            ...(showTenant ? [{ label: t("tenants.id") }] : []),
+            { label: t("payments.id") },
+            { label: t("reconciliation.ours") },
+            { label: t("reconciliation.theirs") },
+            { label: t("payments.amount") },
+            { label: t("reconciliation.lastSeen") },
+          ]}
+        >
+          {report.differences.map((difference) => (
+            <tr key={difference.id}>
+              {showTenant ? <td class="mono">{difference.tenantId}</td> : null}
+              <td class="mono">{difference.id}</td>
+              <td>
+                <StateBadge state={difference.ourState} />
+              </td>
+              <td>
+                {providerLabel(difference.provider)}: {difference.providerStatus}
+              </td>
+              <td>
+                <Amount amount={difference.amount} currency={difference.currency} />
+              </td>
+              <td>
+                <DateTime iso={difference.lastSeenAt} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
     </>
   );

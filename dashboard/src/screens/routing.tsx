@@ -8,7 +8,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { Amount, Empty, ErrorNote, Loading, providerLabel, useLoad } from "../components.tsx";
+import { Amount, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import type { Language, MessageKey } from "../i18n.ts";
 
@@ -168,12 +168,7 @@ function RouteLists({
   const [notice, setNotice] = useState<{ wallet: string; message: MessageKey } | undefined>();
   return (
     <div data-testid="routing">
-      <div class="section-head">
-        <h2>{t("routing.routes")}</h2>
-        <button type="button" class="secondary" onClick={onRefresh}>
-          {t("refresh")}
-        </button>
-      </div>
+      <SectionHead title={t("routing.routes")} onRefresh={onRefresh} />
       <p class="hint">{t("routing.routesHint", { minutes: stats?.windowMinutes ?? 15 })}</p>
       <ErrorNote error={statsError} />
       {view.routes.length === 0 ? <Empty>{t("routing.none")}</Empty> : null}
@@ -226,8 +221,8 @@ function RouteCard({
     ...wallet.serving.filter((provider) => !wallet.providers.includes(provider)).map((provider) => ({ provider, enabled: false })),
   ];
   const [choices, setChoices] = useState<Choice[]>(initial);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const busy = action.busy;
   const chosen = choices.filter((choice) => choice.enabled).map((choice) => choice.provider);
   const changed = chosen.join(",") !== wallet.providers.join(",");
   const name = operatorName(wallet.operator);
@@ -238,18 +233,11 @@ function RouteCard({
     next.splice(index + by, 0, moved!);
     setChoices(next);
   };
-  const save = async (providers: string[], message: MessageKey) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const save = (providers: string[], message: MessageKey) =>
+    action.run(async () => {
       await api.routing.put.mutate({ rules: [{ operator: wallet.operator, country: wallet.country, providers }] });
       onSaved(message);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <li class="card route" data-operator={wallet.operator} data-country={wallet.country} data-configured={String(wallet.configured)}>
@@ -325,12 +313,8 @@ function RouteCard({
           </button>
         ) : null}
       </div>
-      {notice && !changed ? (
-        <p class="notice" role="status">
-          {t(notice)}
-        </p>
-      ) : null}
-      <ErrorNote error={error} />
+      <StatusNote>{notice && !changed ? t(notice) : null}</StatusNote>
+      <ErrorNote error={action.error} />
     </li>
   );
 }

@@ -7,7 +7,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { DateTime, Empty, ErrorNote, type Loaded, Loading, SecretOnce, useLoad } from "../../components.tsx";
+import { DateTime, Empty, ErrorNote, type Loaded, Loading, SecretOnce, StatusNote, useAction, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatDateTime, type MessageKey } from "../../i18n.ts";
 import { CredentialVersions } from "./credential-versions.tsx";
@@ -104,7 +104,7 @@ function CredentialsSection(props: {
   onSaved: () => void;
 }) {
   const { session, t } = useDashboard();
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
   const [saved, setSaved] = useState<string | undefined>();
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -112,18 +112,15 @@ function CredentialsSection(props: {
     const form = new FormData(formElement);
     const environment = String(form.get("environment")) as Environment;
     const values = Object.fromEntries(props.fields.map((field) => [field.name, String(form.get(field.name) ?? "").trim()]));
-    setError(undefined);
     setSaved(undefined);
-    try {
+    await action.run(async () => {
       await props.save(environment, values);
       // The values leave the page once sent: only the masked set is shown from now on.
       formElement.reset();
       setSaved(t("settings.saved", { environment: environment === "live" ? t("env.live") : t("env.sandbox") }));
       props.sets.reload();
       props.onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
   const sets = props.sets.data?.data ?? [];
   return (
@@ -175,12 +172,8 @@ function CredentialsSection(props: {
             <input name={field.name} type="password" autoComplete="off" required={!field.optional} spellcheck={false} />
           </label>
         ))}
-        {saved ? (
-          <p class="notice" role="status">
-            {saved}
-          </p>
-        ) : null}
-        <ErrorNote error={error} />
+        <StatusNote>{saved}</StatusNote>
+        <ErrorNote error={action.error} />
         <button type="submit">{t("settings.save")}</button>
       </form>
     </div>
@@ -191,34 +184,30 @@ function CredentialsSection(props: {
 function CallbackSecret({ tenantId }: { tenantId: string }) {
   const { api, language, t } = useDashboard();
   const [rotated, setRotated] = useState<{ secret: string; previousExpiresAt: string } | undefined>();
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
   const rotate = async () => {
     if (!confirm(t("settings.callbackConfirm"))) return;
-    setError(undefined);
-    try {
+    await action.run(async () => {
       const answer = await api.tenants.rotateCallbackSecret.mutate({ tenant_id: tenantId });
       setRotated({ secret: answer.callbackSecret, previousExpiresAt: answer.previousExpiresAt });
-    } catch (caught) {
-      setError(caught);
-    }
+    });
   };
   return (
     <div class="card" data-testid="callback-secret">
       <h2>{t("settings.callbackTitle")}</h2>
       <p class="hint">{t("settings.callbackHint")}</p>
       {rotated ? (
-        <>
-          <p class="notice" role="status">
-            {t("settings.callbackRotated", { until: formatDateTime(language, rotated.previousExpiresAt) })}
-          </p>
-          <SecretOnce secret={rotated.secret} onDone={() => setRotated(undefined)} />
-        </>
+        <SecretOnce
+          note={t("settings.callbackRotated", { until: formatDateTime(language, rotated.previousExpiresAt) })}
+          secret={rotated.secret}
+          onDone={() => setRotated(undefined)}
+        />
       ) : (
         <button type="button" class="secondary" onClick={rotate}>
           {t("settings.callbackRotate")}
         </button>
       )}
-      <ErrorNote error={error} />
+      <ErrorNote error={action.error} />
     </div>
   );
 }

@@ -6,7 +6,7 @@
  * its message.
  */
 import type { Outputs } from "../../api.ts";
-import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../../components.tsx";
+import { Amount, DateTime, ErrorNote, Loading, providerLabel, SectionHead, StateBadge, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount, type MessageKey } from "../../i18n.ts";
 import { hashOf } from "../../routes.ts";
@@ -98,12 +98,7 @@ export function PaymentScreen({ paymentId }: { paymentId: string }) {
       {payment.data ? <PaymentFacts payment={payment.data} /> : null}
       {payment.data ? (
         <>
-          <div class="section-head">
-            <h2>{t("payment.timeline")}</h2>
-            <button type="button" class="secondary" onClick={reload}>
-              {t("refresh")}
-            </button>
-          </div>
+          <SectionHead title={t("payment.timeline")} onRefresh={reload} />
           <ErrorNote error={events.error} />
           <ol class="timeline" data-testid="timeline">
             {timelineOf(payment.data, events.data?.data ?? [], refunds.data?.data ?? [], t, (value) =>
@@ -117,12 +112,7 @@ export function PaymentScreen({ paymentId }: { paymentId: string }) {
           </ol>
           <RefundsSection payment={payment.data} refunds={refunds} onChanged={reload} />
           <div data-testid="payment-deliveries">
-            <div class="section-head">
-              <h2>{t("payment.deliveries")}</h2>
-              <button type="button" class="secondary" onClick={reload}>
-                {t("refresh")}
-              </button>
-            </div>
+            <SectionHead title={t("payment.deliveries")} onRefresh={reload} />
             <ErrorNote error={deliveries.error} />
             {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
           </div>

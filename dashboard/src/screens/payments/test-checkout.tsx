@@ -4,24 +4,21 @@
  * sandbox page it opens — before writing any code.
  */
 import { useState } from "preact/hooks";
-import { ErrorNote } from "../../components.tsx";
+import { ErrorNote, StatusNote, useAction } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 
 export function TestCheckout({ onCreated }: { onCreated: () => void }) {
   const { api, session, t } = useDashboard();
   const [created, setCreated] = useState<{ paymentId: string; pageUrl: string } | undefined>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   if (session.environment !== "sandbox") return null;
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
     const back = `${location.origin}/dashboard`;
-    setBusy(true);
-    setError(undefined);
     setCreated(undefined);
-    try {
+    await action.run(async () => {
       const answer = await api.providerB.checkout.mutate({
         amount: Number(form.get("amount")),
         description: String(form.get("description") ?? "").trim(),
@@ -31,11 +28,7 @@ export function TestCheckout({ onCreated }: { onCreated: () => void }) {
       });
       setCreated({ paymentId: answer.paymentId, pageUrl: answer.response_text });
       onCreated();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -55,19 +48,19 @@ export function TestCheckout({ onCreated }: { onCreated: () => void }) {
           {t("payment.customer")}
           <input name="customer" required maxLength={255} defaultValue="Awa Diop" />
         </label>
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={action.busy}>
           {t("testCheckout.submit")}
         </button>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={action.error} />
       {created ? (
-        <p class="notice" role="status">
+        <StatusNote>
           {t("testCheckout.created")}{" "}
           <a href={created.pageUrl} target="_blank" rel="noopener noreferrer" data-testid="checkout-page">
             {t("testCheckout.open")}
           </a>{" "}
           · <a href={`#/payments/${encodeURIComponent(created.paymentId)}`}>{t("testCheckout.follow")}</a>
-        </p>
+        </StatusNote>
       ) : null}
     </details>
   );
