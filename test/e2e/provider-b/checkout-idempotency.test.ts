@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { TestDatabase } from "../../support/db.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "../../support/provider-b-rig.ts";
 
-const TIMEOUT_MS = 500;
+const TIMEOUT_MS = 1_500;
 
 /** What happens to the next invoice creation: answered too late (provider B made it), or a 500. */
 let nextCreate: "late" | "fail5xx" | undefined;

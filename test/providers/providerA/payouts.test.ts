@@ -16,7 +16,7 @@ import { rejectionOf } from "../../support/errors.ts";
 import type { Json } from "../../support/json.ts";
 import { waitUntil } from "../../support/wait.ts";
 
-const TIMEOUT_MS = 400;
+const TIMEOUT_MS = 1_500;
 
 /** What the proxy does to the next request matching `match`: answer after the timeout (it acted), fail with a 5xx (it did not). */
 type Fault = { match: RegExp; kind: "lose_answer" | "fail5xx" };
