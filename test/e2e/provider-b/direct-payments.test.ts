@@ -26,7 +26,7 @@ beforeAll(async () => {
   sim = startPayoutSimulator(100);
   database = await createTestDatabase();
   deafDatabase = await createTestDatabase();
-  gw = await startRigGateway({ sim, database, workerOptions: { sweepEveryMs: 60_000 }, env: { PROVIDER_TIMEOUT_MS: "1000" } });
+  gw = await startRigGateway({ sim, database, workerOptions: { sweepEveryMs: 60_000 }, env: { PROVIDER_TIMEOUT_MS: "2500" } });
   deaf = await startRigGateway({ sim, database: deafDatabase, publicBaseUrl: `http://127.0.0.1:${await freePort()}`, workerOptions: { sweepEveryMs: 60_000 } });
 }, 60_000);
 
@@ -205,7 +205,7 @@ describe("provider B direct payments through collectByPush", () => {
       { state: "failed", failure_code: "provider_unreachable" },
     ]);
 
-    await next({ answer: "timeout_after", delayMs: 2_000 });
+    await next({ answer: "timeout_after", delayMs: 4_000 });
     const late = await attempt("+2250501020303");
     expect(late).toBeInstanceOf(ProviderError);
     expect(late.status).toBe(504);

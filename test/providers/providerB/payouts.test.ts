@@ -38,7 +38,7 @@ beforeAll(async () => {
   sim = startPayoutSimulator(100);
   receiver = startCallbackReceiver();
   database = await createTestDatabase();
-  gw = await startRigGateway({ sim, database, workers: false, publicBaseUrl: receiver.url, env: { PROVIDER_TIMEOUT_MS: "1000" } });
+  gw = await startRigGateway({ sim, database, workers: false, publicBaseUrl: receiver.url, env: { PROVIDER_TIMEOUT_MS: "2500" } });
   deps = gw.gateway.deps;
   const tenant = await gw.tenantWithAccount(sim);
   tenantId = tenant.tenantId;
@@ -110,7 +110,7 @@ describe("providerB.payouts.send", () => {
     expect((await disbursementsUnder(sim, payout.payoutId))[0]!.submits).toBe(1);
   });
 
-  for (const fault of [{ answer: "server_error" } as const, { answer: "timeout", delayMs: 1500 } as const]) {
+  for (const fault of [{ answer: "server_error" } as const, { answer: "timeout", delayMs: 4000 } as const]) {
     it(`reports a submit whose answer is lost (${fault.answer}) as mayHaveActed, and a second send does not submit again`, async () => {
       const payout = request({ amount: 300 });
       await loseNextSubmit(sim, fault);
