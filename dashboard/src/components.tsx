@@ -140,6 +140,41 @@ export function StateBadge({ state, label }: { state: string; label?: string }) 
 }
 
 /**
+ * The first cells of a row of money (a payment, payout, refund, charge, permit): when it was created, its
+ * amount, and its state, with `detail` (why it failed) under the badge.
+ */
+export function CreatedAmountState({
+  createdAt,
+  amount,
+  currency,
+  state,
+  label,
+  detail,
+}: {
+  createdAt: string;
+  amount: number;
+  currency: string;
+  state: string;
+  label?: string;
+  detail?: string | null;
+}) {
+  return (
+    <>
+      <td>
+        <DateTime iso={createdAt} />
+      </td>
+      <td>
+        <Amount amount={amount} currency={currency} />
+      </td>
+      <td>
+        <StateBadge state={state} label={label} />
+        {detail ? <div class="muted">{detail}</div> : null}
+      </td>
+    </>
+  );
+}
+
+/**
  * A secret shown once, with a button that copies it. The secret lives in this component's props only: once
  * the merchant closes the box it is gone from the page. `note` (what was created, its id) is said above it.
  */

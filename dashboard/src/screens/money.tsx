@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, SectionHead, StateBadge, StatusNote, useAction, useLoad } from "../components.tsx";
+import { Amount, CreatedAmountState, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 import { formatAmount } from "../i18n.ts";
@@ -172,16 +172,13 @@ export function MoneyScreen() {
           >
             {list.map((payout) => (
               <tr key={payout.id} data-payout-id={payout.id} data-state={payout.state}>
-                <td>
-                  <DateTime iso={payout.createdAt} />
-                </td>
-                <td>
-                  <Amount amount={payout.amount} currency={payout.currency} />
-                </td>
-                <td>
-                  <StateBadge state={payout.state} />
-                  {payout.failureCode ? <div class="muted">{payout.failureCode}</div> : null}
-                </td>
+                <CreatedAmountState
+                  createdAt={payout.createdAt}
+                  amount={payout.amount}
+                  currency={payout.currency}
+                  state={payout.state}
+                  detail={payout.failureCode}
+                />
                 <td class="mono">
                   {payout.recipient.phone.number} · {payout.recipient.operator}
                 </td>

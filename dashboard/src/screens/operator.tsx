@@ -5,7 +5,7 @@
  * refusal: the dashboard adds no way in that the API does not have.
  */
 import { useState } from "preact/hooks";
-import { Amount, DateTime, ErrorNote, providerLabel, SecretOnce, StateBadge, useAction, useLoad } from "../components.tsx";
+import { CreatedAmountState, ErrorNote, providerLabel, SecretOnce, useAction, useLoad } from "../components.tsx";
 import { cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 
@@ -112,15 +112,7 @@ export function StuckPaymentsScreen() {
           >
             {list.map((payment) => (
               <tr key={payment.id}>
-                <td>
-                  <DateTime iso={payment.createdAt} />
-                </td>
-                <td>
-                  <Amount amount={payment.amount} currency={payment.currency} />
-                </td>
-                <td>
-                  <StateBadge state={payment.state} />
-                </td>
+                <CreatedAmountState createdAt={payment.createdAt} amount={payment.amount} currency={payment.currency} state={payment.state} />
                 <td>{providerLabel(payment.provider)}</td>
                 <td class="mono">{payment.id}</td>
               </tr>

@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { type Outputs, statusOf } from "../api.ts";
-import { Amount, DateTime, Empty, ErrorNote, Loading, StateBadge, useAction, useLoad } from "../components.tsx";
+import { Amount, CreatedAmountState, DateTime, Empty, ErrorNote, Loading, StateBadge, useAction, useLoad } from "../components.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 
@@ -48,15 +48,13 @@ export function PermitsScreen() {
           >
             {list.map((permit) => (
               <tr key={permit.permitId} data-permit-id={permit.permitId}>
-                <td>
-                  <DateTime iso={permit.createdAt} />
-                </td>
-                <td>
-                  <Amount amount={permit.maxAmount} currency={permit.currency} />
-                </td>
-                <td>
-                  <StateBadge state={permit.status} label={t(`permitStatus.${permit.status}`)} />
-                </td>
+                <CreatedAmountState
+                  createdAt={permit.createdAt}
+                  amount={permit.maxAmount}
+                  currency={permit.currency}
+                  state={permit.status}
+                  label={t(`permitStatus.${permit.status}`)}
+                />
                 <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
                 <td>
                   <a class="mono" href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
@@ -221,16 +219,13 @@ export function PermitScreen({ permitId }: { permitId: string }) {
               >
                 {list.map((charge) => (
                   <tr key={charge.chargeId}>
-                    <td>
-                      <DateTime iso={charge.createdAt} />
-                    </td>
-                    <td>
-                      <Amount amount={charge.amount} currency={charge.currency} />
-                    </td>
-                    <td>
-                      <StateBadge state={charge.status} />
-                      {charge.failReason ? <div class="muted">{charge.failReason}</div> : null}
-                    </td>
+                    <CreatedAmountState
+                      createdAt={charge.createdAt}
+                      amount={charge.amount}
+                      currency={charge.currency}
+                      state={charge.status}
+                      detail={charge.failReason}
+                    />
                     <td>
                       <a class="mono" href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
                         {charge.paymentId}

@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Inputs, Payment } from "../../api.ts";
-import { Amount, DateTime, providerLabel, StateBadge } from "../../components.tsx";
+import { CreatedAmountState, providerLabel } from "../../components.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
@@ -147,15 +147,7 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
     >
       {payments.map((payment) => (
         <tr key={payment.id} data-payment-id={payment.id} data-state={payment.state}>
-          <td>
-            <DateTime iso={payment.createdAt} />
-          </td>
-          <td>
-            <Amount amount={payment.amount} currency={payment.currency} />
-          </td>
-          <td>
-            <StateBadge state={payment.state} />
-          </td>
+          <CreatedAmountState createdAt={payment.createdAt} amount={payment.amount} currency={payment.currency} state={payment.state} />
           <td class="wide-only">{providerLabel(payment.provider)}</td>
           <td class="wide-only">{payment.description}</td>
           <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>

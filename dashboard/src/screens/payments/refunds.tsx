@@ -4,7 +4,7 @@
  * What is left is the payment's amount less its refunds that have not failed, as the API counts it.
  */
 import type { Outputs, Payment } from "../../api.ts";
-import { Amount, DateTime, ErrorNote, type Loaded, SectionHead, StateBadge, useAction } from "../../components.tsx";
+import { CreatedAmountState, ErrorNote, type Loaded, SectionHead, useAction } from "../../components.tsx";
 import { ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount } from "../../i18n.ts";
@@ -68,16 +68,7 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
         >
           {list.map((item) => (
             <tr key={item.id} data-refund-id={item.id} data-state={item.state}>
-              <td>
-                <DateTime iso={item.createdAt} />
-              </td>
-              <td>
-                <Amount amount={item.amount} currency={item.currency} />
-              </td>
-              <td>
-                <StateBadge state={item.state} />
-                {item.failureCode ? <div class="muted">{item.failureCode}</div> : null}
-              </td>
+              <CreatedAmountState createdAt={item.createdAt} amount={item.amount} currency={item.currency} state={item.state} detail={item.failureCode} />
               <td class="wide-only">{item.reason ?? "—"}</td>
             </tr>
           ))}
