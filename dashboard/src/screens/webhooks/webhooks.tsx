@@ -22,8 +22,17 @@ export const EVENT_TYPES = [
   "permit.charge.succeeded",
   "permit.charge.failed",
   "permit.schedule.past_due",
+  "payout.sent",
+  "payout.failed",
+  "refund.succeeded",
+  "refund.failed",
   "webhook.test",
 ] as const satisfies readonly EventType[];
+
+/** Every type the API sends is offered: a type added to the API and not here fails `bun run typecheck`. */
+type Unoffered = Exclude<EventType, (typeof EVENT_TYPES)[number]>;
+const everyTypeOffered: [Unoffered] extends [never] ? true : Unoffered = true;
+void everyTypeOffered;
 
 export function WebhooksScreen() {
   const { api, t } = useDashboard();
