@@ -398,13 +398,13 @@ describe("keeping status true without readers", () => {
           const rows = await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "in", ids).execute();
           return rows.every((r) => r.state === "succeeded") ? rows : undefined;
         },
-        { what: "every pending payment settled", timeoutMs: 8_000, intervalMs: 100 },
+        { what: "every pending payment settled", timeoutMs: 20_000, intervalMs: 100 },
       );
       expect(rows.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     } finally {
       await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
     }
-  }, 20_000);
+  }, 40_000);
 });
 
 describe("a create call that got no answer (contract §4: found by our pay_ id)", () => {
