@@ -4,6 +4,7 @@
  * test can take a real PostgreSQL "down" and bring it back without touching the server other tests use.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { freePort } from "./ports.ts";
 
 export interface TcpProxy {
   /** The port the proxy listens on (the same one across modes). */
@@ -22,7 +23,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let mode: "forward" | "blackhole" = "forward";
   const sockets = new Set<Socket>();
   let server: Server | undefined;
-  let port = 0;
+  // Outside the ephemeral range (freePort): it listens again on this port after a refusal, and a port from
+  // that range could have gone to another test's connection in between.
+  let port = await freePort();
 
   const track = (socket: Socket) => {
     sockets.add(socket);
