@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "bun:test";
+import { afterAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { describeOnEmbeddedPass } from "./support/passes.ts";
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +16,10 @@ import { createScratchDatabase } from "./support/db.ts";
 import { TEST_ENV } from "./support/gateway.ts";
 import { freePort } from "./support/ports.ts";
 import { cleanEnv, waitReady } from "./support/spawned-gateway.ts";
+
+// Each test starts `bun src/main.ts` one to eight times in turn, a second or so each, more on a busy machine
+// (other test files run meanwhile).
+setDefaultTimeout(60_000);
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const dirs: string[] = [];
