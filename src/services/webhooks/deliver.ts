@@ -98,8 +98,9 @@ export async function deliverOnce(deps: Deps, deliveryId: string, options: Deliv
 }
 
 /**
- * The lease, taken by one atomic UPDATE that only matches a pending delivery nobody holds (and, for a
- * job made for attempt k, one that has made k − 1 attempts), joined in the same statement with the
+ * The lease, taken by one atomic statement that only matches a pending delivery nobody holds (and, for a
+ * job made for attempt k, one that has made k − 1 attempts) and no other statement has locked at that
+ * instant (`for update skip locked`: it never waits, so two processes' batches cannot deadlock), joined in the same statement with the
  * event, the endpoint and the sealed secrets that sign right now (the endpoint's, or the tenant's
  * callback secrets for a direct delivery), newest first. It takes the leases of several deliveries at
  * once (`ids`, with each one's required number of previous attempts in `previous`, null for any): one
@@ -108,16 +109,22 @@ export async function deliverOnce(deps: Deps, deliveryId: string, options: Deliv
 const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; now: Date; leaseUntil: Date }>()((db, p) =>
   db
     .with("wanted", () => sql<{ id: string; prev: number | null }>`(select * from unnest(${p.ids}::text[], ${p.previous}::int[]) as w(id, prev))`)
-    .with("leased", (db) =>
+    // The rows it may lease, locked without waiting: a row locked right now is being leased, recorded or
+    // re-opened by another statement (its attempt is under way), and waiting for it while holding others
+    // could deadlock with another process's batch, whose rows come in another order.
+    .with("free", (db) =>
       db
-        .updateTable("deliveries")
-        .from("wanted")
-        .set({ locked_until: p.leaseUntil })
-        .whereRef("deliveries.id", "=", "wanted.id")
+        .selectFrom("deliveries")
+        .innerJoin("wanted", "wanted.id", "deliveries.id")
+        .select("deliveries.id")
         .where("deliveries.state", "=", "pending")
         .where((eb) => eb.or([eb("deliveries.locked_until", "is", null), eb("deliveries.locked_until", "<", p.now)]))
         .where((eb) => eb.or([eb("wanted.prev", "is", null), eb("deliveries.attempts", "=", eb.ref("wanted.prev"))]))
-        .returningAll("deliveries"),
+        .forUpdate("deliveries")
+        .skipLocked(),
+    )
+    .with("leased", (db) =>
+      db.updateTable("deliveries").from("free").set({ locked_until: p.leaseUntil }).whereRef("deliveries.id", "=", "free.id").returningAll("deliveries"),
     )
     .selectFrom("leased")
     .innerJoin("events", "events.id", "leased.event_id")

@@ -199,6 +199,37 @@ describe(`never lost — ${driver}`, () => {
     40_000,
   );
 
+  it.skipIf(!DATABASE_URL)(
+    `(e) two processes taking the leases of the same deliveries in opposite orders never deadlock${DATABASE_URL ? "" : " (SKIPPED: needs DATABASE_URL)"}`,
+    async () => {
+      const a = await startDeliveryGateway({ start: false });
+      const b = await startDeliveryGateway({ start: false, database: a.database, prefix: a.prefix });
+      const receiver = await startReceiver({ respond: async () => (await Bun.sleep(5), new Response(null, { status: 200 })) });
+      try {
+        const scope = await tenantOf(a);
+        for (const path of ["/e1", "/e2", "/e3"]) await createEndpoint(a.deps, { ...scope, url: `${receiver.url}${path}` });
+        const all: string[] = [];
+        for (let round = 0; round < 10; round++) {
+          const ids: string[] = [];
+          for (let i = 0; i < 15; i++) ids.push(...(await a.record({ tenantId: scope.tenantId })).deliveryIds);
+          all.push(...ids);
+          // Each process takes its leases in one statement per turn of its event loop: one batch in the ids'
+          // order, the other in reverse. A statement that waited for a row while holding others deadlocked.
+          const settled = await Promise.allSettled([...ids.map((id) => deliverOnce(a.deps, id)), ...[...ids].reverse().map((id) => deliverOnce(b.deps, id))]);
+          const errors = settled.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+          expect({ round, errors }).toEqual({ round, errors: [] });
+        }
+        await allSucceeded(a, all, 10_000, "every delivery of the ten rounds");
+        await expectDeliveredExactlyOnce(a, receiver, all);
+      } finally {
+        await receiver.stop();
+        await b.close();
+        await a.close();
+      }
+    },
+    60_000,
+  );
+
   it("(d) an event that succeeded is never delivered twice to an endpoint: duplicate jobs, two workers, sweeps", async () => {
     const workers = { sweepEveryMs: 100, webhookConcurrency: 20 };
     const env = { WEBHOOK_RETRY_SCHEDULE: "100ms,100ms,100ms" };
