@@ -20,7 +20,7 @@
 import type { Insertable } from "kysely";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
-import type { CustomData, PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
+import type { PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
 import { ProviderError } from "../../errors.ts";
 import { CollectionError, type PaymentMethodCapability, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
@@ -29,7 +29,7 @@ import { applyDirectPaymentUpdate } from "./apply-update.ts";
 
 type PaymentColumns = Insertable<PaymentsTable>;
 
-/** The new row (precompiled: this runs on every payment). */
+/** The new row of the spec's endpoint (precompiled: this runs on every payment); `POST /payments` writes its own with its attempt. */
 export const insertDirectPayment = precompile<{
   id: string;
   tenant_id: string;
@@ -43,10 +43,6 @@ export const insertDirectPayment = precompile<{
   customer: PaymentCustomer;
   payment_method: string;
   callback_url: string | null;
-  /** The routing vocabulary's operator (`POST /payments`); null on the spec's endpoint. */
-  operator: string | null;
-  /** `POST /payments`'s metadata; null on the spec's endpoint. */
-  custom_data: CustomData | null;
   created_at: Date;
   updated_at: Date;
 }>()((db, p) =>
@@ -64,8 +60,6 @@ export const insertDirectPayment = precompile<{
     customer: p.customer,
     payment_method: p.payment_method,
     callback_url: p.callback_url,
-    operator: p.operator,
-    custom_data: p.custom_data,
     created_at: p.created_at,
     updated_at: p.updated_at,
   }),
@@ -153,8 +147,6 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     customer: { ...collection.customer, phone: collection.phone.number, country: collection.phone.country },
     payment_method: method.method,
     callback_url: collection.callbackUrl ?? null,
-    operator: null,
-    custom_data: null,
     created_at: now,
     updated_at: now,
   });

@@ -6,7 +6,7 @@ import { PHONE_KEY_SQL } from "../../db/migrations/0013_payment_phone_search.ts"
 import type { Database, Environment, PaymentKind, PaymentState } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
-import { decodeCursor, encodeCursor } from "../paging.ts";
+import { decodeCursor, toPage } from "../paging.ts";
 import { assertKnownProvider, toPaymentView, type PaymentView } from "./payment-view.ts";
 
 export interface ListPaymentsInput {
@@ -56,15 +56,14 @@ export async function listPayments(deps: Pick<Deps, "db" | "providers">, input: 
   assertKnownProvider(deps, input.provider);
   assertRanges(input);
   // One row more than asked tells whether another page follows.
-  const rows = await paymentsMatching(deps.db, input)
-    .orderBy("id", "desc")
-    .limit(input.limit + 1)
-    .execute();
-  const page = rows.slice(0, input.limit);
-  return {
-    data: page.map(toPaymentView),
-    nextCursor: rows.length > input.limit ? encodeCursor(page[page.length - 1]!.id) : null,
-  };
+  const { rows, nextCursor } = toPage(
+    await paymentsMatching(deps.db, input)
+      .orderBy("id", "desc")
+      .limit(input.limit + 1)
+      .execute(),
+    input.limit,
+  );
+  return { data: rows.map(toPaymentView), nextCursor };
 }
 
 /**

@@ -7,7 +7,7 @@
 export { createPayment, paymentRequest, type PaymentRequest, quotePayment, quoteSchema } from "./create-payment.ts";
 export { getPayment, type GetPaymentInput } from "./get-payment.ts";
 export { countStuckPayments, listStuckPayments, STUCK_AFTER_MS, type ListStuckInput, type StuckPaymentView } from "./stuck-payments.ts";
-export { listPayments, MIN_PHONE_DIGITS, phoneDigits, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";
+export { listPayments, MIN_PHONE_DIGITS, type ListPaymentsInput, type PaymentPage } from "./list-payments.ts";
 export {
   CURRENCIES,
   PAYMENT_KINDS,
