@@ -53,9 +53,16 @@ export async function routeList(
     .where("operator", "=", operator)
     .where("country", "=", country)
     .executeTakeFirst();
-  if (!rule) return { routes: serving, configured: false };
-  // A provider the gateway stopped running (or that stopped serving the wallet) drops out of the list.
-  const routes = rule.providers.flatMap((name) => serving.filter((route) => route.provider.name === name));
+  return applyRule(serving, rule?.providers);
+}
+
+/**
+ * A wallet's routes under the tenant's rule: the rule's providers in its order, less those the gateway stopped
+ * running or that stopped serving the wallet; every serving route, in the gateway's order, when nothing is left
+ * of the rule or there is none.
+ */
+function applyRule(serving: Route[], rule: string[] | undefined): { routes: Route[]; configured: boolean } {
+  const routes = (rule ?? []).flatMap((name) => serving.filter((route) => route.provider.name === name));
   return { routes: routes.length > 0 ? routes : serving, configured: routes.length > 0 };
 }
 
@@ -109,10 +116,10 @@ export async function getRouting(deps: Pick<Deps, "db" | "providers">, scope: { 
     .execute();
   const ruleOf = new Map(rules.map((rule) => [`${rule.country}:${rule.operator}`, rule.providers]));
   const routes = servedWallets(deps).map((wallet) => {
-    const serving = servingRoutes(deps, wallet.operator, wallet.country).map((route) => route.provider.name);
-    // As routeList: a provider the gateway stopped running (or that stopped serving the wallet) drops out.
-    const own = (ruleOf.get(`${wallet.country}:${wallet.operator}`) ?? []).filter((name) => serving.includes(name));
-    return { ...wallet, providers: own.length > 0 ? own : serving, configured: own.length > 0, serving };
+    const serving = servingRoutes(deps, wallet.operator, wallet.country);
+    const { routes: list, configured } = applyRule(serving, ruleOf.get(`${wallet.country}:${wallet.operator}`));
+    const names = (of: Route[]) => of.map((route) => route.provider.name);
+    return { ...wallet, providers: names(list), configured, serving: names(serving) };
   });
   return { environment: scope.environment, routes };
 }
