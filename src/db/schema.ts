@@ -587,6 +587,8 @@ export interface LedgerEntriesTable {
   kind: LedgerKind;
   subject_id: string;
   provider: string;
+  /** Where the money sits (migration 0014): `pooled:<provider>` (the service's account) or `own:<provider>` (the tenant's). */
+  holding: string;
   created_at: CreatedAt;
 }
 

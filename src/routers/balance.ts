@@ -6,7 +6,14 @@
 import { z } from "zod";
 import { balanceSchema, getBalance, ledgerEntrySchema, listLedgerEntries } from "../services/ledger/balance.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
-import { reconciliationCsv, reconciliationQuery, reconciliationReport, reconciliationSchema } from "../services/reports/reconciliation.ts";
+import {
+  adminReconciliationReport,
+  adminReconciliationSchema,
+  reconciliationCsv,
+  reconciliationQuery,
+  reconciliationReport,
+  reconciliationSchema,
+} from "../services/reports/reconciliation.ts";
 import { adminProcedure, router, tenantProcedure } from "./trpc.ts";
 
 const csvNote = " Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).";
@@ -20,9 +27,11 @@ export const balanceRouter = router({
         tags: ["balance"],
         summary: "The tenant's balance",
         description:
-          "Per currency, in the token's environment: available (collected, less payouts and refunds sent or on their way) and pending " +
-          "(payouts and refunds not final yet), from the tenant's double-entry ledger; beside it, what each provider reports for the " +
-          "tenant's own account there.",
+          "Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own " +
+          "account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds " +
+          "sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an " +
+          "own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what " +
+          "the tenant holds on that account.",
       },
       tenantHeader: "accepted",
     })
@@ -81,15 +90,18 @@ export const balanceRouter = router({
         path: "/admin/reports/reconciliation",
         tags: ["admin"],
         summary: "Reconciliation across every tenant",
-        description: `As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment. Admin token only.${csvNote}`,
+        description:
+          "As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; " +
+          "and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, " +
+          `what the provider reports, and the difference. Admin token only.${csvNote}`,
       },
       csv: reconciliationCsv,
     })
     .input(z.object({ ...reconciliationQuery, tenantId: z.string().min(1).max(64).optional() }))
-    .output(reconciliationSchema)
+    .output(adminReconciliationSchema)
     .query(({ ctx, input }) => {
       const requested = ctx.headers.get("x-environment");
       const environment = requested === "live" || requested === "sandbox" ? requested : ctx.principal.environment;
-      return reconciliationReport(ctx.deps, { environment, ...input });
+      return adminReconciliationReport(ctx.deps, { environment, ...input });
     }),
 });

@@ -89,15 +89,18 @@ export function MoneyScreen() {
           ))}
         </dl>
       ) : null}
-      {balance.data?.providers.map((provider) => (
-        <p key={provider.provider} class="hint">
-          {t("money.atProvider", { provider: providerLabel(provider.provider) })}{" "}
-          {provider.error
-            ? provider.error
-            : provider.balances.map((line) => `${formatAmount(language, line.amount, line.currency)}${line.label ? ` (${line.label})` : ""}`).join(" · ") ||
-              "—"}
-        </p>
-      ))}
+      {balance.data?.accounts
+        .filter((account) => account.reported !== null)
+        .map((account) => (
+          <p key={account.holding} class="hint">
+            {t("money.atProvider", { provider: providerLabel(account.provider) })}{" "}
+            {account.reported?.error
+              ? account.reported.error
+              : account.reported?.balances
+                  .map((line) => `${formatAmount(language, line.amount, line.currency)}${line.label ? ` (${line.label})` : ""}`)
+                  .join(" · ") || "—"}
+          </p>
+        ))}
 
       <h2>{t("money.send")}</h2>
       <form class="inline-form card" onSubmit={send}>

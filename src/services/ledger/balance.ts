@@ -1,67 +1,117 @@
 /**
- * `GET /balance` and `GET /balance/entries`: the tenant's money as the ledger holds it (`ledger.ts`) — per
- * currency, what is available and what is pending on its way out — and, beside it, the balances the
- * providers report for the tenant's own accounts there (the service's pooled account is not the tenant's to
- * see: its share of it is the ledger's `available`).
+ * `GET /balance` and `GET /balance/entries`: the tenant's money as the ledger holds it (`ledger.ts`), per
+ * **holding account** — where the money sits: the service's pooled account at a provider, or the tenant's own
+ * account there — and currency: what is available there and what is pending on its way out; beside an own
+ * account, the balance its provider reports (the pooled account's balance is the operator's to see:
+ * `/admin/reports/reconciliation`); and the totals over every holding.
  *
  * @module
  */
 import { z } from "zod";
-import type { Environment } from "../../db/schema.ts";
+import type { Currency, Environment } from "../../db/schema.ts";
 import { AppError, ValidationError } from "../../errors.ts";
 import { type ProviderAccountRef, ProviderCallError } from "../../providers/provider.ts";
+import { amountFrom, wholeUnits } from "../amounts.ts";
 import type { Deps } from "../deps.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
-import { POOLED_ACCOUNT } from "../payouts/record-money-out.ts";
-import { balancesOf } from "./ledger.ts";
+import { balancesOf, type HoldingBalance, holdingOf, parseHolding } from "./ledger.ts";
+
+const currencyBalance = z.object({
+  currency: z.enum(CURRENCIES),
+  available: wholeUnits("Collected, less what has gone out or is on its way (whole units)"),
+  pending: wholeUnits("Payouts and refunds sent to a provider and not final yet"),
+});
 
 export const balanceSchema = z
   .object({
     environment: z.enum(["sandbox", "live"]),
-    balances: z.array(
-      z.object({
-        currency: z.enum(CURRENCIES),
-        available: z.number().int().meta({ description: "Collected, less what has gone out or is on its way (whole units)" }),
-        pending: z.number().int().meta({ description: "Payouts and refunds sent to a provider and not final yet" }),
-      }),
-    ),
-    providers: z
+    balances: z.array(currencyBalance).meta({ description: "Per currency, the totals over every holding account" }),
+    accounts: z
       .array(
         z.object({
+          holding: z
+            .string()
+            .meta({ description: "Where the money sits: pooled:<provider> (the service's account) or own:<provider> (yours)", example: "pooled:providerA" }),
+          kind: z.enum(["pooled", "own"]).meta({
+            description:
+              "pooled: the service's account at the provider, shared by its tenants (a payout from it spends what you hold there); own: your account at the provider (it refuses what it cannot pay)",
+          }),
           provider: z.string(),
-          balances: z.array(z.object({ currency: z.enum(CURRENCIES), amount: z.number().int(), label: z.string().nullable() })),
-          error: z.string().nullable().meta({ description: "Why the provider's balance could not be read, when it could not" }),
+          label: z.string().meta({ description: "The provider's name for people" }),
+          balances: z.array(currencyBalance),
+          reported: z
+            .object({
+              balances: z.array(z.object({ currency: z.enum(CURRENCIES), amount: wholeUnits("What the provider holds"), label: z.string().nullable() })),
+              error: z.string().nullable().meta({ description: "Why the provider's balance could not be read, when it could not" }),
+            })
+            .nullable()
+            .meta({ description: "An own account: what its provider reports it holds (null for a pooled account, or a provider that does not tell)" }),
         }),
       )
-      .meta({ description: "What each provider reports for the tenant's own account there (not for the service's pooled account)" }),
+      .meta({ description: "Each holding account the tenant has money on or can pay out from, pooled ones first" }),
   })
   .meta({ id: "Balance" });
 
 export type BalanceView = z.infer<typeof balanceSchema>;
 
-/** The tenant's balance in one environment. */
+/** Per currency, the sums of some holdings' balances. */
+function totals(lines: readonly HoldingBalance[]): BalanceView["balances"] {
+  const byCurrency = new Map<Currency, { currency: Currency; available: number; pending: number }>();
+  for (const line of lines) {
+    const total = byCurrency.get(line.currency) ?? { currency: line.currency, available: 0, pending: 0 };
+    total.available += line.available;
+    total.pending += line.pending;
+    byCurrency.set(line.currency, total);
+  }
+  return [...byCurrency.values()].sort((a, b) => a.currency.localeCompare(b.currency));
+}
+
+/** What a provider reports for the tenant's own account there; null when it does not tell. */
+async function reportedBalance(deps: Deps, tenantId: string, environment: Environment, providerName: string, account: ProviderAccountRef) {
+  const provider = deps.providers.find(providerName);
+  const read = provider?.payouts?.balances;
+  if (!provider || !read) return null;
+  try {
+    const balances = await read(deps, tenantId, environment, account);
+    return { balances: balances.map((b) => ({ currency: b.currency, amount: amountFrom(b.amount), label: b.label })), error: null };
+  } catch (error) {
+    if (!(error instanceof ProviderCallError || error instanceof AppError)) throw error;
+    return { balances: [], error: `${provider.label} did not answer its balance (${error.message})` };
+  }
+}
+
+/** The tenant's balance in one environment: every holding it has entries on, and every account it can pay out from now. */
 export async function getBalance(deps: Deps, input: { tenantId: string; environment: Environment }): Promise<BalanceView> {
-  const ours = await balancesOf(deps.db, input.tenantId, input.environment);
-  const providers: BalanceView["providers"] = [];
+  const lines = await balancesOf(deps.db, input.tenantId, input.environment);
+  const accounts = new Map<string, ProviderAccountRef | null>(lines.map((line) => [line.holding, null]));
   for (const provider of deps.providers.all) {
-    const read = provider.payouts?.balances;
-    if (!read) continue;
-    let account: ProviderAccountRef;
+    if (!provider.capabilities.payout && !lines.some((line) => parseHolding(line.holding).provider === provider.name)) continue;
     try {
-      account = await provider.accountFor(deps, input.tenantId, input.environment);
+      const account = await provider.accountFor(deps, input.tenantId, input.environment);
+      accounts.set(holdingOf(provider.name, account.accountId), account);
     } catch (error) {
-      if (error instanceof AppError) continue;
-      throw error;
-    }
-    if (account.accountId === POOLED_ACCOUNT) continue;
-    try {
-      providers.push({ provider: provider.name, balances: await read(deps, input.tenantId, input.environment, account), error: null });
-    } catch (error) {
-      if (!(error instanceof ProviderCallError || error instanceof AppError)) throw error;
-      providers.push({ provider: provider.name, balances: [], error: `${provider.label} did not answer its balance (${error.message})` });
+      if (!(error instanceof AppError)) throw error;
     }
   }
-  return { environment: input.environment, balances: ours, providers };
+  const holdings = [...accounts.keys()].sort((a, b) => {
+    const [ka, kb] = [parseHolding(a), parseHolding(b)];
+    return ka.kind === kb.kind ? ka.provider.localeCompare(kb.provider) : ka.kind === "pooled" ? -1 : 1;
+  });
+  const views = await Promise.all(
+    holdings.map(async (holding) => {
+      const { kind, provider } = parseHolding(holding);
+      const account = accounts.get(holding) ?? null;
+      return {
+        holding,
+        kind,
+        provider,
+        label: deps.providers.find(provider)?.label ?? provider,
+        balances: totals(lines.filter((line) => line.holding === holding)),
+        reported: kind === "own" && account !== null ? await reportedBalance(deps, input.tenantId, input.environment, provider, account) : null,
+      };
+    }),
+  );
+  return { environment: input.environment, balances: totals(lines), accounts: views };
 }
 
 export const ledgerEntrySchema = z
@@ -69,7 +119,8 @@ export const ledgerEntrySchema = z
     id: z.string().meta({ description: "The entry's number, in the order entries were written" }),
     journal: z.string().meta({ description: "The movement it belongs to: <id>.collected, .reserved, .sent, .released or .fee" }),
     account: z.string().meta({ description: "available, pending, provider:<name> or fees" }),
-    amount: z.number().int().meta({ description: "Signed, whole units: the legs of a movement sum to zero" }),
+    holding: z.string().meta({ description: "Where the money sits: pooled:<provider> (the service's account) or own:<provider> (the tenant's)" }),
+    amount: wholeUnits("Signed, whole units: the legs of a movement sum to zero"),
     currency: z.enum(CURRENCIES),
     kind: z.enum(["payment", "payout", "refund", "fee"]),
     subjectId: z.string().meta({ description: "The payment, payout or refund that moved the money" }),
@@ -100,7 +151,8 @@ export async function listLedgerEntries(
       id: String(row.id),
       journal: row.journal,
       account: row.account,
-      amount: Number(row.amount),
+      holding: row.holding,
+      amount: amountFrom(row.amount),
       currency: row.currency,
       kind: row.kind,
       subjectId: row.subject_id,

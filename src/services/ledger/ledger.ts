@@ -18,15 +18,22 @@
  * | `<po_/rf_…>.released`   | pending −amount, available +amount                     | the provider says it failed                    |
  * | `<po_/rf_…>.fee`        | available −fee, fees +fee                              | the provider reports a fee                     |
  *
+ * Every entry also names its **holding account** (migration 0014): where the money physically sits —
+ * `pooled:<provider>`, the service's own account at a provider shared by the tenants it collects for, or
+ * `own:<provider>`, the tenant's own account there. A journal lives in one holding: a collection credits the
+ * holding that collected it, a payout or refund spends from the holding that sends it. So a tenant's
+ * `available` is kept per holding, and money collected on one account is never spent from another.
+ *
  * Every journal is written in the transaction that changes the state it follows from, and `(journal,
  * account)` is unique: writing it again writes nothing. `available` may go below zero only on a tenant's
- * own provider account (the provider refuses what it cannot pay); on the service's pooled account a
- * payout beyond it is refused before anything is written (`assertAvailable`).
+ * own provider account (the provider refuses what it cannot pay); on a pooled account a payout beyond what
+ * the tenant holds there is refused before anything is written (`record-money-out.ts`).
  *
  * @module
  */
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { Currency, Database, Environment, LedgerKind } from "../../db/schema.ts";
+import { amountFrom } from "../amounts.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -39,6 +46,34 @@ export interface LedgerSubject {
   subjectId: string;
   provider: string;
   kind: LedgerKind;
+  /** Where the money sits: {@link holdingOf}. */
+  holding: string;
+}
+
+/** The `provider_account` of the service's own (pooled) account at a provider. */
+export const POOLED_ACCOUNT = "service";
+
+/** Whether a holding is the service's pooled account, and at which provider. */
+export type HoldingKind = "pooled" | "own";
+
+/**
+ * The holding account of a payment, payout or refund made at `provider` on `providerAccount` (its row's
+ * `provider_account`: `service`, or the tenant's credential set).
+ *
+ * @example
+ * ```ts
+ * holdingOf("providerA", "service"); // "pooled:providerA"
+ * holdingOf("providerB", "01J…");    // "own:providerB"
+ * ```
+ */
+export function holdingOf(provider: string, providerAccount: string): string {
+  return `${providerAccount === POOLED_ACCOUNT ? "pooled" : "own"}:${provider}`;
+}
+
+/** A holding's two parts. */
+export function parseHolding(holding: string): { kind: HoldingKind; provider: string } {
+  const colon = holding.indexOf(":");
+  return { kind: holding.slice(0, colon) === "pooled" ? "pooled" : "own", provider: holding.slice(colon + 1) };
 }
 
 /** The account on the other side of money at `provider`. */
@@ -69,6 +104,7 @@ async function writeJournal(
         kind: subject.kind,
         subject_id: subject.subjectId,
         provider: subject.provider,
+        holding: subject.holding,
         created_at: now,
       })),
     )
@@ -109,15 +145,20 @@ export function chargeFee(db: Executor, now: Date, subject: LedgerSubject, fee: 
   ]);
 }
 
-/** The tenant's `available` and `pending` sums in one environment, per currency (zero rows: none yet). */
-export async function balancesOf(
-  db: Executor,
-  tenantId: string,
-  environment: Environment,
-): Promise<{ currency: Currency; available: number; pending: number }[]> {
+/** One holding's `available` and `pending` sums in one currency. */
+export interface HoldingBalance {
+  holding: string;
+  currency: Currency;
+  available: number;
+  pending: number;
+}
+
+/** The tenant's `available` and `pending` sums in one environment, per holding and currency (none yet: no row). */
+export async function balancesOf(db: Executor, tenantId: string, environment: Environment): Promise<HoldingBalance[]> {
   const rows = await db
     .selectFrom("ledger_entries")
     .select([
+      "holding",
       "currency",
       sql<string>`coalesce(sum(amount) filter (where account = 'available'), 0)`.as("available"),
       sql<string>`coalesce(sum(amount) filter (where account = 'pending'), 0)`.as("pending"),
@@ -125,21 +166,46 @@ export async function balancesOf(
     .where("tenant_id", "=", tenantId)
     .where("environment", "=", environment)
     .where((eb) => eb("account", "in", ["available", "pending"]))
-    .groupBy("currency")
+    .groupBy(["holding", "currency"])
+    .orderBy("holding")
     .orderBy("currency")
     .execute();
-  return rows.map((row) => ({ currency: row.currency, available: Number(row.available), pending: Number(row.pending) }));
+  return rows.map((row) => ({ holding: row.holding, currency: row.currency, available: amountFrom(row.available), pending: amountFrom(row.pending) }));
 }
 
-/** The tenant's `available` sum in one environment and currency. */
-export async function availableOf(db: Executor, tenantId: string, environment: Environment, currency: Currency): Promise<number> {
+/** What the tenant may spend from one holding: its `available` sum there, in one environment and currency. */
+export async function availableOf(db: Executor, at: { tenantId: string; environment: Environment; currency: Currency; holding: string }): Promise<number> {
   const row = await db
     .selectFrom("ledger_entries")
     .select(sql<string>`coalesce(sum(amount), 0)`.as("available"))
-    .where("tenant_id", "=", tenantId)
-    .where("environment", "=", environment)
-    .where("currency", "=", currency)
+    .where("tenant_id", "=", at.tenantId)
+    .where("environment", "=", at.environment)
+    .where("holding", "=", at.holding)
     .where("account", "=", "available")
+    .where("currency", "=", at.currency)
     .executeTakeFirstOrThrow();
-  return Number(row.available);
+  return amountFrom(row.available);
+}
+
+/**
+ * What the ledger says the service holds on each pooled account, for every tenant: per holding, environment
+ * and currency, the tenants' `available` and `pending` there (money collected, less what went out and the
+ * fees paid from it).
+ */
+export async function pooledHoldings(
+  db: Executor,
+  environment?: Environment,
+): Promise<{ holding: string; environment: Environment; currency: Currency; held: number }[]> {
+  let query = db
+    .selectFrom("ledger_entries")
+    .select(["holding", "environment", "currency", sql<string>`coalesce(sum(amount), 0)`.as("held")])
+    .where("holding", "like", "pooled:%")
+    .where((eb) => eb("account", "in", ["available", "pending"]))
+    .groupBy(["holding", "environment", "currency"])
+    .orderBy("holding")
+    .orderBy("environment")
+    .orderBy("currency");
+  if (environment !== undefined) query = query.where("environment", "=", environment);
+  const rows = await query.execute();
+  return rows.map((row) => ({ holding: row.holding, environment: row.environment, currency: row.currency, held: amountFrom(row.held) }));
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "zod";
+import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Environment } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
@@ -24,7 +25,11 @@ const metadataField = z
 /** The body of `POST /payouts`. */
 export const payoutRequest = z
   .object({
-    amount: z.number().int().min(1).meta({ description: "Whole units of the currency", example: 2500 }),
+    amount: z.number().int().min(1).meta({
+      description: "Whole units of the currency; at most MAX_AMOUNT (the maximum shown is its default) and the provider's own maximum",
+      example: 2500,
+      maximum: DOCUMENTED_MAX_AMOUNT,
+    }),
     currency: z.enum(CURRENCIES).optional().meta({ description: "Optional: it follows the country (GNF for gn, XOF otherwise)" }),
     description: z.string().trim().min(1).max(255).meta({ description: "What the payout is for", example: "Supplier invoice 88" }),
     recipient: z.object({

@@ -9,8 +9,9 @@
  */
 import type { Transaction } from "kysely";
 import { z } from "zod";
+import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Database, Environment } from "../../db/schema.ts";
-import { ConflictError, MoneyRuleError, NotFoundError } from "../../errors.ts";
+import { ConflictError, MoneyRuleError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
 import { internationalNumber } from "../countries.ts";
@@ -19,7 +20,11 @@ import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-o
 /** The body of `POST /payments/{payment_id}/refunds`. */
 export const refundRequest = z
   .object({
-    amount: z.number().int().min(1).optional().meta({ description: "Whole units; by default all that is left to refund", example: 1000 }),
+    amount: z.number().int().min(1).optional().meta({
+      description: "Whole units; by default all that is left to refund; at most MAX_AMOUNT (the maximum shown is its default)",
+      example: 1000,
+      maximum: DOCUMENTED_MAX_AMOUNT,
+    }),
     reason: z.string().trim().min(1).max(255).optional().meta({ description: "Why, in your words (shown on the refund)", example: "Damaged item" }),
   })
   .meta({ id: "RefundRequest" });
@@ -50,6 +55,8 @@ export async function createRefund(
   request: { tenantId: string; environment: Environment; paymentId: string; input: RefundRequest },
 ): Promise<RefundView> {
   const { tenantId, environment, paymentId, input } = request;
+  if (input.amount !== undefined && input.amount > deps.config.maxAmount)
+    throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
   const payment = await deps.db
     .selectFrom("payments")
     .selectAll()

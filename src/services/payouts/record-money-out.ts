@@ -9,15 +9,14 @@
  */
 import { sql, type Transaction } from "kysely";
 import type { Currency, CustomData, Database, Environment, PayoutPurpose, PayoutRow } from "../../db/schema.ts";
-import { MoneyRuleError, NotConfiguredError } from "../../errors.ts";
+import { MoneyRuleError, NotConfiguredError, ValidationError } from "../../errors.ts";
 import type { PaymentProvider, PayoutRecipient, ProviderAccountRef } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
-import { availableOf, reserve } from "../ledger/ledger.ts";
+import { availableOf, holdingOf, POOLED_ACCOUNT, reserve } from "../ledger/ledger.ts";
 import { payoutChain } from "./payout-sync-chain.ts";
 
-/** The account id of the service's own (pooled) provider account: a payout from it spends the tenant's balance. */
-export const POOLED_ACCOUNT = "service";
+export { POOLED_ACCOUNT };
 
 /** A provider that sends money to `operator` wallets in `country`, and the currency there. */
 export interface PayoutRoute {
@@ -92,8 +91,9 @@ export interface MoneyOutInput {
  *
  * @throws {MoneyRuleError} `payout_limit_exceeded`, naming the limit.
  */
-function assertWithinAmountLimits(input: MoneyOutInput, amount: number): void {
+function assertWithinAmountLimits(deps: Deps, input: MoneyOutInput, amount: number): void {
   const { provider } = input.route;
+  if (amount > deps.config.maxAmount) throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
   const limits = provider.payouts!.limits;
   if (amount < limits.minAmount)
     throw new MoneyRuleError("payout_limit_exceeded", `${provider.label} sends at least ${limits.minAmount} ${input.route.currency} per payout`);
@@ -128,7 +128,7 @@ async function assertWithinRecipientLimit(tx: Transaction<Database>, now: Date, 
  * @throws {MoneyRuleError} a provider limit, or `insufficient_balance` on the pooled account; whatever `resolveAmount` throws.
  */
 export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<PayoutRow> {
-  if (input.amount !== undefined) assertWithinAmountLimits(input, input.amount);
+  if (input.amount !== undefined) assertWithinAmountLimits(deps, input, input.amount);
   const now = deps.now();
   const id = newId(input.purpose === "refund" ? "rf" : "po");
   const { currency } = input.route;
@@ -141,14 +141,15 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
     if (input.route.provider.payouts!.limits.perRecipient !== null)
       await sql`select pg_advisory_xact_lock(hashtext(${`payout-recipient:${input.route.provider.name}:${input.recipient.phone.number}`}))`.execute(tx);
     const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
-    assertWithinAmountLimits(input, amount);
+    assertWithinAmountLimits(deps, input, amount);
     await assertWithinRecipientLimit(tx, now, input);
     if (pooled) {
-      const available = await availableOf(tx, input.tenantId, input.environment, currency);
+      const holding = holdingOf(input.route.provider.name, POOLED_ACCOUNT);
+      const available = await availableOf(tx, { tenantId: input.tenantId, environment: input.environment, currency, holding });
       if (amount > available)
         throw new MoneyRuleError(
           "insufficient_balance",
-          `amount ${amount} is greater than the available balance of ${available} ${currency} (payouts from the service's account spend the tenant's balance)`,
+          `amount ${amount} is greater than the ${available} ${currency} this tenant holds on the service's ${input.route.provider.label} account (${holding}), which sends it: money collected on another account cannot be paid out from it`,
         );
     }
     const { phone, operator, ...names } = input.recipient;
@@ -193,5 +194,6 @@ export function ledgerSubjectOf(row: PayoutRow) {
     subjectId: row.id,
     provider: row.provider,
     kind: row.purpose,
+    holding: holdingOf(row.provider, row.provider_account),
   } as const;
 }

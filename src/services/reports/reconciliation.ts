@@ -11,7 +11,9 @@ import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import type { Environment } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
+import { amountFrom, wholeUnits } from "../amounts.ts";
 import type { Deps } from "../deps.ts";
+import { pooledAccounts, pooledAccountSchema } from "../ledger/pooled-accounts.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
 
 const timestamp = z.string().meta({ format: "date-time" });
@@ -26,7 +28,7 @@ export const reconciliationRowSchema = z
     state: z.string().meta({ description: "Our state (a refund's in its own words: succeeded for sent)" }),
     currency: z.enum(CURRENCIES),
     count: z.number().int(),
-    total: z.number().int().meta({ description: "Sum of the amounts, whole units" }),
+    total: wholeUnits("Sum of the amounts, whole units"),
   })
   .meta({ id: "ReconciliationRow" });
 
@@ -39,7 +41,7 @@ export const differenceSchema = z
     ourState: z.string(),
     providerState: z.string().meta({ description: "The provider's state, in our words" }),
     providerStatus: z.string().meta({ description: "The provider's own status word" }),
-    amount: z.number().int(),
+    amount: wholeUnits("The record's amount, whole units"),
     currency: z.enum(CURRENCIES),
     firstSeenAt: timestamp,
     lastSeenAt: timestamp,
@@ -57,6 +59,18 @@ export const reconciliationSchema = z
   .meta({ id: "Reconciliation" });
 
 export type Reconciliation = z.infer<typeof reconciliationSchema>;
+
+/** The operator's report: the tenants' report, and the service's pooled accounts beside their providers' balances. */
+export const adminReconciliationSchema = reconciliationSchema
+  .extend({
+    pooledAccounts: z.array(pooledAccountSchema).meta({
+      description:
+        "Per provider and currency, in the report's environment: what the ledger says the service holds on its pooled account for all tenants, what the provider reports, and the difference (now, whatever the window)",
+    }),
+  })
+  .meta({ id: "AdminReconciliation" });
+
+export type AdminReconciliation = z.infer<typeof adminReconciliationSchema>;
 
 /** The query: a window of at most a year (default: the last 30 days). */
 export const reconciliationQuery = {
@@ -132,7 +146,7 @@ export async function reconciliationReport(
       state: r.state,
       currency: r.currency,
       count: Number(r.count),
-      total: Number(r.total),
+      total: amountFrom(r.total),
     });
   for (const r of payoutRows)
     add({
@@ -142,7 +156,7 @@ export async function reconciliationReport(
       state: r.purpose === "refund" && r.state === "sent" ? "succeeded" : r.state,
       currency: r.currency,
       count: Number(r.count),
-      total: Number(r.total),
+      total: amountFrom(r.total),
     });
   const sorted = [...rows.values()].sort((a, b) =>
     [a.kind, a.provider, a.operator, a.state, a.currency].join("\u0000").localeCompare([b.kind, b.provider, b.operator, b.state, b.currency].join("\u0000")),
@@ -160,12 +174,21 @@ export async function reconciliationReport(
       ourState: d.our_state,
       providerState: d.provider_state,
       providerStatus: d.provider_status,
-      amount: Number(d.amount),
+      amount: amountFrom(d.amount),
       currency: d.currency,
       firstSeenAt: d.first_seen_at.toISOString(),
       lastSeenAt: d.last_seen_at.toISOString(),
     })),
   };
+}
+
+/** The operator's report of one environment: {@link reconciliationReport} for every tenant (or one), and the pooled accounts. */
+export async function adminReconciliationReport(
+  deps: Deps,
+  input: { tenantId?: string; environment: Environment; from?: string; to?: string },
+): Promise<AdminReconciliation> {
+  const [report, pooled] = await Promise.all([reconciliationReport(deps, input), pooledAccounts(deps, input.environment)]);
+  return { ...report, pooledAccounts: pooled };
 }
 
 /** The report as CSV: a `section` column tells totals (`total`) from differences (`difference`). */

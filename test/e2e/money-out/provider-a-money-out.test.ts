@@ -11,6 +11,7 @@ import { type ProviderARig, startProviderARig } from "../../support/provider-a-r
 import { expectIsolated } from "../../support/isolation.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
+import { expectLedgerRefiledAsWritten } from "../../support/ledger-refile.ts";
 
 let rig: ProviderARig;
 let simBase: string;
@@ -380,5 +381,19 @@ describe("the reconciliation report", () => {
     expect((await api("/admin/reports/reconciliation")).status).toBe(403);
     const badWindow = await api("/reports/reconciliation?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z");
     expect(badWindow.status).toBe(400);
+  });
+});
+
+describe("migration 0014 on this file's ledger", () => {
+  it("re-files every entry on the holding account the gateway wrote it on, every amount unchanged", async () => {
+    const seen = await expectLedgerRefiledAsWritten(tg.gateway.deps.db);
+    for (const movement of [
+      "pooled:providerA collected",
+      "pooled:providerA reserved",
+      "pooled:providerA sent",
+      "pooled:providerA released",
+      "pooled:providerA refunded_at_provider",
+    ])
+      expect(seen).toContain(movement);
   });
 });

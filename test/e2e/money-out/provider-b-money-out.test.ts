@@ -9,6 +9,7 @@ import type { TestDatabase } from "../../support/db.ts";
 import type { Json } from "../../support/json.ts";
 import { createTestDatabase, startRigGateway, startSimulator, type RigGateway, type SimulatorServer } from "../../support/provider-b-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
+import { expectLedgerRefiledAsWritten } from "../../support/ledger-refile.ts";
 
 let sim: SimulatorServer;
 let database: TestDatabase;
@@ -100,9 +101,11 @@ describe("money out on a tenant's own provider B account", () => {
     const balance = await call(tenantId, "GET", "/balance");
     // Nothing collected through us: the payout took our available balance below zero (the provider paid it from the tenant's own account).
     expect(balance.body.balances).toEqual([{ currency: "XOF", available: -700, pending: 0 }]);
-    const b = balance.body.providers.find((p: Json) => p.provider === "providerB");
-    expect(b.error).toBeNull();
-    expect(b.balances).toContainEqual({ currency: "XOF", amount: 9300, label: "sn" });
+    // It went out of the tenant's own provider B account, and provider B's balance of that account is beside it.
+    const b = balance.body.accounts.find((a: Json) => a.holding === "own:providerB");
+    expect(b).toMatchObject({ kind: "own", provider: "providerB", balances: [{ currency: "XOF", available: -700, pending: 0 }] });
+    expect(b.reported.error).toBeNull();
+    expect(b.reported.balances).toContainEqual({ currency: "XOF", amount: 9300, label: "sn" });
   }, 30_000);
 
   it("refuses a payout below provider B's smallest (200 XOF) before calling it", async () => {
@@ -129,4 +132,12 @@ describe("money out on a tenant's own provider B account", () => {
     expect(failed).toMatchObject({ state: "failed", failureCode: "4002" });
     expect((await call(tenantId, "GET", "/balance")).body.balances).toEqual([{ currency: "XOF", available: 0, pending: 0 }]);
   }, 30_000);
+});
+
+describe("migration 0014 on this file's ledger", () => {
+  it("re-files every entry on the holding account the gateway wrote it on, every amount unchanged", async () => {
+    const seen = await expectLedgerRefiledAsWritten(gw.gateway.deps.db);
+    for (const movement of ["own:providerB collected", "own:providerB reserved", "own:providerB sent", "own:providerB released"])
+      expect(seen).toContain(movement);
+  });
 });
