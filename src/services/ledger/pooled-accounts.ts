@@ -28,11 +28,9 @@ export const pooledAccountSchema = z
     reported: wholeUnits("What the provider reports the account holds")
       .nullable()
       .meta({ description: "What the provider reports the account holds; null when it could not be read" }),
-    difference: wholeUnits("reported − held: below zero, the provider holds less than the service owes its tenants there")
-      .nullable()
-      .meta({
-        description: "reported − held (null when the provider could not be read): below zero, the provider holds less than the service owes its tenants there",
-      }),
+    difference: wholeUnits("reported − held: below zero, the provider holds less than the service owes its tenants there").nullable().meta({
+      description: "reported − held (null when the provider could not be read): below zero, the provider holds less than the service owes its tenants there",
+    }),
     error: z.string().nullable().meta({ description: "Why the provider's balance could not be read, when it could not" }),
   })
   .meta({ id: "PooledAccount" });
