@@ -67,6 +67,8 @@ export interface Config {
   simulatorApproveDelayMs: number;
   allowPrivateTargets: boolean;
   maxAmount: number;
+  /** How often a worker process checks the money invariants (`services/audit`), in ms; 0: never (issue 24). */
+  auditEveryMs: number;
   /**
    * Routing of `POST /payments` (issue 16): the sliding window of each route's success rate, the share of
    * payments kept on a weaker route so it can recover, and each provider × operator circuit breaker's
@@ -194,6 +196,7 @@ const envSchema = z.object({
   SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
   ALLOW_PRIVATE_TARGETS: boolean.optional(),
   MAX_AMOUNT: positiveInt.default(10_000_000),
+  AUDIT_EVERY_MS: z.coerce.number().int().min(0).default(300_000),
   ROUTING_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1_440).default(15),
   ROUTING_EXPLORE_SHARE: z.coerce.number().min(0).max(0.5).default(0.1),
   CIRCUIT_BREAKER_FAILURES: positiveInt.default(5),
@@ -355,6 +358,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
     allowPrivateTargets,
     maxAmount: e.MAX_AMOUNT,
+    auditEveryMs: e.AUDIT_EVERY_MS,
     routing: {
       windowMinutes: e.ROUTING_WINDOW_MINUTES,
       exploreShare: e.ROUTING_EXPLORE_SHARE,

@@ -10,6 +10,7 @@
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
  *   passerelle sandbox [--port-a 4001] [--port-b 4002] [--approve-delay-ms 2000]   the provider simulators, standalone
  *   passerelle keys rotate [--pause-ms 0]   re-seal every stored secret under the first ENCRYPTION_KEYS key
+ *   passerelle audit [--env live] [--no-providers]   check the money invariants (exit 1 on a violation)
  *   passerelle openapi                print the OpenAPI document
  *
  * Exit status: 0 done, 1 failed (configuration, database, …), 2 wrong usage (unknown command or option, bad argument).
@@ -20,7 +21,7 @@ import { openDatabase } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { endLogger } from "./logger.ts";
-import { ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, type Config } from "./mod.ts";
+import { audit, ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, violationLine, type Config } from "./mod.ts";
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
@@ -35,6 +36,8 @@ const USAGE = `usage: passerelle <command> [options]
                            serve the provider simulators standalone (default ports 4001, 4002)
   keys rotate [--pause-ms <n>]
                            re-seal every stored secret under the first ENCRYPTION_KEYS key
+  audit [--env sandbox|live] [--no-providers]
+                           check the money invariants; one line per violation, exit 1 when any
   openapi                  print the OpenAPI document
   help [<command>]         print this, or a command's usage ('passerelle <command> --help' does too)
 exit status: 0 done, 1 failed, 2 wrong usage`;
@@ -269,6 +272,32 @@ const COMMANDS: Record<string, Command> = {
         });
         const key = `v${gateway.deps.keyring.currentVersion}`;
         process.stdout.write(`re-sealed ${report.resealed} secret(s) under key ${key}; ${report.current} already were\n`);
+      } finally {
+        await gateway.stop();
+      }
+    },
+  },
+  audit: {
+    usage: `usage: passerelle audit [--env sandbox|live] [--no-providers]
+  Checks the money invariants against the database: every journal sums to zero; no pooled account, and no
+  tenant's money on one, below zero; a payment's refunds never above what it collected; one collection per
+  payment and per Idempotency-Key; no final state moved backwards; each pooled account's provider balance
+  at least what the tenants may spend there (read from the providers; --no-providers skips it).
+  Prints one line per violation and exits 1, or 'audit: no violation' and exits 0.
+  --env <env>        only this environment (default both)
+  --no-providers     do not read the providers' balances`,
+    options: { env: { type: "string" }, "no-providers": { type: "boolean", default: false } },
+    async run(values) {
+      const env = values.env as string | undefined;
+      if (env !== undefined && env !== "sandbox" && env !== "live") throw new UsageError(`--env must be sandbox or live, not ${env}`);
+      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
+      try {
+        const violations = await audit(gateway.deps, { ...(env !== undefined && { environment: env }), withProviders: values["no-providers"] !== true });
+        for (const violation of violations) process.stdout.write(`${violationLine(violation)}\n`);
+        if (violations.length > 0) {
+          process.stderr.write(`passerelle: audit found ${violations.length} violation(s)\n`);
+          process.exitCode = EXIT_FAILURE;
+        } else process.stdout.write("audit: no violation\n");
       } finally {
         await gateway.stop();
       }

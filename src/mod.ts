@@ -23,6 +23,7 @@ import { createFirstSyncHold, releaseHeldFirstSyncs } from "./services/direct-pa
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
+import { registerAuditGauges } from "./services/audit/audit.ts";
 import { registerPaymentsByStateGauge } from "./services/payments/payments-by-state.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
@@ -50,6 +51,7 @@ export { ProviderCallError, CollectionError } from "./providers/provider.ts";
 export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
 export { followPayment } from "./services/direct-payments/follow-payment.ts";
 export { followPayout } from "./services/payouts/follow-payout.ts";
+export { audit, runAudit, violationLine, type Violation, type Invariant } from "./services/audit/audit.ts";
 
 /** Parts a caller may supply instead of letting the gateway build them (tests, embedding programs). */
 export interface GatewayParts {
@@ -150,7 +152,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     metrics,
     caches: createGatewayCaches(),
   };
-  const workers = registerWorkers(deps, parts.workers);
+  const recordAudit = registerAuditGauges(metrics.registry);
+  const workers = registerWorkers(deps, { onAudit: recordAudit, ...parts.workers });
   registerStuckPaymentsGauge(metrics.registry, deps);
   registerPaymentsByStateGauge(metrics.registry, deps);
   registerQueueGauges(metrics.registry, queue, logger);

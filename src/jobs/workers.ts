@@ -6,7 +6,7 @@
  * | Queue             | Job names                                   | Handler                                    | At once | Registered in           |
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
- * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, then `sweepProviderB`        | 1       | here                    |
+ * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`, `auditIfDue` | 1     | here                    |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
  * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |
@@ -29,6 +29,7 @@ import type { Deps } from "../services/deps.ts";
 import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
+import { type AuditResult, auditIfDue } from "../services/audit/audit.ts";
 import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
 import { isRedisConnectionError } from "./redis-outage.ts";
 import { registerSyncWorkers } from "./sync-workers.ts";
@@ -58,6 +59,8 @@ export interface WorkerOptions {
   sweep?: SweepOptions;
   /** Passed to every `deliverOnce` (the jitter's randomness, a resolver). */
   deliver?: Omit<DeliverOptions, "attempt">;
+  /** Receives what each periodic audit found (the gateway sets its gauges with it). */
+  onAudit?: (result: AuditResult) => void;
 }
 
 /** The registered workers: `start()` when the queue starts running them, `stop()` before it closes. */
@@ -97,6 +100,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
   deps.queue.process(SWEEPER_QUEUE, async () => {
     await runSweeper(deps, options.sweep);
     await sweepProviderB(deps);
+    await auditIfDue(deps, options.onAudit);
   });
   registerProviderBWorkers(deps);
   deps.queue.process<RenewalJobData | Record<string, never>>(

@@ -11,11 +11,30 @@ import { openDatabase, type DatabaseHandle } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import type { Database, NewPayment, Payment } from "../../src/db/schema.ts";
 import { loadOrBuildPgliteSnapshot, SNAPSHOT_CACHE_DIR } from "../../src/db/pglite-snapshot.ts";
+import { DatabaseUnavailableError } from "../../src/db/availability.ts";
+import { audit, type Violation, violationLine } from "../../src/services/audit/audit.ts";
 
 export { SNAPSHOT_CACHE_DIR };
 
-/** A test database; `dispose()` closes it and removes whatever it created. */
-export type TestDatabase = DatabaseHandle & { dispose(): Promise<void> };
+/**
+ * A test database; `dispose()` checks the money invariants on what the test left (`passerelle audit`'s, the
+ * providers' balances aside: issue 24) and fails on a violation, then closes it and removes whatever it
+ * created. A test that breaks an invariant on purpose sets `audited = false`.
+ */
+export type TestDatabase = DatabaseHandle & { dispose(): Promise<void>; audited: boolean };
+
+/** Fails with one line per violation of the money invariants in `db`; a database already unreachable is not audited. */
+export async function expectInvariantsHold(db: Kysely<Database>): Promise<void> {
+  let violations: Violation[];
+  try {
+    violations = await audit({ db });
+  } catch (error) {
+    // The test took the database away (an outage it simulated, a dropped connection): nothing to read.
+    if (error instanceof DatabaseUnavailableError || /terminat|closed|ECONNREFUSED|connection/i.test(String(error))) return;
+    throw error;
+  }
+  if (violations.length > 0) throw new Error(`the money invariants do not hold:\n${violations.map(violationLine).join("\n")}`);
+}
 
 /**
  * Opens a fresh, migrated database: PostgreSQL when `DATABASE_URL` is set, PGlite otherwise.
@@ -47,7 +66,18 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
     await handle.close();
     throw error;
   }
-  return { ...handle, dispose: once(() => handle.close()) };
+  const database: TestDatabase = {
+    ...handle,
+    audited: true,
+    dispose: once(async () => {
+      try {
+        if (database.audited) await expectInvariantsHold(handle.db);
+      } finally {
+        await handle.close();
+      }
+    }),
+  };
+  return database;
 }
 
 async function createServerDatabase(serverUrl: string): Promise<TestDatabase> {
@@ -67,13 +97,19 @@ async function createServerDatabase(serverUrl: string): Promise<TestDatabase> {
     throw error;
   }
   const opened = handle;
-  return {
+  const database: TestDatabase = {
     ...opened,
+    audited: true,
     dispose: once(async () => {
-      await opened.close();
-      await dropDatabase();
+      try {
+        if (database.audited) await expectInvariantsHold(opened.db);
+      } finally {
+        await opened.close();
+        await dropDatabase();
+      }
     }),
   };
+  return database;
 }
 
 async function withAdminConnection<T>(serverUrl: string, run: (admin: postgres.Sql) => Promise<T>): Promise<T> {

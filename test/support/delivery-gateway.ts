@@ -16,7 +16,7 @@ import { createGateway, type Gateway } from "../../src/mod.ts";
 import type { Deps } from "../../src/services/deps.ts";
 import { recordEvent } from "../../src/services/events/record-event.ts";
 import { createTenant } from "../../src/services/tenants/manage-tenants.ts";
-import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { createTestDatabase, expectInvariantsHold, type TestDatabase } from "./db.ts";
 import { TEST_ENV } from "./gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 
@@ -119,9 +119,9 @@ export async function startDeliveryGateway(options: DeliveryGatewayOptions = {})
 
 /**
  * A fresh, migrated database on the PostgreSQL server at `serverUrl`, reachable by URL (a child process
- * opens it too); `dispose()` drops it.
+ * opens it too); `dispose()` checks the money invariants on what the test left (`expectInvariantsHold`), then drops it.
  */
-export async function createNamedServerDatabase(serverUrl: string): Promise<{ url: string; dispose(): Promise<void> }> {
+export async function createNamedServerDatabase(serverUrl: string): Promise<{ url: string; dispose(): Promise<void>; audited: boolean }> {
   const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
   const admin = () => postgres(serverUrl, { max: 1, onnotice: () => {} });
   const create = admin();
@@ -138,9 +138,17 @@ export async function createNamedServerDatabase(serverUrl: string): Promise<{ ur
   } finally {
     await handle.close();
   }
-  return {
+  const named = {
     url: url.toString(),
+    /** Set false by a test that breaks an invariant on purpose. */
+    audited: true,
     async dispose() {
+      const audited = named.audited ? await openDatabase({ driver: "postgres", url: url.toString(), max: 1 }).catch(() => undefined) : undefined;
+      try {
+        if (audited) await expectInvariantsHold(audited.db);
+      } finally {
+        await audited?.close();
+      }
       const drop = admin();
       try {
         await drop.unsafe(`drop database if exists "${name}" with (force)`);
@@ -149,4 +157,5 @@ export async function createNamedServerDatabase(serverUrl: string): Promise<{ ur
       }
     },
   };
+  return named;
 }

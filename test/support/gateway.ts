@@ -8,7 +8,7 @@ import { loadConfig, type Config } from "../../src/config.ts";
 import { createJobQueue } from "../../src/jobs/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway, type GatewayParts, mintToken } from "../../src/mod.ts";
-import { createTestDatabase } from "./db.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 
 /** Fixed secrets for tests only. */
@@ -27,6 +27,8 @@ export const TEST_ENV: Record<string, string> = {
 
 export interface TestGateway {
   gateway: Gateway;
+  /** Its database: `database.audited = false` for a test that writes rows no path of the gateway writes (see `db.ts`). */
+  database: TestDatabase;
   config: Config;
   /** Every log line the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
@@ -63,6 +65,7 @@ export async function startTestGateway(
 
   return {
     gateway,
+    database,
     config,
     logs,
     request: (path, init) => gateway.fetch(new Request(`http://localhost${path}`, init)),

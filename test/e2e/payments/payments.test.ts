@@ -69,6 +69,8 @@ async function readAllPages(query: string, token: string): Promise<{ ids: string
 
 beforeAll(async () => {
   tg = await startTestGateway();
+  // Payments of every state inserted by SQL (refunded ones never credited first), as no path of the gateway writes them: not audited.
+  tg.database.audited = false;
   tenantA = await tg.insertTenant({ liveEnabled: true });
   tenantB = await tg.insertTenant({ liveEnabled: true });
   // Tenant A, sandbox: 25 payments of every kind and state.

@@ -448,7 +448,7 @@ describe("a worker killed right after provider B answered the charge", () => {
     async () => {
       const named = await createNamedServerDatabase(DATABASE_URL!);
       const handle = await openDatabase({ driver: "postgres", url: named.url, max: 5 });
-      const db: TestDatabase = { ...handle, dispose: async () => (await handle.close(), await named.dispose()) };
+      const db: TestDatabase = { ...handle, audited: true, dispose: async () => (await handle.close(), await named.dispose()) };
       const prefix = testQueuePrefix();
       // The HTTP side only (IPNs are stored and enqueued here); `passerelle worker` processes every job.
       const parent = await startRigGateway({ sim: { ...sim, url: proxy.url }, database: db, workers: false, prefix });

@@ -70,6 +70,7 @@ function isolationGateway(): TestGateway {
   };
   return {
     gateway: gw.gateway,
+    database: rig.database,
     config: gw.config,
     logs: gw.logs,
     request(path, init) {
