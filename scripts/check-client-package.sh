@@ -2,7 +2,8 @@
 # `bun run client:check` (and CI): the client package (client/, @passerelle/client) as a merchant gets it.
 #
 # 1. client/generated/ is fresh: the router's and the REST API's declarations equal a new generation from the
-#    gateway's source (`bun scripts/client-types.ts --check`; skipped, and said so, where Bun is absent).
+#    gateway's source (`bun scripts/client-types.ts --check`; skipped, and said so, where Bun or the gateway's
+#    install is absent, except under CI=true).
 # 2. It builds and packs with npm alone: `npm ci` and `npm pack` in client/ (prepack runs tsc). The tarball
 #    holds exactly the built files, the generated declarations, package.json and the README, under 100 kB.
 # 3. A new Node project (`npm init`, ES module, the tsconfig.json `tsc --init` writes): the tarball and
@@ -74,6 +75,8 @@ typecheck() { # tsc arguments…
 if command -v bun >/dev/null 2>&1 && [ -d "$root/node_modules" ]; then
   say "client/generated/ is fresh: bun scripts/client-types.ts --check"
   (cd "$root" && bun scripts/client-types.ts --check) || fail "client/generated/ is stale: run \`bun run client:types\`"
+elif [ -n "${CI:-}" ]; then
+  fail "client/generated/ freshness needs Bun and the gateway's bun install, which CI has"
 else
   say "client/generated/ freshness: skipped (needs Bun and the gateway's bun install)"
 fi
