@@ -1,5 +1,5 @@
 /**
- * The gateway's router as a client sees it, for `tsc` to emit as `client/dist/router.d.ts`.
+ * The gateway's router as a client sees it, for `tsc` to emit as `client/generated/router.d.ts` (`bun run client:types`).
  *
  * `AppRouter` itself carries the server's request context (`Deps`: the database, the queue, the logger…)
  * and trpc-to-openapi's metadata type, so its declarations pull in the gateway's whole type graph and
@@ -7,7 +7,7 @@
  * error shape and the transformer: `procedures` below is that record, mapped from `AppRouter` so that the
  * declaration emitter writes it out in full (anonymous mapped types are printed expanded), and
  * {@link AppRouter} rebuilds a router type on it with an empty context and metadata. The emitted file
- * imports nothing but `@trpc/server`; `scripts/build-client.ts` checks that it stays so.
+ * imports nothing but `@trpc/server`; `scripts/client-types.ts` checks that it stays so.
  */
 import type {
   inferRouterInputs,

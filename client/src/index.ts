@@ -1,5 +1,5 @@
 /**
- * `passerelle/client`: a typed client for a Passerelle gateway.
+ * `@passerelle/client`: a typed client for a Passerelle gateway.
  *
  * - {@link createPasserelleClient}: a tRPC client (`@trpc/client`) on the gateway's `/trpc`, typed by the
  *   gateway's router and sending the bearer token on every call.
@@ -9,16 +9,16 @@
  *
  * @example
  * ```ts
- * import { createPasserelleClient } from "passerelle/client";
- * const passerelle = createPasserelleClient({ baseUrl: "https://pay.example.com", token: process.env.PASSERELLE_KEY! });
+ * import { createPasserelleClient } from "@passerelle/client";
+ * const passerelle = createPasserelleClient({ baseUrl: "https://pay.example.com", token: accessToken });
  * const payment = await passerelle.payments.get.query({ payment_id: "pay_…" });
  * ```
  */
 import { createTRPCClient, httpLink, type TRPCClient } from "@trpc/client";
-import type { AppRouter } from "./router.js";
+import type { AppRouter } from "../generated/router.js";
 
-export type { AppRouter } from "./router.js";
-export type { components, operations, paths } from "./openapi.js";
+export type { AppRouter } from "../generated/router.js";
+export type { components, operations, paths } from "../generated/openapi.js";
 
 export interface PasserelleClientOptions {
   /** The gateway's base URL, e.g. `https://pay.example.com` (tRPC is served under `/trpc`). */

@@ -1,10 +1,10 @@
 /**
- * A merchant's program, written against `passerelle/client` as it would be installed: one call of each
+ * A merchant's program, written against `@passerelle/client` as it would be installed: one call of each
  * kind (a tRPC query, a tRPC mutation, an openapi-fetch request). test/e2e/operations/client-package.test.ts type-checks
  * this folder with its stock tsconfig.json and runs it under Node against a test gateway.
  */
 import createClient from "openapi-fetch";
-import { createPasserelleClient, type paths } from "passerelle/client";
+import { createPasserelleClient, type paths } from "@passerelle/client";
 
 export interface Credentials {
   baseUrl: string;

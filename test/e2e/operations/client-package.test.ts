@@ -1,8 +1,9 @@
 /**
- * `passerelle/client` as a merchant installs it: test/client-project is copied to a folder of its own with
- * `passerelle` (this repository, built by `bun run client:build`) and `openapi-fetch` in its node_modules,
- * type-checked by `tsc` with its stock tsconfig.json (module NodeNext, strict) and with the one `tsc --init`
- * writes, then compiled and run under Node against a test gateway served over HTTP.
+ * `@passerelle/client` as a merchant uses it: test/client-project is copied to a folder of its own with
+ * `@passerelle/client` (this repository's client/, built by `bun run client:build`) and `openapi-fetch` in its
+ * node_modules, type-checked by `tsc` with its stock tsconfig.json (module NodeNext, strict) and with the one
+ * `tsc --init` writes, then compiled and run under Node against a test gateway served over HTTP. (The packed
+ * tarball, installed from the registry's packages alone into new projects, is scripts/check-client-package.sh's.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
@@ -25,17 +26,17 @@ async function run(command: string[], cwd: string) {
 }
 
 beforeAll(async () => {
-  const build = await run(["bun", "scripts/build-client.ts"], root);
+  const build = await run([tsc, "-p", "client/tsconfig.json"], root);
   if (build.exitCode !== 0) throw new Error(`bun run client:build failed:\n${build.output}`);
 
   project = await mkdtemp(join(tmpdir(), "passerelle-merchant-"));
   await cp(join(root, "test/client-project"), project, { recursive: true });
   await writeFile(
     join(project, "package.json"),
-    JSON.stringify({ name: "merchant", private: true, type: "module", dependencies: { passerelle: `file:${root}`, "openapi-fetch": "*" } }),
+    JSON.stringify({ name: "merchant", private: true, type: "module", dependencies: { "@passerelle/client": `file:${root}/client`, "openapi-fetch": "*" } }),
   );
-  await mkdir(join(project, "node_modules"));
-  await symlink(root, join(project, "node_modules/passerelle"), "dir");
+  await mkdir(join(project, "node_modules/@passerelle"), { recursive: true });
+  await symlink(join(root, "client"), join(project, "node_modules/@passerelle/client"), "dir");
   await symlink(join(root, "node_modules/openapi-fetch"), join(project, "node_modules/openapi-fetch"), "dir");
 
   tg = await startTestGateway();
@@ -48,7 +49,7 @@ afterAll(async () => {
   if (project) await rm(project, { recursive: true, force: true });
 }, 30_000);
 
-describe("passerelle/client in a merchant's project", () => {
+describe("@passerelle/client in a merchant's project", () => {
   it("type-checks with a stock tsconfig (NodeNext, strict) from the built declarations alone, no gateway source", async () => {
     const checked = await run([tsc, "-p", ".", "--noEmit"], project);
     expect(checked.output).toBe("");
@@ -56,18 +57,18 @@ describe("passerelle/client in a merchant's project", () => {
 
     // What the compiler read: the client's built .d.ts files, and no file of the gateway's source.
     const files = (await run([tsc, "-p", ".", "--listFilesOnly"], project)).output.trim().split("\n");
-    expect(files).toContain(join(root, "client/dist/router.d.ts"));
-    expect(files).toContain(join(root, "client/dist/openapi.d.ts"));
+    expect(files).toContain(join(root, "client/generated/router.d.ts"));
+    expect(files).toContain(join(root, "client/generated/openapi.d.ts"));
     expect(files.filter((file) => file.startsWith(`${root}/src/`))).toEqual([]);
   });
 
   it("type-checks with the tsconfig.json `tsc --init` writes (exactOptionalPropertyTypes, noUncheckedIndexedAccess…), the README's example too", async () => {
-    // The README's "Typed client" example, as a file of the project (Node's `process` declared: no @types/node here).
+    // The README's "Typed client" example, as a file of the project, as it is (no @types/node here).
     const readme = await Bun.file(join(root, "README.md")).text();
     const section = readme.slice(readme.indexOf("\n## Typed client\n"));
     const example = /^```ts\n([\s\S]*?)^```$/m.exec(section.slice(0, section.indexOf("\n## ", 1)))?.[1];
-    expect(example).toContain('from "passerelle/client"');
-    await writeFile(join(project, "readme.ts"), `declare const process: { env: Record<string, string | undefined> };\n${example}export {};\n`);
+    expect(example).toContain('from "@passerelle/client"');
+    await writeFile(join(project, "readme.ts"), example ?? "");
 
     const scratch = await mkdtemp(join(tmpdir(), "passerelle-tsc-init-"));
     try {
@@ -88,7 +89,7 @@ describe("passerelle/client in a merchant's project", () => {
   it("refuses wrong calls of each kind: the types are the gateway's, not any", async () => {
     const lines = [
       'import createClient from "openapi-fetch";',
-      'import { createPasserelleClient, type paths } from "passerelle/client";',
+      'import { createPasserelleClient, type paths } from "@passerelle/client";',
       'const passerelle = createPasserelleClient({ baseUrl: "http://localhost:3000", token: "psk_x" });',
       'const rest = createClient<paths>({ baseUrl: "http://localhost:3000" });',
       "export async function wrong() {",
