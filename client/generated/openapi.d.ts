@@ -771,7 +771,7 @@ export interface paths {
         };
         /**
          * The tenant's balance
-         * @description Per currency, in the token's environment: available (collected, less payouts and refunds sent or on their way) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside it, what each provider reports for the tenant's own account there.
+         * @description Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what the tenant holds on that account.
          */
         get: operations["balance-get"];
         put?: never;
@@ -831,7 +831,7 @@ export interface paths {
         };
         /**
          * Reconciliation across every tenant
-         * @description As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment. Admin token only. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
+         * @description As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, what the provider reports, and the difference. Admin token only. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
         get: operations["balance-allReconciliation"];
         put?: never;
@@ -1824,6 +1824,7 @@ export interface components {
         Balance: {
             /** @enum {string} */
             environment: "sandbox" | "live";
+            /** @description Per currency, the totals over every holding account */
             balances: {
                 /** @enum {string} */
                 currency: "XOF" | "GNF";
@@ -1832,17 +1833,41 @@ export interface components {
                 /** @description Payouts and refunds sent to a provider and not final yet */
                 pending: number;
             }[];
-            /** @description What each provider reports for the tenant's own account there (not for the service's pooled account) */
-            providers: {
+            /** @description Each holding account the tenant has money on or can pay out from, pooled ones first */
+            accounts: {
+                /**
+                 * @description Where the money sits: pooled:<provider> (the service's account) or own:<provider> (yours)
+                 * @example pooled:providerA
+                 */
+                holding: string;
+                /**
+                 * @description pooled: the service's account at the provider, shared by its tenants (a payout from it spends what you hold there); own: your account at the provider (it refuses what it cannot pay)
+                 * @enum {string}
+                 */
+                kind: "pooled" | "own";
                 provider: string;
+                /** @description The provider's name for people */
+                label: string;
                 balances: {
                     /** @enum {string} */
                     currency: "XOF" | "GNF";
-                    amount: number;
-                    label: string | null;
+                    /** @description Collected, less what has gone out or is on its way (whole units) */
+                    available: number;
+                    /** @description Payouts and refunds sent to a provider and not final yet */
+                    pending: number;
                 }[];
-                /** @description Why the provider's balance could not be read, when it could not */
-                error: string | null;
+                /** @description An own account: what its provider reports it holds (null for a pooled account, or a provider that does not tell) */
+                reported: {
+                    balances: {
+                        /** @enum {string} */
+                        currency: "XOF" | "GNF";
+                        /** @description What the provider holds */
+                        amount: number;
+                        label: string | null;
+                    }[];
+                    /** @description Why the provider's balance could not be read, when it could not */
+                    error: string | null;
+                } | null;
             }[];
         };
         LedgerEntryList: {
@@ -1856,6 +1881,8 @@ export interface components {
             journal: string;
             /** @description available, pending, provider:<name> or fees */
             account: string;
+            /** @description Where the money sits: pooled:<provider> (the service's account) or own:<provider> (the tenant's) */
+            holding: string;
             /** @description Signed, whole units: the legs of a movement sum to zero */
             amount: number;
             /** @enum {string} */
@@ -1904,6 +1931,7 @@ export interface components {
             providerState: string;
             /** @description The provider's own status word */
             providerStatus: string;
+            /** @description The record's amount, whole units */
             amount: number;
             /** @enum {string} */
             currency: "XOF" | "GNF";
@@ -1911,6 +1939,35 @@ export interface components {
             firstSeenAt: string;
             /** Format: date-time */
             lastSeenAt: string;
+        };
+        AdminReconciliation: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            rows: components["schemas"]["ReconciliationRow"][];
+            differences: components["schemas"]["ReconciliationDifference"][];
+            /** @description Per provider and currency, in the report's environment: what the ledger says the service holds on its pooled account for all tenants, what the provider reports, and the difference (now, whatever the window) */
+            pooledAccounts: components["schemas"]["PooledAccount"][];
+        };
+        PooledAccount: {
+            provider: string;
+            /** @example pooled:providerA */
+            holding: string;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            /** @description What the ledger says the service holds there for all its tenants (available and pending) */
+            held: number;
+            /** @description What the provider reports the account holds; null when it could not be read */
+            reported: number | null;
+            /** @description reported − held (null when the provider could not be read): below zero, the provider holds less than the service owes its tenants there */
+            difference: number | null;
+            /** @description Why the provider's balance could not be read, when it could not */
+            error: string | null;
         };
         Routing: {
             /** @enum {string} */
@@ -7595,7 +7652,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Whole units of the currency
+                     * @description Whole units of the currency; at most MAX_AMOUNT (the maximum shown is its default) and the provider's own maximum
                      * @example 2500
                      */
                     amount: number;
@@ -7965,7 +8022,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Whole units; by default all that is left to refund
+                     * @description Whole units; by default all that is left to refund; at most MAX_AMOUNT (the maximum shown is its default)
                      * @example 1000
                      */
                     amount?: number;
@@ -8474,7 +8531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Reconciliation"];
+                    "application/json": components["schemas"]["AdminReconciliation"];
                 };
             };
             /** @description Bad Request */

@@ -1411,14 +1411,24 @@ export declare const procedures: {
                     available: number;
                     pending: number;
                 }[];
-                providers: {
+                accounts: {
+                    holding: string;
+                    kind: "own" | "pooled";
                     provider: string;
+                    label: string;
                     balances: {
                         currency: "GNF" | "XOF";
-                        amount: number;
-                        label: string | null;
+                        available: number;
+                        pending: number;
                     }[];
-                    error: string | null;
+                    reported: {
+                        balances: {
+                            currency: "GNF" | "XOF";
+                            amount: number;
+                            label: string | null;
+                        }[];
+                        error: string | null;
+                    } | null;
                 }[];
             };
             meta: object;
@@ -1434,6 +1444,7 @@ export declare const procedures: {
                     id: string;
                     journal: string;
                     account: string;
+                    holding: string;
                     amount: number;
                     currency: "GNF" | "XOF";
                     kind: "fee" | "payment" | "payout" | "refund";
@@ -1510,6 +1521,16 @@ export declare const procedures: {
                     currency: "GNF" | "XOF";
                     firstSeenAt: string;
                     lastSeenAt: string;
+                }[];
+                pooledAccounts: {
+                    provider: string;
+                    holding: string;
+                    environment: "live" | "sandbox";
+                    currency: "GNF" | "XOF";
+                    held: number;
+                    reported: number | null;
+                    difference: number | null;
+                    error: string | null;
                 }[];
             };
             meta: object;
