@@ -13,8 +13,10 @@ import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const moneyRuleErrors =
-  "422 payout_limit_exceeded (a limit the provider documents: the message names it), 422 insufficient_balance (from the service's pooled account, " +
-  "beyond the tenant's available balance), 424 when the provider has no account for the tenant there.";
+  "400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); " +
+  "422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that " +
+  "pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each " +
+  "holding account); 424 when the provider has no account for the tenant there.";
 
 const paymentIdField = z.string().meta({ description: "Our payment id (pay_…)" });
 

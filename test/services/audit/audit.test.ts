@@ -16,6 +16,9 @@ import { audit, INVARIANTS } from "../../../src/services/audit/audit.ts";
 import { createNamedServerDatabase } from "../../support/delivery-gateway.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "../../support/db.ts";
 import { TEST_ENV } from "../../support/gateway.ts";
+import { startRigGateway, startSimulator } from "../../support/provider-b-rig.ts";
+import { waitUntil } from "../../support/wait.ts";
+import type { Registry } from "prom-client";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 
@@ -224,4 +227,35 @@ describe("passerelle audit", () => {
     expect((await run("--env", "staging")).code).toBe(2);
     expect((await run("--no-providers", "--env", "live")).code).toBe(0);
   }, 180_000);
+});
+
+describe("the periodic audit", () => {
+  it("runs with the sweeper and sets the invariant and pooled-account gauges", async () => {
+    const sim = await startSimulator();
+    const own = await createTestDatabase();
+    own.audited = false;
+    const gw = await startRigGateway({ sim, database: own, workerOptions: { sweepEveryMs: 100 }, env: { AUDIT_EVERY_MS: "1" } });
+    try {
+      await tenant(own.db, "ten_gauge");
+      await leg(own.db, "ten_gauge", "po_gauge.reserved", "available", -5, "pooled:providerA");
+      await leg(own.db, "ten_gauge", "po_gauge.reserved", "pending", 2, "pooled:providerA");
+      const registry = (gw.gateway.deps.metrics as unknown as { registry: Registry }).registry;
+      const exposition = await waitUntil(
+        async () => {
+          const text = await registry.metrics();
+          return text.includes('passerelle_invariant_violations{invariant="journal_unbalanced",environment="sandbox"} 1') ? text : undefined;
+        },
+        { what: "the periodic audit's gauges", timeoutMs: 10_000, intervalMs: 100 },
+      );
+      expect(exposition).toContain('passerelle_invariant_violations{invariant="refunds_exceed_payment",environment="sandbox"} 0');
+      expect(exposition).toContain('passerelle_invariant_violations{invariant="pooled_account_negative",environment="sandbox"} 1');
+      // The pooled account holds −3 in the ledger; the provider's balance could not be read (no provider A here): no difference.
+      expect(exposition).toContain('passerelle_pooled_account_held{provider="providerA",environment="sandbox",currency="XOF"} -3');
+      expect(gw.logs.some((line) => line.invariant === "journal_unbalanced" && line.level === 40)).toBe(true);
+    } finally {
+      await gw.close();
+      await sim.stop();
+      await own.dispose();
+    }
+  }, 30_000);
 });
