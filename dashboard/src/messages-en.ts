@@ -257,6 +257,8 @@ export const en: Messages = {
   "money.reportedNone": "{provider} reports no balance on this account.",
   "money.reportedUnknown": "{provider} does not tell this account's balance.",
   "money.reportedError": "{provider}'s balance could not be read:",
+  "money.insufficientHint":
+    "A payout leaves from one account: from Passerelle's shared account, it can only spend what you collected there (see each account above).",
   "money.send": "Send money",
   "money.amount": "Amount",
   "money.country": "Country",

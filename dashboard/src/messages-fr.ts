@@ -256,6 +256,8 @@ export const fr = {
   "money.reportedNone": "{provider} n’indique aucun solde sur ce compte.",
   "money.reportedUnknown": "{provider} ne communique pas le solde de ce compte.",
   "money.reportedError": "Le solde chez {provider} n’a pas pu être lu :",
+  "money.insufficientHint":
+    "Un versement part d’un seul compte : depuis le compte partagé de Passerelle, il ne peut dépenser que ce que vous y avez encaissé (voir chaque compte ci-dessus).",
   "money.send": "Envoyer de l’argent",
   "money.amount": "Montant",
   "money.country": "Pays",

@@ -6,7 +6,7 @@
  * leaves from) is the API's message.
  */
 import { useState } from "preact/hooks";
-import type { Outputs } from "../api.ts";
+import { codeOf, type Outputs } from "../api.ts";
 import { CreatedAmountState, ErrorNote, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
 import { BalanceSection } from "./holding-accounts.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
@@ -112,6 +112,11 @@ export function MoneyScreen() {
       </form>
       <StatusNote>{sent}</StatusNote>
       <ErrorNote error={action.error} />
+      {codeOf(action.error) === "insufficient_balance" ? (
+        <p class="hint" data-testid="insufficient-hint">
+          {t("money.insufficientHint")}
+        </p>
+      ) : null}
 
       <SectionHead
         title={t("money.payouts")}

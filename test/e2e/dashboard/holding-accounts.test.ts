@@ -2,7 +2,8 @@
  * Money where it sits, in a real browser (issue 24 points 1 and 2): a merchant with money collected on
  * Passerelle's pooled provider A account and its own provider B account sees each holding account named in
  * words on Balance and payouts — in French, on a 390 px phone, reached from the keyboard — with what
- * provider B reports beside its own account; the operator sees the pooled accounts on Reconciliation, held
+ * provider B reports beside its own account, and a payout beyond what it holds on the pooled account
+ * refused with the API's message and the reason in French; the operator sees the pooled accounts on Reconciliation, held
  * against reported, and a provider holding less than Passerelle owes its merchants (made on provider A's
  * simulator by its balance control) flagged in words.
  *
@@ -22,7 +23,7 @@ describeWithChromium(
     const { api, newTenant, openDashboard, signInWithKey, screenshot } = rig;
 
     describe("a merchant's holding accounts and Passerelle's pooled accounts", () => {
-      it("shows the merchant each account in words, in French at 390 px, and the operator a pooled account short of what it owes", async () => {
+      it("shows the merchant each account in words, in French at 390 px, refuses a pooled payout beyond what it holds there, and shows the operator a pooled account short of what it owes", async () => {
         const tenant = await newTenant("Marché Dantokpa");
         const token = await rig.tg.tenantToken(tenant.id);
 
@@ -37,7 +38,32 @@ describeWithChromium(
           timeoutMs: 10_000,
           intervalMs: 200,
         });
-        // Then the merchant's own provider B account, holding 10,000 FCFA in Senegal at the provider.
+        // In French, on a phone, from the keyboard: the Balance & payouts link, then Enter.
+        const page = await openDashboard(["fr-FR", "fr"]);
+        page.on("dialog", (dialog) => void dialog.accept());
+        await page.setViewportSize({ width: 390, height: 844 });
+        await signInWithKey(page, tenant.keyId, tenant.secret);
+        await page.locator('nav a[href="#/money"]').focus();
+        await page.keyboard.press("Enter");
+        const accounts = page.locator('[data-testid="holding-accounts"] > li');
+        await accounts.first().waitFor();
+        expect(await accounts.evaluateAll((items) => items.map((item) => item.getAttribute("data-holding")))).toEqual(["pooled:providerA"]);
+        expect(await page.locator("main").textContent()).not.toContain("pooled:");
+
+        // 900 to an MTN Benin wallet would leave from the pooled account, where the merchant holds 800: refused, and why.
+        await page.locator('input[name="amount"]').fill("900");
+        await page.locator('input[name="description"]').fill("Fournisseur");
+        await page.locator('select[name="country"]').selectOption("bj");
+        await page.locator('input[name="phone"]').fill("+229 97 00 01 23");
+        await page.locator('input[name="operator"]').fill("mtn");
+        await page.getByRole("button", { name: "Envoyer", exact: true }).click();
+        expect(await page.getByRole("alert").textContent()).toContain("greater than the 800 XOF this tenant holds");
+        expect(await page.locator('[data-testid="insufficient-hint"]').textContent()).toBe(
+          "Un versement part d’un seul compte : depuis le compte partagé de Passerelle, il ne peut dépenser que ce que vous y avez encaissé (voir chaque compte ci-dessus).",
+        );
+        expect(await page.locator('[data-testid="payouts"]').count()).toBe(0);
+
+        // Then the merchant's own provider B account, holding 10,000 FCFA in Senegal at the provider: listed after a refresh.
         const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
         const funded = await fetch(`${rig.base}/sandbox/providerB/_sim/accounts/${keys.masterKey}/balances`, {
           method: "PUT",
@@ -47,14 +73,7 @@ describeWithChromium(
         expect(funded.status).toBeLessThan(300);
         const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token, json: { ...keys, environment: "sandbox" } });
         expect(stored.status, JSON.stringify(stored.body)).toBe(200);
-
-        // In French, on a phone, from the keyboard: the Balance & payouts link, then Enter.
-        const page = await openDashboard(["fr-FR", "fr"]);
-        await page.setViewportSize({ width: 390, height: 844 });
-        await signInWithKey(page, tenant.keyId, tenant.secret);
-        await page.locator('nav a[href="#/money"]').focus();
-        await page.keyboard.press("Enter");
-        const accounts = page.locator('[data-testid="holding-accounts"] > li');
+        await page.getByRole("button", { name: "Actualiser" }).click();
         await page.locator('[data-testid="reported"]').waitFor();
         expect(await accounts.evaluateAll((items) => items.map((item) => item.getAttribute("data-holding")))).toEqual(["pooled:providerA", "own:providerB"]);
 
@@ -75,8 +94,8 @@ describeWithChromium(
         expect(await page.locator("main").textContent()).toContain(
           "un versement ou un remboursement depuis ce compte ne peut dépenser que ce que vous y avez encaissé.",
         );
-        // Words, not the API's codes.
-        const shown = await page.locator("main").textContent();
+        // Words, not the API's codes (the refusal above is the API's own message, left out here).
+        const shown = await page.locator('[data-testid="holding-accounts"]').textContent();
         expect(shown).not.toContain("pooled:");
         expect(shown).not.toContain("own:");
         // Nothing wider than the phone.
