@@ -238,6 +238,8 @@ export const en: Messages = {
   "refunds.reason": "Reason",
   "refunds.submit": "Refund",
   "refunds.confirm": "Refund {amount} to the customer? The money goes to the wallet that paid.",
+  "refunds.insufficientHint":
+    "A refund leaves from the account that would send it: from Passerelle's shared account, it can only spend what you collected there (see Balance & payouts).",
   "payment.refunded": "Refunded",
   "nav.money": "Balance & payouts",
   "money.title": "Balance and payouts",
@@ -255,7 +257,7 @@ export const en: Messages = {
   "money.account.empty": "Nothing collected here yet.",
   "money.reported": "{provider} reports:",
   "money.reportedNone": "{provider} reports no balance on this account.",
-  "money.reportedUnknown": "{provider} does not tell this account's balance.",
+  "money.reportedUnknown": "Passerelle cannot read this account's balance at {provider} (no keys stored now, or {provider} does not tell).",
   "money.reportedError": "{provider}'s balance could not be read:",
   "money.insufficientHint":
     "A payout leaves from one account: from Passerelle's shared account, it can only spend what you collected there (see each account above).",

@@ -237,6 +237,8 @@ export const fr = {
   "refunds.reason": "Motif",
   "refunds.submit": "Rembourser",
   "refunds.confirm": "Rembourser {amount} au client ? L’argent part vers le portefeuille qui a payé.",
+  "refunds.insufficientHint":
+    "Un remboursement part du compte qui l’envoie : depuis le compte partagé de Passerelle, il ne peut dépenser que ce que vous y avez encaissé (voir Solde et versements).",
   "payment.refunded": "Remboursé",
   "nav.money": "Solde et versements",
   "money.title": "Solde et versements",
@@ -254,7 +256,7 @@ export const fr = {
   "money.account.empty": "Rien d’encaissé ici pour l’instant.",
   "money.reported": "{provider} indique :",
   "money.reportedNone": "{provider} n’indique aucun solde sur ce compte.",
-  "money.reportedUnknown": "{provider} ne communique pas le solde de ce compte.",
+  "money.reportedUnknown": "Passerelle ne peut pas lire le solde de ce compte chez {provider} (plus de clés enregistrées, ou {provider} ne le communique pas).",
   "money.reportedError": "Le solde chez {provider} n’a pas pu être lu :",
   "money.insufficientHint":
     "Un versement part d’un seul compte : depuis le compte partagé de Passerelle, il ne peut dépenser que ce que vous y avez encaissé (voir chaque compte ci-dessus).",

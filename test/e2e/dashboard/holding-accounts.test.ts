@@ -3,7 +3,9 @@
  * Passerelle's pooled provider A account and its own provider B account sees each holding account named in
  * words on Balance and payouts — in French, on a 390 px phone, reached from the keyboard — with what
  * provider B reports beside its own account, and a payout beyond what it holds on the pooled account
- * refused with the API's message and the reason in French; the operator sees the pooled accounts on Reconciliation, held
+ * refused with the API's message and the reason in French; money on its own provider A account whose keys
+ * it then removed still listed as its own, its refund (now from the pooled account) refused with the reason;
+ * the operator sees the pooled accounts on Reconciliation, held
  * against reported, and a provider holding less than Passerelle owes its merchants (made on provider A's
  * simulator by its balance control) flagged in words.
  *
@@ -147,6 +149,62 @@ describeWithChromium(
         );
         expect(await operator.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
         await operator.close();
+      }, 40_000);
+    });
+
+    describe("money on an own account whose keys were removed", () => {
+      it("lists it as the merchant's own provider A account, and refuses its refund from the pooled account with the reason", async () => {
+        const tenant = await newTenant("Atelier Porto-Novo");
+        const token = await rig.tg.tenantToken(tenant.id);
+        // The tenant's own provider A account on the simulator, its webhooks pointed at the gateway, its keys stored.
+        const sim = `${rig.base}/sandbox/providerA/_sim`;
+        const own = (await (await fetch(`${sim}/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
+        const pointed = await fetch(`${sim}/accounts/${own.secretKey}/webhook`, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ url: `${rig.base}/providerA/webhook/sandbox/${tenant.id}` }),
+        });
+        expect(pointed.status).toBeLessThan(300);
+        const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerA`, { token, json: { environment: "sandbox", ...own } });
+        expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+        const created = await api("POST", "/payments", {
+          token,
+          json: { amount: 600, description: "Tissu", operator: "mtn", customer: { phone: { number: "+22997000042", country: "bj" } } },
+        });
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const paymentId = created.body.id as string;
+        await waitUntil(async () => (await api("GET", `/payments/${paymentId}`, { token })).body.state === "succeeded", {
+          what: "the payment on the tenant's own provider A account paid",
+          timeoutMs: 10_000,
+          intervalMs: 200,
+        });
+        // The keys removed: a refund would now leave from Passerelle's pooled account, where the tenant holds nothing.
+        expect((await api("DELETE", `/tenants/${tenant.id}/credentials/providerA/sandbox`, { token })).status).toBe(200);
+
+        const page = await openDashboard();
+        page.on("dialog", (dialog) => void dialog.accept());
+        await signInWithKey(page, tenant.keyId, tenant.secret);
+        await page.locator('nav a[href="#/money"]').click();
+        const own600 = page.locator('li[data-holding="own:providerA"]');
+        await own600.waitFor();
+        expect(await own600.locator("h3").textContent()).toBe("Your own account at Provider A");
+        expect(await own600.locator('dd[data-amount="available"]').textContent()).toBe(`600${NBSP}FCFA`);
+        expect(await own600.textContent()).toContain(
+          "Passerelle cannot read this account's balance at Provider A (no keys stored now, or Provider A does not tell).",
+        );
+        const pooled = page.locator('li[data-holding="pooled:providerA"]');
+        expect(await pooled.textContent()).toContain("Nothing collected here yet.");
+
+        await page.evaluate((id) => (location.hash = `#/payments/${id}`), paymentId);
+        const refunds = page.locator('[data-testid="refunds"]');
+        await refunds.locator('input[name="amount"]').waitFor();
+        await refunds.getByRole("button", { name: "Refund", exact: true }).click();
+        expect(await refunds.getByRole("alert").textContent()).toContain("pooled:providerA");
+        expect(await refunds.locator('[data-testid="insufficient-hint"]').textContent()).toBe(
+          "A refund leaves from the account that would send it: from Passerelle's shared account, it can only spend what you collected there (see Balance & payouts).",
+        );
+        expect(await refunds.locator("tr[data-refund-id]").count()).toBe(0);
+        await page.close();
       }, 40_000);
     });
 
