@@ -71,3 +71,10 @@ export function statusOf(error: unknown): number | undefined {
   const data = error.data as { httpStatus?: number } | undefined;
   return data?.httpStatus;
 }
+
+/** The contract's error code of a failed call (`insufficient_balance`, …), when the gateway answered one. */
+export function codeOf(error: unknown): string | undefined {
+  if (!(error instanceof TRPCClientError)) return undefined;
+  const data = error.data as { httpBody?: { code?: unknown } } | undefined;
+  return typeof data?.httpBody?.code === "string" ? data.httpBody.code : undefined;
+}

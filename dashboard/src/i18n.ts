@@ -50,3 +50,12 @@ export function formatAmount(language: Language, amount: number, currency: strin
 export function formatDateTime(language: Language, iso: string): string {
   return new Intl.DateTimeFormat(language === "fr" ? "fr-FR" : "en-GB", { dateStyle: "medium", timeStyle: "short" }).format(new Date(iso));
 }
+
+/** A country's name in the viewer's language (`bj` → `Bénin` / `Benin`). */
+export function countryName(language: Language, country: string): string {
+  try {
+    return new Intl.DisplayNames([language], { type: "region" }).of(country.toUpperCase()) ?? country.toUpperCase();
+  } catch {
+    return country.toUpperCase();
+  }
+}

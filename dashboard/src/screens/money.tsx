@@ -1,12 +1,14 @@
 /**
- * Balance and payouts: the tenant's balance per currency (available, on its way) beside what each
- * provider reports for the tenant's own account (`balance.get`); its payouts, filtered by state and paged
- * with the API's cursors (`payouts.list`); and a form that sends one to a mobile-money wallet
- * (`payouts.create`). A refusal (a provider's limit, the balance) is the API's message.
+ * Balance and payouts: the tenant's balance, in total and per holding account, beside what a provider
+ * reports for the tenant's own account there (`balance.get`, shown by `holding-accounts.tsx`); its payouts,
+ * filtered by state and paged with the API's cursors (`payouts.list`); and a form that sends one to a
+ * mobile-money wallet (`payouts.create`). A refusal (a provider's limit, the balance held where the payout
+ * leaves from) is the API's message.
  */
 import { useState } from "preact/hooks";
-import type { Outputs } from "../api.ts";
-import { Amount, CreatedAmountState, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
+import { codeOf, type Outputs } from "../api.ts";
+import { CreatedAmountState, ErrorNote, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
+import { BalanceSection } from "./holding-accounts.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
 import { formatAmount } from "../i18n.ts";
@@ -69,38 +71,7 @@ export function MoneyScreen() {
   return (
     <section aria-labelledby="money-title">
       <h1 id="money-title">{t("money.title")}</h1>
-      <h2>{t("money.balance")}</h2>
-      <ErrorNote error={balance.error} />
-      {balance.loading && !balance.data ? <Loading /> : null}
-      {balance.data && balance.data.balances.length === 0 ? <Empty>{t("money.noBalance")}</Empty> : null}
-      {balance.data && balance.data.balances.length > 0 ? (
-        <dl class="facts card" data-testid="balance">
-          {balance.data.balances.map((line) => (
-            <>
-              <dt key={`${line.currency}-available`}>{t("money.available", { currency: line.currency })}</dt>
-              <dd key={`${line.currency}-available-value`} data-currency={line.currency}>
-                <Amount amount={line.available} currency={line.currency} />
-              </dd>
-              <dt key={`${line.currency}-pending`}>{t("money.pending")}</dt>
-              <dd key={`${line.currency}-pending-value`}>
-                <Amount amount={line.pending} currency={line.currency} />
-              </dd>
-            </>
-          ))}
-        </dl>
-      ) : null}
-      {balance.data?.accounts
-        .filter((account) => account.reported !== null)
-        .map((account) => (
-          <p key={account.holding} class="hint">
-            {t("money.atProvider", { provider: providerLabel(account.provider) })}{" "}
-            {account.reported?.error
-              ? account.reported.error
-              : account.reported?.balances
-                  .map((line) => `${formatAmount(language, line.amount, line.currency)}${line.label ? ` (${line.label})` : ""}`)
-                  .join(" · ") || "—"}
-          </p>
-        ))}
+      <BalanceSection balance={balance} />
 
       <h2>{t("money.send")}</h2>
       <form class="inline-form card" onSubmit={send}>
@@ -141,6 +112,11 @@ export function MoneyScreen() {
       </form>
       <StatusNote>{sent}</StatusNote>
       <ErrorNote error={action.error} />
+      {codeOf(action.error) === "insufficient_balance" ? (
+        <p class="hint" data-testid="insufficient-hint">
+          {t("money.insufficientHint")}
+        </p>
+      ) : null}
 
       <SectionHead
         title={t("money.payouts")}

@@ -2,24 +2,27 @@
  * Reconciliation, for the accountant: per kind (payments, refunds, payouts), provider, operator, state and
  * currency, the counts and totals of what was created in a window, and the records whose provider state
  * differs from ours. A tenant sees its own (`balance.reconciliation`); an operator every tenant's, in the
- * token's environment (`balance.allReconciliation`). Download CSV saves the same report as a file, from the
+ * token's environment (`balance.allReconciliation`), with Passerelle's pooled accounts beside what their
+ * providers report (`pooled-accounts.tsx`). Download CSV saves the same report as a file, from the
  * REST API's CSV answer (`GET /reports/reconciliation`, `GET /admin/reports/reconciliation`).
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { Amount, DateTime, Empty, ErrorNote, Loading, providerLabel, StateBadge, useAction, useLoad } from "../components.tsx";
 import { ListTable } from "../lists.tsx";
+import { PooledAccounts } from "./pooled-accounts.tsx";
 import { useDashboard } from "../context.ts";
 import { daysAgo, dayValue, windowOf } from "../days.ts";
 import { downloadCsv } from "../download.ts";
 
 type Report = Outputs["balance"]["reconciliation"];
+type AllReport = Outputs["balance"]["allReconciliation"];
 
 export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
   const { api, session, sessionEnded, tenantId, t } = useDashboard();
   const today = dayValue(new Date());
   const [days, setDays] = useState({ from: dayValue(daysAgo(29)), to: today });
-  const report = useLoad<Report>(() => {
+  const report = useLoad<Report | AllReport>(() => {
     const window = windowOf(days.from, days.to);
     return scope === "all" ? api.balance.allReconciliation.query(window) : api.balance.reconciliation.query(window);
   }, [scope, days.from, days.to]);
@@ -67,6 +70,7 @@ export function ReconciliationScreen({ scope }: { scope: "tenant" | "all" }) {
       <ErrorNote error={downloading.error} />
       <ErrorNote error={report.error} />
       {report.loading && !report.data ? <Loading /> : null}
+      {report.data && "pooledAccounts" in report.data ? <PooledAccounts accounts={report.data.pooledAccounts} /> : null}
       {report.data ? <ReportTables report={report.data} showTenant={scope === "all"} /> : null}
     </section>
   );

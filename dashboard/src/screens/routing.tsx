@@ -10,7 +10,7 @@ import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { Amount, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
-import type { Language, MessageKey } from "../i18n.ts";
+import { countryName, type MessageKey } from "../i18n.ts";
 
 type RoutingView = Outputs["routing"]["get"];
 type Wallet = RoutingView["routes"][number];
@@ -33,15 +33,6 @@ const OPERATOR_NAMES: Record<string, string> = {
 
 export function operatorName(operator: string): string {
   return OPERATOR_NAMES[operator] ?? operator;
-}
-
-/** A country's name in the viewer's language (`bj` → `Bénin` / `Benin`). */
-export function countryName(language: Language, country: string): string {
-  try {
-    return new Intl.DisplayNames([language], { type: "region" }).of(country.toUpperCase()) ?? country.toUpperCase();
-  } catch {
-    return country.toUpperCase();
-  }
 }
 
 const walletKey = (wallet: { operator: string; country: string }) => `${wallet.operator}/${wallet.country}`;

@@ -3,7 +3,7 @@
  * that refunds all or part of what is left to the wallet that paid (`payouts.refunds`, `payouts.refund`).
  * What is left is the payment's amount less its refunds that have not failed, as the API counts it.
  */
-import type { Outputs, Payment } from "../../api.ts";
+import { codeOf, type Outputs, type Payment } from "../../api.ts";
 import { CreatedAmountState, ErrorNote, type Loaded, SectionHead, useAction } from "../../components.tsx";
 import { ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
@@ -90,6 +90,11 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
         </form>
       ) : null}
       <ErrorNote error={action.error} />
+      {codeOf(action.error) === "insufficient_balance" ? (
+        <p class="hint" data-testid="insufficient-hint">
+          {t("refunds.insufficientHint")}
+        </p>
+      ) : null}
     </div>
   );
 }
