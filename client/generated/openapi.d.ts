@@ -1954,6 +1954,8 @@ export interface components {
         };
         PooledAccount: {
             provider: string;
+            /** @description The provider's name for people */
+            label: string;
             /** @example pooled:providerA */
             holding: string;
             /** @enum {string} */

@@ -1524,6 +1524,7 @@ export declare const procedures: {
                 }[];
                 pooledAccounts: {
                     provider: string;
+                    label: string;
                     holding: string;
                     environment: "live" | "sandbox";
                     currency: "GNF" | "XOF";

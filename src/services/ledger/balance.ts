@@ -80,6 +80,14 @@ async function reportedBalance(deps: Deps, tenantId: string, environment: Enviro
   }
 }
 
+/** Beside an own account: what its provider reports, or why it cannot (its keys removed); null when the provider does not tell. */
+async function ownReported(deps: Deps, input: { tenantId: string; environment: Environment }, providerName: string, account: ProviderAccountRef | null) {
+  if (account !== null) return reportedBalance(deps, input.tenantId, input.environment, providerName, account);
+  const provider = deps.providers.find(providerName);
+  if (!provider?.payouts?.balances) return null;
+  return { balances: [], error: `The tenant's ${provider.label} keys for this environment are no longer stored: the balance cannot be read` };
+}
+
 /** The tenant's balance in one environment: every holding it has entries on, and every account it can pay out from now. */
 export async function getBalance(deps: Deps, input: { tenantId: string; environment: Environment }): Promise<BalanceView> {
   const lines = await balancesOf(deps.db, input.tenantId, input.environment);
@@ -107,7 +115,7 @@ export async function getBalance(deps: Deps, input: { tenantId: string; environm
         provider,
         label: deps.providers.find(provider)?.label ?? provider,
         balances: totals(lines.filter((line) => line.holding === holding)),
-        reported: kind === "own" && account !== null ? await reportedBalance(deps, input.tenantId, input.environment, provider, account) : null,
+        reported: kind === "own" ? await ownReported(deps, input, provider, account) : null,
       };
     }),
   );

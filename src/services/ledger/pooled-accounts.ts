@@ -21,6 +21,7 @@ import { parseHolding, POOLED_ACCOUNT, pooledHoldings } from "./ledger.ts";
 export const pooledAccountSchema = z
   .object({
     provider: z.string(),
+    label: z.string().meta({ description: "The provider's name for people" }),
     holding: z.string().meta({ example: "pooled:providerA" }),
     environment: z.enum(["sandbox", "live"]),
     currency: z.enum(CURRENCIES),
@@ -76,6 +77,7 @@ export async function pooledAccounts(deps: Deps, environment: Environment): Prom
     const reported = "balances" in report ? (report.balances.get(line.currency) ?? 0) : null;
     return {
       provider,
+      label: deps.providers.find(provider)?.label ?? provider,
       holding: line.holding,
       environment: line.environment,
       currency: line.currency,

@@ -189,8 +189,9 @@ describeWithChromium(
         await own600.waitFor();
         expect(await own600.locator("h3").textContent()).toBe("Your own account at Provider A");
         expect(await own600.locator('dd[data-amount="available"]').textContent()).toBe(`600${NBSP}FCFA`);
-        expect(await own600.textContent()).toContain(
-          "Passerelle cannot read this account's balance at Provider A (no keys stored now, or Provider A does not tell).",
+        // Its keys are gone: the API says why its provider's balance cannot be read, and the screen shows it.
+        expect(await own600.locator('[data-testid="reported-error"]').textContent()).toContain(
+          "Provider A's balance could not be read: The tenant's Provider A keys for this environment are no longer stored",
         );
         const pooled = page.locator('li[data-holding="pooled:providerA"]');
         expect(await pooled.textContent()).toContain("Nothing collected here yet.");

@@ -173,7 +173,11 @@ describe("money where it sits", () => {
       payouts: expect.arrayContaining([expect.objectContaining({ amount: 600 })]),
     });
     const balance = (await call(token, "GET", "/balance")).body;
-    expect(account(balance, "own:providerA")?.balances).toEqual([{ currency: "XOF", available: 600, pending: 0 }]);
+    expect(account(balance, "own:providerA")).toMatchObject({
+      balances: [{ currency: "XOF", available: 600, pending: 0 }],
+      // Its keys are gone: its provider's balance cannot be read, and the balance says so.
+      reported: { balances: [], error: "The tenant's Provider A keys for this environment are no longer stored: the balance cannot be read" },
+    });
     expect(account(balance, "pooled:providerA")?.balances).toEqual([]);
   }, 40_000);
 
