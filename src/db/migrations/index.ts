@@ -18,6 +18,7 @@ import { anyProviderMigration } from "./0010_any_provider.ts";
 import { moneyOutMigration } from "./0011_money_out.ts";
 import { routingMigration } from "./0012_routing.ts";
 import { paymentPhoneSearchMigration } from "./0013_payment_phone_search.ts";
+import { refundedByProviderMigration } from "./0015_refunded_by_provider.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "0011_money_out": moneyOutMigration,
   "0012_routing": routingMigration,
   "0013_payment_phone_search": paymentPhoneSearchMigration,
+  "0015_refunded_by_provider": refundedByProviderMigration,
 };
