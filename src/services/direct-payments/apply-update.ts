@@ -25,7 +25,7 @@ import { newId } from "../ids.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
 import { nextState } from "../payments/state-order.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { stopRefundsBeyondProvider } from "../payouts/refund-guard.ts";
+import { onRefundedByProvider } from "../payouts/refund-guard.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
@@ -279,7 +279,7 @@ async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: stri
   const updated = (await updatePayment(tx, { ...decision.changes, id: paymentId } as UpdateValues, changedColumns(decision.changes))).rows[0]!;
   const move = await recordMove(tx, now, updated, decision);
   // The provider gave (more of) it back by itself: refunds of ours that no longer fit stop here (refund-guard.ts).
-  if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await stopRefundsBeyondProvider(tx, now, updated)));
+  if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await onRefundedByProvider(tx, now, updated)));
   return { row: updated, ...move };
 }
 

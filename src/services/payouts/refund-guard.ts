@@ -5,7 +5,7 @@
  * exceed what the payment collected. Two guards keep it, both with the payment's row locked (then the
  * refunds' rows: the order every writer takes them):
  *
- * - when a provider's read of the payment reports it refunded (`stopRefundsBeyondProvider`, in the
+ * - when a provider's read of the payment reports it refunded (`onRefundedByProvider`, in the
  *   transaction that applies the read): our refunds that no provider call can have sent yet (no provider id:
  *   the sending calls come after it is stored) are stopped, newest first, until the rest fits; our refunds
  *   already sent that do not fit are kept as reconciliation differences;
@@ -22,6 +22,7 @@
 import type { Transaction } from "kysely";
 import type { Database, Payment, PayoutRow } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
+import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { lockPayout, stopRefund } from "./apply-payout.ts";
 import { excessOf, lockPayment, noteRefundBeyondProvider, refundsNotFailed } from "./refund-room.ts";
@@ -34,7 +35,7 @@ export const REFUNDED_AT_PROVIDER = "refunded_at_provider";
  * our refunds of it that were not sent and no longer fit, and keeps those already sent beyond it as
  * differences. Answers the deliveries of the `refund.failed` events, to schedule after commit.
  */
-export async function stopRefundsBeyondProvider(tx: Transaction<Database>, now: Date, payment: Payment): Promise<string[]> {
+async function stopRefundsBeyondProvider(tx: Transaction<Database>, now: Date, payment: Payment): Promise<string[]> {
   const refunds = await tx
     .selectFrom("payouts")
     .selectAll()
@@ -60,6 +61,30 @@ export async function stopRefundsBeyondProvider(tx: Transaction<Database>, now: 
   // What was sent already cannot be stopped: beyond what the provider left, each sent refund is a difference.
   if (excessOf(payment, Number(payment.amount_refunded)) > 0)
     for (const refund of refunds) if (refund.state === "sent") await noteRefundBeyondProvider(tx, now, payment, refund);
+  return deliveryIds;
+}
+
+/**
+ * A provider's read moved `payment` (locked by the caller's `tx`) to refunded by the provider itself, fully
+ * or in part: {@link stopRefundsBeyondProvider}, and a payment still `succeeded` (given back in part, the
+ * ledger not told how much) is kept as a difference for the operator (ours `succeeded`, the provider's
+ * `partially_refunded`). Answers the deliveries to schedule after commit.
+ */
+export async function onRefundedByProvider(tx: Transaction<Database>, now: Date, payment: Payment): Promise<string[]> {
+  const deliveryIds = await stopRefundsBeyondProvider(tx, now, payment);
+  if (payment.state === "succeeded")
+    await recordDifference(tx, now, {
+      subjectId: payment.id,
+      subjectKind: "payment",
+      tenantId: payment.tenant_id,
+      environment: payment.environment,
+      provider: payment.provider,
+      ourState: payment.state,
+      providerState: "partially_refunded",
+      providerStatus: payment.provider_status ?? "partially_refunded",
+      amount: Number(payment.amount),
+      currency: payment.currency,
+    });
   return deliveryIds;
 }
 

@@ -39,7 +39,7 @@ async function around(request: Request): Promise<Response> {
   const armed = hold?.match(request.method, path) ? hold : undefined;
   if (!armed) return simulator.fetch(request);
   hold = undefined;
-  return armed.run(() => simulator.fetch(request));
+  return armed.run(async () => simulator.fetch(request));
 }
 
 function client(token: string) {
@@ -99,21 +99,31 @@ async function atProvider(refundId: string): Promise<Body[]> {
   return listed.payouts.filter((p) => p.merchant_reference === refundId);
 }
 
-/** What a stopped refund leaves: failed with the reason, `refund.failed` recorded, the reservation released, nothing started. */
-async function expectStopped(api: Api, refundId: string): Promise<Body> {
+/** Provider A refunds part of the payment on its dashboard (no amount said); answers once the gateway has read it. */
+async function partlyRefundAtProvider(api: Api, payment: Body): Promise<void> {
+  const refunded = await fetch(`${simBase}/_sim/transactions/${payment.providerTransactionId}/partial-refund`, { method: "POST" });
+  expect(refunded.status).toBe(200);
+  await until(api, `/payments/${payment.id}`, (p) => p.providerStatus === "approved_partially_refunded", "the gateway read the partial refund");
+}
+
+/**
+ * What a stopped refund leaves: failed with the reason, `refund.failed` recorded, the reservation released,
+ * nothing started; the balance `available` (0 once the provider gave all 3,000 back) and no difference for it.
+ */
+async function expectStopped(api: Api, refundId: string, available = 0): Promise<Body> {
   const refund = await until(api, `/refunds/${refundId}`, (r) => r.state !== "pending", "the refund final");
   expect(refund).toMatchObject({ state: "failed", failureCode: "refunded_at_provider", amount: 2000 });
   const events = (await api("/events?type=refund.failed")).body.data as Body[];
   expect(events.filter((e) => e.data?.id === refundId)).toHaveLength(1);
   expect(events.find((e) => e.data?.id === refundId)!.data).toMatchObject({ state: "failed", failureCode: "refunded_at_provider" });
   // 3,000 collected, 3,000 given back by the provider, the 2,000 reserved for ours released: nothing left, nothing owed.
-  expect((await api("/balance")).body.balances).toEqual([{ currency: "XOF", available: 0, pending: 0 }]);
+  expect((await api("/balance")).body.balances).toEqual([{ currency: "XOF", available, pending: 0 }]);
   const journals = ((await api(`/balance/entries?subjectId=${refundId}`)).body.data as Body[]).map(
     (e) => `${e.journal.split(".")[1]} ${e.account} ${e.amount}`,
   );
   expect(journals.sort()).toEqual(["released available 2000", "released pending -2000", "reserved available -2000", "reserved pending 2000"]);
-  // No difference: nothing of ours went out.
-  expect((await api("/reports/reconciliation")).body.differences).toEqual([]);
+  // No difference about it: nothing of ours went out.
+  expect(((await api("/reports/reconciliation")).body.differences as Body[]).filter((d) => d.id === refundId)).toEqual([]);
   return refund;
 }
 
@@ -250,6 +260,36 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
     await refundAtProvider(api, payment);
     expect((await api("/reports/reconciliation")).body.differences).toEqual([
       expect.objectContaining({ kind: "refund", id: refund.body.id, ourState: "sent", providerState: "refunded", providerStatus: "refunded", amount: 900 }),
+    ]);
+  });
+
+  it("refunded in part at the provider, which does not say how much: ours not yet sent is stopped, no more can be asked, the payment is a difference", async () => {
+    const api = await newTenant();
+    const payment = await collect3000(api, "+22997100006");
+    hold = {
+      match: (method, path) => method === "GET" && path.startsWith("/v1/payouts/merchant/rf_"),
+      run: async (forward) => (await partlyRefundAtProvider(api, payment), forward()),
+    };
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 2000 } });
+    expect(refund.status).toBe(200);
+    // What provider A gave back is not known: counted as all of it, nothing of ours fits. The ledger, not told an amount, still holds the 3,000.
+    await expectStopped(api, refund.body.id, 3000);
+    expect(await atProvider(refund.body.id)).toEqual([]);
+    const read = await api(`/payments/${payment.id}`);
+    expect(read.body).toMatchObject({ state: "succeeded", amountRefunded: 0 });
+    const again = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 1 } });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: "payment_not_refundable" });
+    expect(again.body.message).toContain("approved_partially_refunded");
+    expect((await api("/reports/reconciliation")).body.differences).toEqual([
+      expect.objectContaining({
+        kind: "payment",
+        id: payment.id,
+        ourState: "succeeded",
+        providerState: "partially_refunded",
+        providerStatus: "approved_partially_refunded",
+        amount: 3000,
+      }),
     ]);
   });
 });
