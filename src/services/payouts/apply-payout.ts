@@ -136,7 +136,7 @@ export async function stopRefund(
  * Locks the payout's row for a decision about it; a refund's payment first, in the order every writer
  * of a payment's refunds takes them (payment, then refund), so none waits on another in a circle.
  */
-export async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
+async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
   const ref = await tx.selectFrom("payouts").select("payment_id").where("id", "=", payoutId).executeTakeFirstOrThrow();
   if (ref.payment_id !== null) await lockPayment(tx, ref.payment_id);
   return tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();

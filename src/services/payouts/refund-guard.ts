@@ -24,7 +24,7 @@ import type { Database, Payment, PayoutRow } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { lockPayout, stopRefund } from "./apply-payout.ts";
+import { stopRefund } from "./apply-payout.ts";
 import { excessOf, lockPayment, noteRefundBeyondProvider, refundsNotFailed } from "./refund-room.ts";
 
 /** The failure code of a refund stopped because the payment's provider gave the payment back by itself. */
@@ -98,9 +98,10 @@ export async function clearToSend(deps: Pick<Deps, "db" | "now" | "queue" | "log
   if (row.purpose !== "refund") return { row, stopped: false };
   const now = deps.now();
   const decided = await deps.db.transaction().execute(async (tx) => {
-    const locked = await lockPayout(tx, row.id);
+    // The payment's row, then the refund's: the order every writer of a payment's refunds takes them.
+    const payment = await lockPayment(tx, row.payment_id!);
+    const locked = await tx.selectFrom("payouts").selectAll().where("id", "=", row.id).forUpdate().executeTakeFirstOrThrow();
     if (locked.state !== "pending") return { row: locked, stopped: true, deliveryIds: [] as string[] };
-    const payment = await lockPayment(tx, locked.payment_id!);
     if (excessOf(payment, await refundsNotFailed(tx, payment.id)) <= 0) return { row: locked, stopped: false, deliveryIds: [] as string[] };
     const stopped = await stopRefund(tx, now, locked.id, REFUNDED_AT_PROVIDER);
     return { row: stopped.row, stopped: true, deliveryIds: stopped.deliveryIds };
