@@ -2,8 +2,10 @@
  * Never more out than in, whoever refunds (issue 24, point 4), over real HTTP against the gateway and
  * provider A's simulator. A 3,000 XOF payment on the pooled provider A account, a refund of ours of 2,000,
  * and the payment refunded in full on provider A's own dashboard (the simulator's `…/refund` control) at
- * each step of ours: before our first provider call, after our create and before our start (twice: caught
- * when the provider's word arrives, and caught by the check before the start), and after our start. A
+ * each step of ours: before our first provider call, after our create and before our start (caught when
+ * the provider's word arrives; caught by the next step's check; caught by the last check, right before the
+ * start — and right before provider B's submit for a refund sent through provider B), and after our start
+ * or after ours was sent; and refunded in part (no amount said: counted as all of it). A
  * refund not yet sent is stopped (`failed`, `refunded_at_provider`, `refund.failed`, its reservation
  * released) and the simulator never starts it; one already sent is a difference in the reconciliation
  * report, the tenant's and the operator's.
@@ -16,6 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { advancePayout } from "../../../src/services/payouts/advance-payout.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { freePort } from "../../support/ports.ts";
+import { startSimulator, type SimulatorServer } from "../../support/provider-b-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 type Body = Record<string, any>;
@@ -32,14 +36,15 @@ let simBase: string;
 let tg: TestGateway;
 let base: string;
 let hold: Hold | undefined;
+let simB: SimulatorServer;
 
-/** The proxy in front of the simulator: every call goes through, but the one `hold` matches (once). */
-async function around(request: Request): Promise<Response> {
+/** The proxy in front of a simulator: every call goes through to `next`, but the one `hold` matches (once). */
+async function around(request: Request, next: (request: Request) => Promise<Response>): Promise<Response> {
   const path = new URL(request.url).pathname;
   const armed = hold?.match(request.method, path) ? hold : undefined;
-  if (!armed) return simulator.fetch(request);
+  if (!armed) return next(request);
   hold = undefined;
-  return armed.run(async () => simulator.fetch(request));
+  return armed.run(() => next(request));
 }
 
 function client(token: string) {
@@ -129,13 +134,20 @@ async function expectStopped(api: Api, refundId: string, available = 0): Promise
 
 beforeAll(async () => {
   simulator = createProviderASimulator({ approveDelayMs: 50 });
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: around });
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => around(request, async (r) => simulator.fetch(r)) });
+  simB = await startSimulator({ around });
   simBase = server.url.toString().replace(/\/$/, "");
   const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
+  // Provider B probes its callback (ours, under PUBLIC_BASE_URL) before it answers a get-invoice: the gateway's own port.
+  const port = await freePort();
   tg = await startTestGateway({
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     PROVIDER_A_SANDBOX_URL: simBase,
     PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
     PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
+    PROVIDER_B_SANDBOX_URL: `${simB.url}/sandbox-api/v1`,
+    PROVIDER_B_LIVE_URL: `${simB.url}/api/v1`,
   });
   base = (await tg.gateway.start()).url!;
   await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
@@ -149,6 +161,7 @@ afterAll(async () => {
   simulator?.close();
   await tg?.close();
   await server?.stop(true);
+  await simB?.stop();
 });
 
 describe("a payment refunded at provider A while a refund of ours is on its way", () => {
@@ -211,6 +224,64 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
     const held = await atProvider(refund.body.id);
     expect(held).toHaveLength(1);
     expect(held[0]!.status).toBe("pending");
+  });
+
+  it("at the very last moment, after every earlier check passed: stopped by the check right before the start", async () => {
+    const api = await newTenant();
+    const payment = await collect3000(api, "+22997100007");
+    // A first step creates it and its start goes unanswered (the provider never got it): it stays pending.
+    hold = { match: (method, path) => method === "PUT" && path === "/v1/payouts/start", run: async () => new Response("unavailable", { status: 503 }) };
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 2000 } });
+    expect(refund.status).toBe(200);
+    const waiting = await until(api, `/refunds/${refund.body.id}`, (r) => r.outcomeUnknown === true, "the unanswered start recorded");
+    // The next step reads it (pending: nothing sent), checks, then reads it again right before the start: the provider refunds in between.
+    let reads = 0;
+    hold = {
+      match: (method, path) => method === "GET" && path === `/v1/payouts/${waiting.providerPayoutId}` && ++reads === 2,
+      run: async (forward) => (await refundAtProvider(api, payment), forward()),
+    };
+    await advancePayout(tg.gateway.deps, refund.body.id);
+    expect(hold).toBeUndefined();
+    await expectStopped(api, refund.body.id);
+    expect(await atProvider(refund.body.id)).toEqual([expect.objectContaining({ status: "pending" })]);
+  });
+
+  it("a refund sent through provider B (a tenant's own account): stopped right before its submit", async () => {
+    const tenantId = await tg.insertTenant();
+    const api = client(await tg.tenantToken(tenantId));
+    // Paid on provider A from a Moov Togo phone: provider A does not pay out there, provider B does (moov-togo).
+    const created = await api("/payments", {
+      method: "POST",
+      json: { amount: 3000, description: "Order", operator: "moov", customer: { phone: { number: "+22890100008", country: "tg" }, firstname: "Awa" } },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.provider).toBe("providerA");
+    const pushed = await until(api, `/payments/${created.body.id}`, (p) => p.providerTransactionId !== null, "the payment at the provider");
+    expect((await fetch(`${simBase}/_sim/transactions/${pushed.providerTransactionId}/approve`, { method: "POST" })).status).toBe(200);
+    const payment = await until(api, `/payments/${created.body.id}`, (p) => p.state === "succeeded", "the payment succeeded");
+    const keys = await simB.account();
+    await fetch(`${simB.url}/_sim/accounts/${keys.masterKey}/balances`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ TG: 50_000 }),
+    });
+    const stored = await api(`/tenants/${tenantId}/credentials/providerB`, { method: "PUT", json: { environment: "sandbox", ...keys } });
+    expect(stored.status).toBe(200);
+    // Provider B's get-invoice is answered (no money moves), then the payment is refunded at provider A before the submit.
+    hold = {
+      match: (method, path) => method === "POST" && path.endsWith("/disburse/get-invoice"),
+      run: async (forward) => {
+        const answered = await forward();
+        await refundAtProvider(api, payment);
+        return answered;
+      },
+    };
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 2000 } });
+    expect(refund.status).toBe(200);
+    expect(refund.body.provider).toBe("providerB");
+    await expectStopped(api, refund.body.id);
+    const disbursements = ((await (await fetch(`${simB.url}/_sim/disbursements`)).json()) as { disbursements: Body[] }).disbursements;
+    expect(disbursements.filter((d) => d.disburse_id === refund.body.id)).toEqual([expect.objectContaining({ status: "created", submits: 0 })]);
   });
 
   it("after our start: ours goes out; the money out twice is a reconciliation difference the tenant and the operator see", async () => {
