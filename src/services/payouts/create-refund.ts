@@ -74,6 +74,8 @@ export async function createRefund(
     description: `Refund of ${paymentId}`,
     ...(input.reason !== undefined && { reason: input.reason }),
     recipient: { ...payer, phone: { number: international, country: payer.phone.country } },
+    // The payment's row before the tenant's: the order of every writer of its refunds (refund-room.ts).
+    lockFirst: (tx) => lockPayment(tx, paymentId),
     async resolveAmount(tx) {
       const locked = await lockPayment(tx, paymentId);
       if (locked.state !== "succeeded")

@@ -5,6 +5,11 @@
  * with the payment's row locked by the caller (`lockPayment`), so a provider's word and our sending
  * decisions queue on the same row.
  *
+ * Lock order, for every writer of a payment's refunds: the payment's row, then the tenant's (a new refund
+ * from the pooled account locks it; a ledger entry's foreign key waits on it), then the refunds' rows. A
+ * writer holding the payment and writing the ledger never waits on one that holds the tenant and waits for
+ * the payment.
+ *
  * @module
  */
 import type { Transaction } from "kysely";

@@ -363,4 +363,36 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
       }),
     ]);
   });
+
+  it("refunds asked while the provider's refund is applied, many times over: never an error, never more out than in unseen", async () => {
+    const api = await newTenant();
+    for (let round = 0; round < 8; round++) {
+      const number = `+2299720${String(round).padStart(4, "0")}`;
+      const created = await api("/payments", {
+        method: "POST",
+        json: { amount: 900, description: "Order", operator: "mtn", customer: { phone: { number, country: "bj" }, firstname: "Awa" } },
+      });
+      const payment = await until(api, `/payments/${created.body.id}`, (p) => p.state === "succeeded", "the payment succeeded");
+      // Three refunds of ours and the provider's own, at once.
+      const [first, second, third, atProvider] = await Promise.all([
+        api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 300 } }),
+        api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 300 } }),
+        api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 300 } }),
+        fetch(`${simBase}/_sim/transactions/${payment.providerTransactionId}/refund`, { method: "POST" }),
+      ]);
+      expect(atProvider.status).toBe(200);
+      const answers = [first, second, third];
+      // Asked before the provider's word: accepted; after it: 409.
+      expect(answers.map((a) => a.status).filter((status) => status !== 200 && status !== 409)).toEqual([]);
+      await until(api, `/payments/${payment.id}`, (p) => p.state === "refunded", "the provider's refund read");
+      const differences = (await api("/reports/reconciliation")).body.differences as Body[];
+      for (const accepted of answers.filter((a) => a.status === 200)) {
+        const refund = await until(api, `/refunds/${accepted.body.id}`, (r) => r.state !== "pending", "our refund final");
+        // Stopped, or it went out before the provider's word: then the report names it.
+        if (refund.state === "failed") expect(refund.failureCode).toBe("refunded_at_provider");
+        else expect(differences.map((d) => d.id)).toContain(refund.id);
+      }
+    }
+    expect((await api("/balance")).body.balances[0].pending).toBe(0);
+  }, 60_000);
 });
