@@ -3,12 +3,13 @@
  * payment's provider may give it back by itself (provider A's dashboard) while refunds of ours are on their
  * way; what it gave back (`payments.refunded_by_provider`) plus our refunds that have not failed must never
  * exceed what the payment collected. Two guards keep it, both with the payment's row locked (then the
- * refunds' rows: the order every writer takes them):
+ * refunds' rows: the lock order of `refund-room.ts`):
  *
  * - when a provider's read of the payment reports it refunded (`onRefundedByProvider`, in the
  *   transaction that applies the read): our refunds that no provider call can have sent yet (no provider id:
- *   the sending calls come after it is stored) are stopped, newest first, until the rest fits; our refunds
- *   already sent that do not fit are kept as reconciliation differences;
+ *   the sending calls come after it is stored) are stopped, newest first, until the rest fits; when what
+ *   the provider gave back and our refunds already sent exceed the payment, each sent one is kept as a
+ *   reconciliation difference;
  * - right before each provider call of a refund's sync step — before the create and before the call that
  *   moves money (`clearToSend`, called by `advance-payout.ts` and through the port's `beforeSending`): a
  *   refund that no longer fits is stopped there, in the transaction that decides, and nothing is sent.
