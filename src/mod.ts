@@ -47,7 +47,7 @@ export { rotateSealedSecrets, type RotationReport } from "./services/keys/rotate
 export type { AppRouter } from "./routers/app.ts";
 export type { ErrorBody } from "./http/error-body.ts";
 export type * from "./providers/provider.ts";
-export { ProviderCallError, CollectionError } from "./providers/provider.ts";
+export { ProviderCallError, CollectionError, PayoutError, SendingStopped } from "./providers/provider.ts";
 export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
 export { followPayment } from "./services/direct-payments/follow-payment.ts";
 export { followPayout } from "./services/payouts/follow-payout.ts";

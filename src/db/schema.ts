@@ -259,6 +259,8 @@ export interface PaymentsTable {
   provider_reference: Nullable<string>;
   /** The sum of its sent refunds (migration 0011). */
   amount_refunded: Generated<number>;
+  /** What its provider says it refunded by itself, 0 when none; all of it when the provider does not say how much (migration 0015). */
+  refunded_by_provider: Generated<number>;
   /** The operator, in the routing vocabulary, of a payment made by `POST /payments` (migration 0012). */
   operator: Nullable<string>;
   /** What the customer must do next (migration 0012). */

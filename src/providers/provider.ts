@@ -130,6 +130,12 @@ export interface PaymentReport {
   approvedAt: Date | null;
   /** What a provider that confirms a payment in full adds (provider B: amount, customer, receipt). */
   details?: ConfirmedPaymentDetails;
+  /**
+   * The provider says it gave the payment back by itself, fully or in part (provider A: refunded on its
+   * dashboard): `amount` is how much when it says, null when it does not (counted as all of it). Absent
+   * when it reports no refund.
+   */
+  refundedByProvider?: { amount: number | null };
 }
 
 /** What every collection of a payment names: our payment, its tenant, environment and account, and the money. */
@@ -304,6 +310,21 @@ export interface PayoutRequest extends PayoutRef {
    * stores the id then. The sending step waits for it, and a failure of it stops the payout before sending.
    */
   recorded(started: { providerPayoutId: string; providerStatus: string }): Promise<unknown>;
+  /**
+   * Called right before each call that may move money (provider A's start, provider B's submit), after
+   * the provider said nothing was sent: the domain's last word. It throws {@link SendingStopped} when the
+   * payout must not be sent (a refund whose payment its provider gave back meanwhile); the adapter lets it
+   * through and sends nothing.
+   */
+  beforeSending?(): Promise<void>;
+}
+
+/** The domain stopped a payout before its sending call ({@link PayoutRequest.beforeSending}): nothing was sent. */
+export class SendingStopped extends Error {
+  override name = "SendingStopped";
+  constructor(readonly payoutId: string) {
+    super(`payout ${payoutId} was stopped before it was sent`);
+  }
 }
 
 /** The provider's word on a payout, in our terms. */

@@ -19,6 +19,7 @@ import { moneyOutMigration } from "./0011_money_out.ts";
 import { routingMigration } from "./0012_routing.ts";
 import { paymentPhoneSearchMigration } from "./0013_payment_phone_search.ts";
 import { ledgerHoldingsMigration } from "./0014_ledger_holdings.ts";
+import { refundedByProviderMigration } from "./0015_refunded_by_provider.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "0012_routing": routingMigration,
   "0013_payment_phone_search": paymentPhoneSearchMigration,
   "0014_ledger_holdings": ledgerHoldingsMigration,
+  "0015_refunded_by_provider": refundedByProviderMigration,
 };

@@ -66,6 +66,8 @@ export function toPaymentReport(trx: WireTransaction): PaymentReport | undefined
     state: stateOfWireStatus(trx.status),
     errorCode: trx.last_error_code ?? null,
     approvedAt: approvedAt && !Number.isNaN(approvedAt.getTime()) ? approvedAt : null,
+    // Refunded on its dashboard, fully or partly: provider A says no amount (its transaction has no refunded amount field).
+    ...(trx.status.includes("refunded") && { refundedByProvider: { amount: null } }),
   };
 }
 

@@ -87,6 +87,8 @@ async function send(deps: Deps, request: PayoutRequest): Promise<PayoutReport> {
     const providerPayoutId = String(wire.id);
     if (request.providerPayoutId !== providerPayoutId) await request.recorded({ providerPayoutId, providerStatus: wire.status });
     if (wire.status !== "pending") return reportOf(deps, request.payoutId, wire);
+    // The domain's last word before money moves (a refund whose payment was given back meanwhile is stopped).
+    await request.beforeSending?.();
     step = "start";
     const started = (await client.startPayout(wire.id)).find((candidate) => candidate.id === wire!.id) ?? { ...wire, status: "started" };
     step = "read";

@@ -80,6 +80,8 @@ async function createDisbursement(deps: Deps, client: ProviderBDisburseClient, r
 
 /** Sends a recorded disbursement: what provider B answered, or the failure (`mayHaveActed` unless it provably did nothing). */
 async function submit(deps: Deps, client: ProviderBDisburseClient, request: PayoutRequest, token: string): Promise<PayoutReport> {
+  // The domain's last word before money moves (a refund whose payment was given back meanwhile is stopped).
+  await request.beforeSending?.();
   let answer: DisburseSubmitted;
   try {
     answer = await client.submitInvoice({ disburse_invoice: token, disburse_id: request.payoutId });

@@ -7,7 +7,10 @@
  *   declined and canceled and sends `payment.completed` once: only the move from a non-paid state into a
  *   paid one sends it, and a paid word inside the paid states only updates `provider_status`;
  * - `refunded` follows and sends `payment.refunded`; declined / canceled / our `failed` only replace `pending`;
- * - nothing moves a record back to `pending`.
+ * - nothing moves a record back to `pending`;
+ * - a provider that says it gave the payment back by itself, fully or partly (`refundedByProvider`), raises
+ *   `refunded_by_provider` (all of it when it does not say how much), and in the same transaction refunds
+ *   of ours that no longer fit are stopped (`payouts/refund-guard.ts`): that move always takes the lock.
  *
  * The row is locked (`for update`) while deciding, or — when the caller passes the row it read — updated
  * only if what the decision read in it is unchanged (else decided again under the lock), so duplicate
@@ -22,6 +25,7 @@ import { newId } from "../ids.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
 import { nextState } from "../payments/state-order.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
+import { onRefundedByProvider } from "../payouts/refund-guard.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
 
@@ -95,6 +99,13 @@ interface Decision {
   stateChanged: boolean;
 }
 
+/** How much of the payment its provider says it gave back by itself: all of it when it does not say how much; 0 when it reports no refund. */
+function providerRefundOf(row: Payment, report: PaymentReport): number {
+  if (!report.refundedByProvider) return 0;
+  const amount = Number(row.amount);
+  return Math.min(amount, report.refundedByProvider.amount ?? amount);
+}
+
 /** What `update` changes in `row` (the order of states), without `updated_at`. */
 function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision {
   const changes: PaymentUpdate = {};
@@ -112,6 +123,9 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
     if (accepted && row.provider_status !== report.providerStatus) changes.provider_status = report.providerStatus;
     if (report.approvedAt && !row.approved_at && target === "succeeded") changes.approved_at = report.approvedAt;
     if (target === "failed" && target !== row.state) changes.failure_code = report.errorCode;
+    // Given back by the provider itself, fully or partly: how much (all of it when it does not say), only ever more.
+    const givenBack = providerRefundOf(row, report);
+    if (givenBack > Number(row.refunded_by_provider ?? 0)) changes.refunded_by_provider = givenBack;
   } else {
     target = nextState(row.state, "failed");
     if (target !== row.state) {
@@ -263,7 +277,10 @@ async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: stri
   if (Object.keys(decision.changes).length === 0) return { row, eventType: null, deliveryIds: [] as string[] };
   decision.changes.updated_at = now;
   const updated = (await updatePayment(tx, { ...decision.changes, id: paymentId } as UpdateValues, changedColumns(decision.changes))).rows[0]!;
-  return { row: updated, ...(await recordMove(tx, now, updated, decision)) };
+  const move = await recordMove(tx, now, updated, decision);
+  // The provider gave (more of) it back by itself: refunds of ours that no longer fit stop here (refund-guard.ts).
+  if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await onRefundedByProvider(tx, now, updated)));
+  return { row: updated, ...move };
 }
 
 /** The guarded update of `seen` (see {@link updatePaymentIfUnchanged}); undefined when the row moved on. */
@@ -293,7 +310,9 @@ export async function applyDirectPaymentUpdate(
   seen?: Payment,
 ): Promise<ApplyResult> {
   const now = deps.now();
-  const optimistic = seen !== undefined && seen.id === paymentId ? decide(seen, update, now) : undefined;
+  const decided = seen !== undefined && seen.id === paymentId ? decide(seen, update, now) : undefined;
+  // A refund by the provider itself may stop refunds of ours: that is decided under the lock, in one transaction.
+  const optimistic = decided?.changes.refunded_by_provider === undefined ? decided : undefined;
   let result: { row: Payment; eventType: EventType | null; deliveryIds: string[] } | undefined;
   if (optimistic && Object.keys(optimistic.changes).length > 0) {
     optimistic.changes.updated_at = now;

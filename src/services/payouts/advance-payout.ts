@@ -3,7 +3,9 @@
  * notification about it, or the first send. Under a lease on the row (one worker at a time), it reads what
  * the provider holds under the payout's id and sends it only when the provider holds nothing yet or says
  * nothing was sent (`Payouts.send` reads before it sends); after a call whose answer never came it only
- * reads. Then the answer is applied (`apply-payout.ts`).
+ * reads. Then the answer is applied (`apply-payout.ts`). Before the first call that may create it and right
+ * before the call that moves money, a refund is checked against what its payment's provider gave back
+ * meanwhile (`refund-guard.ts`): one that no longer fits is stopped there and nothing is sent.
  *
  * | provider's call fails with            | the payout                                                    |
  * |---------------------------------------|---------------------------------------------------------------|
@@ -15,11 +17,12 @@
  */
 import type { PayoutRow } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
-import { PayoutError, type PayoutRef, type PayoutReport, type Payouts, ProviderCallError } from "../../providers/provider.ts";
+import { PayoutError, type PayoutRef, type PayoutReport, type Payouts, ProviderCallError, SendingStopped } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { syncOffsetMs, syncWindowStart } from "../payments/sync-chain.ts";
 import { applyPayoutReport } from "./apply-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "./payout-sync-chain.ts";
+import { clearToSend } from "./refund-guard.ts";
 import { nationalNumber } from "../countries.ts";
 
 /** How long a worker holds a payout while it calls its provider: longer than its calls can take (a read, a create, a send, a read). */
@@ -62,6 +65,9 @@ function send(deps: Deps, payouts: Payouts, row: PayoutRow): Promise<PayoutRepor
     ...refOf(row),
     description: row.description,
     recipient: { phone: { number: nationalNumber(row.phone_number, row.country), country: row.country }, operator: row.operator, ...row.recipient },
+    beforeSending: async () => {
+      if ((await clearToSend(deps, row)).stopped) throw new SendingStopped(row.id);
+    },
     recorded: async (started) => {
       await deps.db
         .updateTable("payouts")
@@ -119,10 +125,17 @@ export async function advancePayout(deps: Deps, payoutId: string): Promise<Payou
     }
     let report = await payouts.read(deps, refOf(row));
     if (report === undefined) return row;
-    // Nothing there yet, or held but not sent: sending goes on (it reads again before each sending call).
-    if (report === null || report.notSentYet) report = await send(deps, payouts, row);
+    // Nothing there yet, or held but not sent: sending goes on (it reads again before each sending call),
+    // unless it must stop first (a refund whose payment was given back meanwhile: `refund-guard.ts`).
+    if (report === null || report.notSentYet) {
+      const cleared = await clearToSend(deps, row);
+      if (cleared.stopped) return cleared.row;
+      report = await send(deps, payouts, row);
+    }
     return await applyPayoutReport(deps, payoutId, report);
   } catch (error) {
+    // Stopped right before the call that moves money: nothing was sent, the refund is failed already.
+    if (error instanceof SendingStopped) return deps.db.selectFrom("payouts").selectAll().where("id", "=", payoutId).executeTakeFirst();
     if (error instanceof PayoutError) return onFailure(deps, row, error);
     if (error instanceof ProviderCallError) {
       deps.logger.warn({ payoutId, kind: error.kind, status: error.status }, "could not read a payout from its provider");

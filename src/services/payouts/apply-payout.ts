@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { Transaction } from "kysely";
+import type { Transaction, Updateable } from "kysely";
 import type { Database, EventType, JsonValue, PayoutRow } from "../../db/schema.ts";
 import type { PayoutReport } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
@@ -22,6 +22,7 @@ import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { moneyOutEventData } from "./payout-view.ts";
 import { ledgerSubjectOf } from "./record-money-out.ts";
+import { excessOf, lockPayment, noteRefundBeyondProvider } from "./refund-room.ts";
 
 type ApplyDeps = Pick<Deps, "db" | "now" | "queue" | "logger">;
 
@@ -79,6 +80,69 @@ async function refundSent(tx: Transaction<Database>, now: Date, row: PayoutRow):
 }
 
 /**
+ * Moves the pending payout `payoutId` (locked by the caller, and for a refund its payment's row before it)
+ * to its final state, with its ledger journal and event; a sent refund adds to its payment's refunded amount,
+ * and one that went out beyond what its provider left of the payment is kept as a difference. Answers the
+ * row and the deliveries to schedule after commit.
+ */
+async function finish(
+  tx: Transaction<Database>,
+  now: Date,
+  payoutId: string,
+  set: Updateable<Database["payouts"]>,
+): Promise<{ row: PayoutRow; deliveryIds: string[] }> {
+  const row = await tx.updateTable("payouts").set(set).where("id", "=", payoutId).returningAll().executeTakeFirstOrThrow();
+  const subject = ledgerSubjectOf(row);
+  const amount = Number(row.amount);
+  const ids: string[] = [];
+  if (row.state === "sent") {
+    await settleSent(tx, now, subject, amount);
+    if (row.fee !== null) await chargeFee(tx, now, subject, Number(row.fee));
+  } else {
+    await release(tx, now, subject, amount);
+  }
+  const recorded = await recordEvent(tx, now, {
+    tenantId: row.tenant_id,
+    environment: row.environment,
+    type: EVENTS[row.purpose][row.state === "sent" ? "sent" : "failed"],
+    data: moneyOutEventData(row),
+    ...(row.payment_id !== null && { paymentId: row.payment_id }),
+  });
+  ids.push(...recorded.deliveryIds);
+  if (row.purpose === "refund" && row.state === "sent") {
+    ids.push(...(await refundSent(tx, now, row)));
+    const payment = await lockPayment(tx, row.payment_id!);
+    // Sent beyond what the payment's provider left of it (it gave the payment back meanwhile): money out twice.
+    if (excessOf(payment, Number(payment.amount_refunded)) > 0) await noteRefundBeyondProvider(tx, now, payment, row);
+  }
+  return { row, deliveryIds: ids };
+}
+
+/**
+ * Stops a pending refund that no longer fits what its payment's provider left of it: `failed` with
+ * `failureCode`, its reservation released, `refund.failed` — in the caller's transaction, which holds the
+ * payment's row and then the refund's. Answers the deliveries to schedule after commit.
+ */
+export async function stopRefund(
+  tx: Transaction<Database>,
+  now: Date,
+  refundId: string,
+  failureCode: string,
+): Promise<{ row: PayoutRow; deliveryIds: string[] }> {
+  return finish(tx, now, refundId, { state: "failed", failed_at: now, failure_code: failureCode, outcome_unknown: false, updated_at: now });
+}
+
+/**
+ * Locks the payout's row for a decision about it; a refund's payment first, in the order every writer
+ * of a payment's refunds takes them (payment, then refund), so none waits on another in a circle.
+ */
+async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
+  const ref = await tx.selectFrom("payouts").select("payment_id").where("id", "=", payoutId).executeTakeFirstOrThrow();
+  if (ref.payment_id !== null) await lockPayment(tx, ref.payment_id);
+  return tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();
+}
+
+/**
  * Applies `report` to the payout `payoutId`; answers the row as it is after. Idempotent: a report already
  * applied changes nothing and records nothing.
  *
@@ -90,7 +154,7 @@ async function refundSent(tx: Transaction<Database>, now: Date, row: PayoutRow):
 export async function applyPayoutReport(deps: ApplyDeps, payoutId: string, report: PayoutReport): Promise<PayoutRow> {
   const now = deps.now();
   const { row, deliveryIds } = await deps.db.transaction().execute(async (tx) => {
-    const seen = await tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();
+    const seen = await lockPayout(tx, payoutId);
     if (seen.state !== "pending") {
       if (report.state !== seen.state && report.state !== "pending")
         await recordDifference(tx, now, {
@@ -115,31 +179,7 @@ export async function applyPayoutReport(deps: ApplyDeps, payoutId: string, repor
       report.state === "sent"
         ? { state: "sent" as const, sent_at: report.sentAt ?? now, failure_code: null }
         : { state: "failed" as const, failed_at: now, failure_code: report.errorCode ?? "provider_failed" };
-    const row = await tx
-      .updateTable("payouts")
-      .set({ ...reportFields(report, now), ...final, outcome_unknown: false })
-      .where("id", "=", payoutId)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const subject = ledgerSubjectOf(row);
-    const amount = Number(row.amount);
-    const ids: string[] = [];
-    if (row.state === "sent") {
-      await settleSent(tx, now, subject, amount);
-      if (row.fee !== null) await chargeFee(tx, now, subject, Number(row.fee));
-    } else {
-      await release(tx, now, subject, amount);
-    }
-    const recorded = await recordEvent(tx, now, {
-      tenantId: row.tenant_id,
-      environment: row.environment,
-      type: EVENTS[row.purpose][row.state === "sent" ? "sent" : "failed"],
-      data: moneyOutEventData(row),
-      ...(row.payment_id !== null && { paymentId: row.payment_id }),
-    });
-    ids.push(...recorded.deliveryIds);
-    if (row.purpose === "refund" && row.state === "sent") ids.push(...(await refundSent(tx, now, row)));
-    return { row, deliveryIds: ids };
+    return finish(tx, now, payoutId, { ...reportFields(report, now), ...final, outcome_unknown: false });
   });
   if (deliveryIds.length > 0) await scheduleDeliveries(deps, deliveryIds);
   return row;

@@ -2,20 +2,21 @@
  * `POST /payments/{payment_id}/refunds`: give a paid payment back, fully or in part. Neither provider has a
  * refund API, so a refund is a payout to the phone that paid (`PaymentProvider.payerOf`), through a provider
  * that pays out to the payer's operator (the payment's own first). The sum of a payment's refunds that have
- * not failed never exceeds what was collected: the check and the refund's row are one transaction, with the
- * payment's row locked, so concurrent refunds queue on it.
+ * not failed, with what its provider gave back by itself, never exceeds what was collected: the check and the
+ * refund's row are one transaction, with the payment's row locked, so concurrent refunds queue on it.
  *
  * @module
  */
 import type { Transaction } from "kysely";
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
-import type { Database, Environment } from "../../db/schema.ts";
+import type { Database, Environment, Payment } from "../../db/schema.ts";
 import { ConflictError, MoneyRuleError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
 import { internationalNumber } from "../countries.ts";
 import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
+import { excessOf, lockPayment, refundsNotFailed } from "./refund-room.ts";
 
 /** The body of `POST /payments/{payment_id}/refunds`. */
 export const refundRequest = z
@@ -31,16 +32,9 @@ export const refundRequest = z
 
 export type RefundRequest = z.infer<typeof refundRequest>;
 
-/** What is left to refund of a payment: its amount less its refunds that have not failed. */
-async function refundable(tx: Transaction<Database>, paymentId: string, amount: number): Promise<number> {
-  const row = await tx
-    .selectFrom("payouts")
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>("amount"), eb.lit(0)).as("taken"))
-    .where("payment_id", "=", paymentId)
-    .where("purpose", "=", "refund")
-    .where("state", "<>", "failed")
-    .executeTakeFirstOrThrow();
-  return amount - Number(row.taken);
+/** What is left to refund of a payment: what it collected less what its provider gave back by itself and our refunds that have not failed. */
+async function refundable(tx: Transaction<Database>, payment: Pick<Payment, "id" | "amount" | "refunded_by_provider">): Promise<number> {
+  return -excessOf(payment, await refundsNotFailed(tx, payment.id));
 }
 
 /**
@@ -87,11 +81,18 @@ export async function createRefund(
     description: `Refund of ${paymentId}`,
     ...(input.reason !== undefined && { reason: input.reason }),
     recipient: { ...payer, phone: { number: international, country: payer.phone.country } },
+    // The payment's row before the tenant's: the order of every writer of its refunds (refund-room.ts).
+    lockFirst: (tx) => lockPayment(tx, paymentId),
     async resolveAmount(tx) {
-      const locked = await tx.selectFrom("payments").select(["state", "amount"]).where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
+      const locked = await lockPayment(tx, paymentId);
       if (locked.state !== "succeeded")
         throw new ConflictError(`Payment ${paymentId} is ${locked.state}: only a succeeded payment can be refunded`, "payment_not_refundable");
-      const left = await refundable(tx, paymentId, Number(locked.amount));
+      const left = await refundable(tx, locked);
+      if (left <= 0 && Number(locked.refunded_by_provider) > 0)
+        throw new ConflictError(
+          `Payment ${paymentId} was refunded at ${payment.provider} (${locked.provider_status}): nothing is left to refund through Passerelle`,
+          "payment_not_refundable",
+        );
       if (left <= 0) throw new ConflictError(`Payment ${paymentId} has been refunded in full`, "payment_not_refundable");
       if (input.amount === undefined) return left;
       if (input.amount > left)

@@ -80,6 +80,12 @@ export interface MoneyOutInput {
   /** The recipient, its phone in international format. */
   recipient: PayoutRecipient;
   /**
+   * Takes, first in the transaction, the locks that must come before the tenant's row: a refund's payment.
+   * Whoever holds a payment's row may then write ledger entries, which wait on the tenant's row (their
+   * foreign key), so the payment's row is always taken before the tenant's, never after.
+   */
+  lockFirst?(tx: Transaction<Database>): Promise<unknown>;
+  /**
    * Decides the amount inside the transaction, after the tenant's row is locked and before the row is
    * written (a refund's "never above what is left"); it throws to refuse.
    */
@@ -136,6 +142,7 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
     // What is read below to decide stays true until commit: from the pooled account, one writer of the tenant's
     // money out at a time (its row locked); under a per-number limit, one writer per number at the provider (an
     // advisory lock). A payout from a tenant's own account without such a limit takes neither: its provider decides.
+    await input.lockFirst?.(tx);
     const pooled = input.account.accountId === POOLED_ACCOUNT;
     if (pooled) await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
     if (input.route.provider.payouts!.limits.perRecipient !== null)

@@ -18,7 +18,13 @@ const RECENT_ON_CONSOLE = 20;
 /** The `last_error_code` of a console decline: our choice (the provider documents no list); JSON callers may send their own. */
 const CONSOLE_DECLINE_CODE = "DECLINED_BY_CUSTOMER";
 
-const ACTIONS = { approve: "approved", decline: "declined", cancel: "canceled", refund: "refunded" } as const satisfies Record<string, SettledStatus>;
+const ACTIONS = {
+  approve: "approved",
+  decline: "declined",
+  cancel: "canceled",
+  refund: "refunded",
+  "partial-refund": "approved_partially_refunded",
+} as const satisfies Record<string, SettledStatus>;
 
 type ConsoleAction = keyof typeof ACTIONS;
 
@@ -145,5 +151,6 @@ export function controlRoutes(ctx: SimulatorContext) {
     .post("/_sim/transactions/:id/approve", ({ params, request }) => settleFromConsole(request, params.id, "approve"), { parse: "none" })
     .post("/_sim/transactions/:id/decline", ({ params, request }) => settleFromConsole(request, params.id, "decline"), { parse: "none" })
     .post("/_sim/transactions/:id/cancel", ({ params, request }) => settleFromConsole(request, params.id, "cancel"), { parse: "none" })
-    .post("/_sim/transactions/:id/refund", ({ params, request }) => settleFromConsole(request, params.id, "refund"), { parse: "none" });
+    .post("/_sim/transactions/:id/refund", ({ params, request }) => settleFromConsole(request, params.id, "refund"), { parse: "none" })
+    .post("/_sim/transactions/:id/partial-refund", ({ params, request }) => settleFromConsole(request, params.id, "partial-refund"), { parse: "none" });
 }

@@ -36,6 +36,8 @@ export interface SimTransaction {
   declinedAt: Date | null;
   canceledAt: Date | null;
   refundedAt: Date | null;
+  /** When part of it was refunded on the dashboard (`approved_partially_refunded_at`). */
+  partiallyRefundedAt: Date | null;
   /** Set by `POST /v1/transactions/{id}/token`; one per transaction, handed out again on each call. */
   token: string | null;
   /** The USSD push, once `POST /v1/{mode}` sent it (a second call answers the same and pushes nothing). */
@@ -47,7 +49,9 @@ const TRANSITIONS = {
   approved: { from: ["pending"], event: "transaction.approved", stamp: "approvedAt" },
   declined: { from: ["pending"], event: "transaction.declined", stamp: "declinedAt" },
   canceled: { from: ["pending"], event: "transaction.canceled", stamp: "canceledAt" },
-  refunded: { from: ["approved"], event: "transaction.refunded", stamp: "refundedAt" },
+  refunded: { from: ["approved", "approved_partially_refunded"], event: "transaction.refunded", stamp: "refundedAt" },
+  // A refund of part of it on the dashboard: the provider reports no amount, only the status (and `transaction.updated`).
+  approved_partially_refunded: { from: ["approved"], event: "transaction.updated", stamp: "partiallyRefundedAt" },
 } as const satisfies Record<string, { from: TransactionStatus[]; event: string; stamp: keyof SimTransaction }>;
 
 export type SettledStatus = keyof typeof TRANSITIONS;
@@ -177,6 +181,7 @@ export function createLedger(deps: LedgerDeps) {
         declinedAt: null,
         canceledAt: null,
         refundedAt: null,
+        partiallyRefundedAt: null,
         token: null,
         push: null,
       };

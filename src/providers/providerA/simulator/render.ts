@@ -39,6 +39,7 @@ export function renderTransaction(trx: SimTransaction) {
     declined_at: iso(trx.declinedAt),
     canceled_at: iso(trx.canceledAt),
     refunded_at: iso(trx.refundedAt),
+    approved_partially_refunded_at: iso(trx.partiallyRefundedAt),
     transferred_at: null,
     deleted_at: null,
   };
