@@ -7,6 +7,7 @@
 import { expect } from "bun:test";
 import { sql, type Kysely } from "kysely";
 import { ledgerHoldingsMigration } from "../../src/db/migrations/0014_ledger_holdings.ts";
+import { ledgerGivenBackMigration } from "../../src/db/migrations/0016_ledger_given_back.ts";
 import type { Database } from "../../src/db/schema.ts";
 
 type Entry = { id: string; journal: string; account: string; amount: number; holding: string; tenant_id: string; currency: string };
@@ -20,8 +21,11 @@ async function entries(db: Kysely<Database>): Promise<Entry[]> {
 export async function expectLedgerRefiledAsWritten(db: Kysely<Database>): Promise<Set<string>> {
   const before = await entries(db);
   expect(before.length).toBeGreaterThan(0);
+  // 0016 writes the holding too: taken away first, put back last.
+  await ledgerGivenBackMigration.down!(db as Kysely<any>);
   await ledgerHoldingsMigration.down!(db as Kysely<any>);
   await ledgerHoldingsMigration.up(db as Kysely<any>);
+  await ledgerGivenBackMigration.up(db as Kysely<any>);
   const after = await entries(db);
   expect(after).toEqual(before);
   return new Set(before.map((entry) => `${entry.holding} ${entry.journal.slice(entry.journal.indexOf(".") + 1)}`));

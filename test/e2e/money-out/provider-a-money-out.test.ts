@@ -322,8 +322,8 @@ describe("what happens at the provider without us", () => {
     expect(journals.sort()).toEqual([
       "collected available 900",
       "collected provider:providerA -900",
-      "refunded_at_provider available -900",
-      "refunded_at_provider provider:providerA 900",
+      "refunded_at_provider:900 available -900",
+      "refunded_at_provider:900 provider:providerA 900",
     ]);
   });
 
@@ -392,7 +392,7 @@ describe("migration 0014 on this file's ledger", () => {
       "pooled:providerA reserved",
       "pooled:providerA sent",
       "pooled:providerA released",
-      "pooled:providerA refunded_at_provider",
+      "pooled:providerA refunded_at_provider:900",
     ])
       expect(seen).toContain(movement);
   });

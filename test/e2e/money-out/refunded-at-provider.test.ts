@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { advancePayout } from "../../../src/services/payouts/advance-payout.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { audit } from "../../../src/services/audit/audit.ts";
 import { freePort } from "../../support/ports.ts";
 import { startSimulator, type SimulatorServer } from "../../support/provider-b-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -318,6 +319,12 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
     const admin = await fetch(`${base}/admin/reports/reconciliation`, { headers: { authorization: `Bearer ${await tg.adminToken()}` } });
     expect(admin.status).toBe(200);
     expect(((await admin.json()) as Body).differences).toContainEqual(expect.objectContaining(difference));
+    // And the audit names it: the tenant's money on the pooled account is 2,000 below zero.
+    const tenantId = (await api("/auth/whoami")).body.tenantId as string;
+    const violation = `tenant_pooled_negative ${tenantId} pooled:providerA XOF`;
+    const found = await audit({ db: tg.gateway.deps.db });
+    expect(found.map((v) => `${v.invariant} ${v.subject}`)).toContain(violation);
+    tg.database.expectedViolations = [...(tg.database.expectedViolations ?? []), violation];
   });
 
   it("after ours was sent in full: the provider's refund on top is a reconciliation difference", async () => {
@@ -332,6 +339,13 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
     expect((await api("/reports/reconciliation")).body.differences).toEqual([
       expect.objectContaining({ kind: "refund", id: refund.body.id, ourState: "sent", providerState: "refunded", providerStatus: "refunded", amount: 900 }),
     ]);
+    // 3,900 out for 3,000 in: the ledger takes all the provider gave back, and the audit names the tenant 900 below zero.
+    expect((await api("/balance")).body.balances).toEqual([{ currency: "XOF", available: -900, pending: 0 }]);
+    const tenantId = (await api("/auth/whoami")).body.tenantId as string;
+    const violation = `tenant_pooled_negative ${tenantId} pooled:providerA XOF`;
+    expect((await audit({ db: tg.gateway.deps.db })).map((v) => `${v.invariant} ${v.subject}`)).toContain(violation);
+    // With the 2,000 of the test before, the provider gave out 2,900 more than this file's tenants collected on it.
+    tg.database.expectedViolations = [...(tg.database.expectedViolations ?? []), violation, "pooled_account_negative pooled:providerA XOF"];
   });
 
   it("refunded in part at the provider, which does not say how much: ours not yet sent is stopped, no more can be asked, the payment is a difference", async () => {
@@ -343,8 +357,24 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
     };
     const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 2000 } });
     expect(refund.status).toBe(200);
-    // What provider A gave back is not known: counted as all of it, nothing of ours fits. The ledger, not told an amount, still holds the 3,000.
-    await expectStopped(api, refund.body.id, 3000);
+    // What provider A gave back is not known: counted as all of it, nothing of ours fits, and the ledger takes all of it
+    // from the tenant's balance (migration 0016): none of it can be paid out again.
+    await expectStopped(api, refund.body.id, 0);
+    const given = ((await api(`/balance/entries?subjectId=${payment.id}`)).body.data as Body[]).map(
+      (e) => `${e.journal.split(".")[1]} ${e.account} ${e.amount}`,
+    );
+    expect(given.sort()).toEqual([
+      "collected available 3000",
+      "collected provider:providerA -3000",
+      "refunded_at_provider:3000 available -3000",
+      "refunded_at_provider:3000 provider:providerA 3000",
+    ]);
+    const payout = await api("/payouts", {
+      method: "POST",
+      json: { amount: 500, description: "Fournisseur", recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn" } },
+    });
+    expect(payout.status).toBe(422);
+    expect(payout.body.code).toBe("insufficient_balance");
     expect(await atProvider(refund.body.id)).toEqual([]);
     const read = await api(`/payments/${payment.id}`);
     expect(read.body).toMatchObject({ state: "succeeded", amountRefunded: 0 });
