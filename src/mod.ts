@@ -160,13 +160,20 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       document = undefined; // a later request tries again
       throw error;
     }));
+  // Loaded only when they are mounted (development): production never loads the simulators' code.
+  const simulators = config.simulators ? await import("./providers/simulators.ts") : undefined;
   const http = createHttpApp({
     deps,
     router: appRouter,
     openapi,
     metrics,
-    // Loaded only when they are mounted (development): production never loads the simulators' code.
-    simulators: config.simulators ? await import("./providers/simulators.ts") : undefined,
+    // A gateway on its own storage (a `serve` process) keeps their memory under DATA_DIR, so a restart finds it.
+    simulators:
+      simulators && ownsDatabase
+        ? simulators.simulatorsKeepingState(join(config.dataDir, "simulators"), (path) =>
+            logger.warn({ path }, "another process keeps this simulator's state file: this one's simulator runs in memory"),
+          )
+        : simulators,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
   // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).

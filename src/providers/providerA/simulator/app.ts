@@ -2,20 +2,25 @@
  * The provider A simulator as an Elysia app serving from `/`: the provider's API under `/v1`
  * (`api-routes.ts`; its payouts and balances in `payouts/`), the simulator's control surface and console beside it (`control-routes.ts`), and the
  * provider's error shape for every refusal, written once here. All state lives in the instance;
- * `close()` cancels its timers and webhook attempts.
+ * `close()` cancels its timers and webhook attempts. Given a `state` file, the instance starts from what it
+ * holds and writes it again after every change (a request that is not a read, a sandbox outcome), so a
+ * restarted gateway's simulator still knows its accounts, transactions, payouts and ids (issue 25).
  */
 import { Elysia } from "elysia";
 import { apiRoutes } from "./api-routes.ts";
 import type { SimulatorContext } from "./context.ts";
 import { controlRoutes } from "./control-routes.ts";
-import { createLedger } from "./ledger.ts";
+import type { StateFile } from "../../simulator-state.ts";
+import { createLedger, type LedgerState } from "./ledger.ts";
 import { payoutControlRoutes } from "./payouts/control-routes.ts";
-import { createPayoutLedger } from "./payouts/ledger.ts";
+import { createPayoutLedger, type PayoutLedgerState } from "./payouts/ledger.ts";
+import { resumePayoutOutcome } from "./payouts/outcome.ts";
 import { renderPayoutEvent } from "./payouts/render.ts";
 import { payoutRoutes } from "./payouts/routes.ts";
 import { createTimers } from "./timers.ts";
 import { createWebhookSender } from "./webhook-sender.ts";
 import { renderEvent } from "./render.ts";
+import { playSandboxOutcome } from "./sandbox-outcome.ts";
 import { ProviderAError } from "./wire.ts";
 
 export interface ProviderASimulatorOptions {
@@ -37,6 +42,16 @@ export interface ProviderASimulatorOptions {
   publicBaseUrl?: string;
   /** The fee of a payout, as a fraction of its amount (rounded up to a whole unit), debited from the balance with it. Default 0 (no fee). */
   payoutFeeRate?: number;
+  /** Where the simulator keeps its memory between runs (`providers/simulator-state.ts`). Default none: memory only. */
+  state?: StateFile;
+}
+
+/** What the state file of a provider A simulator holds. */
+interface SavedState {
+  simulator: "providerA";
+  ledger: LedgerState;
+  payouts: PayoutLedgerState;
+  nextEventId: number;
 }
 
 const DEFAULT_APPROVE_DELAY_MS = 2_000;
@@ -61,7 +76,7 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
   const approveDelayMs = options.approveDelayMs ?? DEFAULT_APPROVE_DELAY_MS;
   const basePath = options.basePath ? `/${options.basePath.replace(/^\/+|\/+$/g, "")}` : "";
   const publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
-  const timers = createTimers();
+  const timers = createTimers(() => save());
   const webhooks = createWebhookSender({
     fetch: options.fetch ?? fetch,
     now,
@@ -101,11 +116,29 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
     linkBase: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
   };
 
+  const state = options.state;
+  function save(): void {
+    state?.write({ simulator: "providerA", ledger: ledger.snapshot(), payouts: payouts.snapshot(), nextEventId } satisfies SavedState);
+  }
+  const saved = state?.read() as SavedState | undefined;
+  if (saved) {
+    ledger.restore(saved.ledger);
+    payouts.restore(saved.payouts);
+    nextEventId = saved.nextEventId;
+    // The outcomes that were waiting on timers when it stopped are played again from now.
+    for (const trx of ledger.pending()) if (trx.push) playSandboxOutcome(ctx, trx);
+    for (const payout of payouts.all()) resumePayoutOutcome(ctx, payout);
+  }
+
   const app = new Elysia({ name: "simulator-providerA" })
     .onError(({ code, error }) => {
       if (error instanceof ProviderAError) return Response.json(error.toBody(), { status: error.status });
       if (code === "NOT_FOUND") return Response.json({ message: "Not found" }, { status: 404 });
       return Response.json({ message: "Internal error" }, { status: 500 });
+    })
+    // Every request that may have changed something is saved before it is answered.
+    .onAfterHandle({ as: "global" }, ({ request }) => {
+      if (request.method !== "GET" && request.method !== "HEAD") save();
     })
     .use(controlRoutes(ctx))
     .use(payoutControlRoutes(ctx))
@@ -118,6 +151,8 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
     close(): void {
       timers.close();
       webhooks.close();
+      save();
+      state?.release();
     },
     /** Resolves once every webhook sent so far is delivered or given up. */
     webhooksIdle(): Promise<void> {
