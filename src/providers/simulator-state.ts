@@ -1,9 +1,15 @@
 /**
  * Where a simulator keeps its memory between runs (issue 25): one JSON file per simulator, under the
- * gateway's `DATA_DIR`, rewritten whole after every change (written beside it, then renamed over it, so a
- * crash leaves the old file or the new one, never half of one), and one lock file beside it so that only
- * one process writes it. A second process on the same file (another `serve` on the same `DATA_DIR` with
- * real servers) runs its simulator in memory, as before, and says so.
+ * gateway's `DATA_DIR`, rewritten whole (written beside it, then renamed over it, so a crash leaves the old
+ * file or the new one, never half of one), and one lock file beside it so that only one process writes it.
+ * A second process on the same file (another `serve` on the same `DATA_DIR` with real servers) runs its
+ * simulator in memory, as before, and says so.
+ *
+ * Changes are written soon, not at once: a write waits ten times as long as the last one took (at least
+ * 50 ms, at most 5 s), so a simulator holding thousands of transactions spends at most a tenth of its time
+ * writing them; `close()` writes what is left and marks the file closed cleanly. A file that was not (the
+ * process was killed) may miss the last moments' changes: {@link LoadedState.cleanlyClosed} tells the
+ * simulator to skip its counters ahead, so that an id handed out then is never handed out again.
  *
  * Dates are written as `{ "$date": "<ISO>" }` and read back as `Date`s; everything else is plain JSON.
  *
@@ -12,24 +18,34 @@
  * const file = openStateFile("/srv/data/simulators/providerA.json");
  * if (file) {
  *   const saved = file.read(); // undefined the first time
- *   file.write({ nextId: 4, createdAt: new Date() });
- *   file.release();
+ *   file.changed(() => ({ nextId: 4, createdAt: new Date() }));
+ *   file.close(() => ({ nextId: 4, createdAt: new Date() }));
  * }
  * ```
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
+/** What a state file held when it was opened. */
+export interface LoadedState {
+  state: unknown;
+  /** False when the process that wrote it stopped without `close()`: its last changes may be missing. */
+  cleanlyClosed: boolean;
+}
+
 /** One simulator's state file, held by this process. */
 export interface StateFile {
   readonly path: string;
   /** What the file holds, or undefined when there is none yet. */
-  read(): unknown;
-  /** Replaces the file's content with `value` (atomically); does nothing when it is what the file holds already. */
-  write(value: unknown): void;
-  /** Gives the lock back; the file stays. */
-  release(): void;
+  read(): LoadedState | undefined;
+  /** Something changed: `snapshot()` is written soon (once for any number of changes meanwhile). */
+  changed(snapshot: () => unknown): void;
+  /** Writes `snapshot()` now, as closed cleanly, and gives the lock back; nothing is written after. */
+  close(snapshot: () => unknown): void;
 }
+
+const MIN_WAIT_MS = 50;
+const MAX_WAIT_MS = 5_000;
 
 function isRunning(pid: number): boolean {
   try {
@@ -82,26 +98,52 @@ export function openStateFile(path: string): StateFile | undefined {
   const lockPath = `${path}.lock`;
   if (!takeLock(lockPath)) return undefined;
   let written: string | undefined;
-  let released = false;
-  return {
-    path,
-    read() {
-      if (!existsSync(path)) return undefined;
-      written = readFileSync(path, "utf8");
-      return decode(written);
-    },
-    write(value) {
-      if (released) return;
-      const text = encode(value);
-      if (text === written) return;
+  let closed = false;
+  let pending: (() => unknown) | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let notBefore = 0;
+  let waitMs = MIN_WAIT_MS;
+
+  function write(snapshot: () => unknown, cleanlyClosed: boolean): void {
+    const started = performance.now();
+    const text = encode({ cleanlyClosed, state: snapshot() });
+    if (text !== written) {
       const temporary = `${path}.${process.pid}.tmp`;
       writeFileSync(temporary, text, { mode: 0o600 });
       renameSync(temporary, path);
       written = text;
+    }
+    const tookMs = performance.now() - started;
+    waitMs = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, 10 * tookMs));
+    notBefore = performance.now() + waitMs;
+  }
+
+  function flush(): void {
+    timer = undefined;
+    const snapshot = pending;
+    pending = undefined;
+    if (snapshot && !closed) write(snapshot, false);
+  }
+
+  return {
+    path,
+    read() {
+      if (!existsSync(path)) return undefined;
+      const saved = decode(readFileSync(path, "utf8")) as { cleanlyClosed?: unknown; state?: unknown };
+      return { state: saved.state, cleanlyClosed: saved.cleanlyClosed === true };
     },
-    release() {
-      if (released) return;
-      released = true;
+    changed(snapshot) {
+      if (closed) return;
+      pending = snapshot;
+      if (timer) return;
+      timer = setTimeout(flush, Math.max(0, notBefore - performance.now()));
+      timer.unref?.();
+    },
+    close(snapshot) {
+      if (closed) return;
+      if (timer) clearTimeout(timer);
+      write(snapshot, true);
+      closed = true;
       rmSync(lockPath, { force: true });
     },
   };

@@ -5,7 +5,8 @@
  * account, one spec `POST /providerA/direct-payment`) and once with the provider B keys; the process stops
  * on SIGTERM and starts again on the same DATA_DIR. The next three payments and the provider B one all
  * succeed, with provider ids never seen before, and a refund of a payment made before the restart is sent
- * from the pooled account. (Before issue 25 the provider A simulator started its ids at 1 again — a 500 —
+ * from the pooled account. Then the process is killed (SIGKILL) and started again: four more payments
+ * succeed, still with new provider ids. (Before issue 25 the provider A simulator started its ids at 1 again — a 500 —
  * and the provider B simulator had forgotten the keys.)
  *
  * Embedded pass: PGlite under DATA_DIR and in-process jobs, the quick start itself. Server pass: the same
@@ -156,6 +157,14 @@ describe(`passerelle serve, stopped and started again on the same DATA_DIR${onSe
     const refund = await call(token, "POST", `/payments/${before[0]!.id}/refunds`, { amount: 300, reason: "After the restart" });
     expect(refund.status).toBe(200);
     expect((await settled(token, `/refunds/${refund.body.id}`)).state).toBe("succeeded");
+
+    // Killed rather than stopped: the simulators' last writes may be lost, their ids jump ahead instead of repeating.
+    server!.kill("SIGKILL");
+    await server!.exited;
+    await startServe();
+    const afterKill = await payFourTimes(token, "After a kill");
+    const allProviderA = [...before, ...after, ...afterKill].filter((payment) => payment.provider === "providerA");
+    expect(new Set(allProviderA.map((payment) => payment.providerTransactionId)).size).toBe(9);
     await stopServe();
   }, 180_000);
 });

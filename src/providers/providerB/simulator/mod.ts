@@ -89,11 +89,12 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
     fetch: callOut,
     disburse: { delayMs: options.approveDelayMs ?? 1_000, probeTimeoutMs: attemptTimeoutMs, timers: new Set() },
     baseUrlOf: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
-    saveState: () => options.state?.write({ simulator: "providerB", store: snapshotStore(sim.store) } satisfies SavedState),
+    saveState: () => options.state?.changed(snapshot),
   };
-  const saved = options.state?.read() as SavedState | undefined;
-  if (saved) {
-    restoreStore(sim.store, saved.store);
+  const snapshot = (): SavedState => ({ simulator: "providerB", store: snapshotStore(sim.store) });
+  const loaded = options.state?.read();
+  if (loaded) {
+    restoreStore(sim.store, (loaded.state as SavedState).store);
     // What was waiting on timers when it stopped is played again from now.
     resumeDisbursements(sim);
     resumeSoftpays(sim);
@@ -104,7 +105,7 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
       if (code === "NOT_FOUND") return refusal(404, RESPONSE_CODES.notFound, "Not Found");
       return refusal(500, RESPONSE_CODES.internal, `Simulator error: ${error instanceof Error ? error.message : String(error)}`);
     })
-    // Every request that may have changed something is saved before it is answered.
+    // Every request that may have changed something is saved (soon: `simulator-state.ts`).
     .onAfterHandle({ as: "global" }, ({ request }) => {
       if (request.method !== "GET" && request.method !== "HEAD") sim.saveState();
     })
@@ -123,8 +124,7 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
       sim.ipn.close();
       for (const timer of sim.disburse.timers) clearTimeout(timer);
       sim.disburse.timers.clear();
-      sim.saveState();
-      options.state?.release();
+      options.state?.close(snapshot);
     },
   });
 }
