@@ -170,9 +170,10 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     // A gateway on its own storage (a `serve` process) keeps their memory under DATA_DIR, so a restart finds it.
     simulators:
       simulators && ownsDatabase
-        ? simulators.simulatorsKeepingState(join(config.dataDir, "simulators"), (path) =>
-            logger.warn({ path }, "another process keeps this simulator's state file: this one's simulator runs in memory"),
-          )
+        ? simulators.simulatorsKeepingState(join(config.dataDir, "simulators"), {
+            busy: (path) => logger.warn({ path }, "another process keeps this simulator's state file: this one's simulator runs in memory"),
+            writeFailed: (path, error) => logger.warn({ path, reason: error.message }, "could not write a simulator's state file"),
+          })
         : simulators,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });

@@ -91,9 +91,9 @@ function decode(text: string): unknown {
 
 /**
  * Takes the state file at `path` for this process (creating its folder), or answers undefined when another
- * running process holds it.
+ * running process holds it. A write made later, from a timer, that fails is told to `onWriteError`.
  */
-export function openStateFile(path: string): StateFile | undefined {
+export function openStateFile(path: string, onWriteError: (error: Error) => void = () => {}): StateFile | undefined {
   mkdirSync(dirname(path), { recursive: true });
   const lockPath = `${path}.lock`;
   if (!takeLock(lockPath)) return undefined;
@@ -104,15 +104,17 @@ export function openStateFile(path: string): StateFile | undefined {
   let notBefore = 0;
   let waitMs = MIN_WAIT_MS;
 
+  function replace(text: string): void {
+    if (text === written) return;
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, text, { mode: 0o600 });
+    renameSync(temporary, path);
+    written = text;
+  }
+
   function write(snapshot: () => unknown, cleanlyClosed: boolean): void {
     const started = performance.now();
-    const text = encode({ cleanlyClosed, state: snapshot() });
-    if (text !== written) {
-      const temporary = `${path}.${process.pid}.tmp`;
-      writeFileSync(temporary, text, { mode: 0o600 });
-      renameSync(temporary, path);
-      written = text;
-    }
+    replace(encode({ cleanlyClosed, state: snapshot() }));
     const tookMs = performance.now() - started;
     waitMs = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, 10 * tookMs));
     notBefore = performance.now() + waitMs;
@@ -122,7 +124,13 @@ export function openStateFile(path: string): StateFile | undefined {
     timer = undefined;
     const snapshot = pending;
     pending = undefined;
-    if (snapshot && !closed) write(snapshot, false);
+    if (!snapshot || closed) return;
+    try {
+      write(snapshot, false);
+    } catch (error) {
+      // A write from a timer must not take the process down (a full disk, a folder removed): the next change tries again.
+      onWriteError(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   return {
@@ -130,6 +138,9 @@ export function openStateFile(path: string): StateFile | undefined {
     read() {
       if (!existsSync(path)) return undefined;
       const saved = decode(readFileSync(path, "utf8")) as { cleanlyClosed?: unknown; state?: unknown };
+      // From now on the file speaks of a run that has not closed: if this one is killed before its first
+      // write, the next start still knows that ids may have been handed out since.
+      replace(encode({ cleanlyClosed: false, state: saved.state }));
       return { state: saved.state, cleanlyClosed: saved.cleanlyClosed === true };
     },
     changed(snapshot) {

@@ -38,23 +38,31 @@ export function simulatorMountPath(name: SimulatorName): string {
   return `/sandbox/${name}`;
 }
 
+/** What {@link simulatorsKeepingState} tells its caller (who logs it). */
+export interface StateFileEvents {
+  /** Another running process holds the state file at `path`: this simulator runs in memory. */
+  busy(path: string): void;
+  /** Writing the state file at `path` failed; the next change tries again. */
+  writeFailed(path: string, error: Error): void;
+}
+
 /**
  * This module, with each simulator it creates keeping its memory in `<dir>/<name>.json`
  * (`simulator-state.ts`). A file that another running process holds (a second `serve` on the same
- * `DATA_DIR`) is left to it: that simulator runs in memory, and `onBusy` is told its path.
+ * `DATA_DIR`) is left to it: that simulator runs in memory, and `events.busy` is told its path.
  *
  * @example
  * ```ts
- * const simulators = simulatorsKeepingState(join(config.dataDir, "simulators"), (path) => logger.warn({ path }, "…"));
+ * const simulators = simulatorsKeepingState(join(config.dataDir, "simulators"), { busy: (path) => logger.warn({ path }, "…"), writeFailed: … });
  * createHttpApp({ …, simulators });
  * ```
  */
-export function simulatorsKeepingState(dir: string, onBusy: (path: string) => void) {
+export function simulatorsKeepingState(dir: string, events: StateFileEvents) {
   return {
     createSimulatorApp(name: SimulatorName, options: SimulatorOptions = {}) {
       const path = join(dir, `${name}.json`);
-      const state = openStateFile(path);
-      if (!state) onBusy(path);
+      const state = openStateFile(path, (error) => events.writeFailed(path, error));
+      if (!state) events.busy(path);
       return createSimulatorApp(name, { ...options, ...(state && { state }) });
     },
     simulatorMountPath,
