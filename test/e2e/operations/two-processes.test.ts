@@ -1,11 +1,13 @@
 /**
  * Two kinds of processes share one sandbox (issue 25, point 2): the documented layout — `passerelle serve
- * --no-workers` for HTTP and `passerelle worker` (here two of them) for the jobs, on one PostgreSQL and one
- * Redis, with the simulators on as in development. The simulators are mounted in the serve process; the
- * workers mount none and reach them at the serve process's URL, with the same pooled provider A account
- * (its keys derived from the shared JWT_SECRET). A tenant's pooled payment succeeds, then a refund and a
- * payout, which only the workers send, reach `succeeded` and `sent`. (Before issue 25 each process made its
- * own pooled account: the workers' calls were refused 401 and the refund and payout stayed pending.)
+ * --no-workers` for HTTP and `passerelle worker` for the jobs, two of each, on one PostgreSQL and one Redis,
+ * with the simulators on as in development. The simulators used are those mounted in the first serve
+ * process: the workers mount none and reach them at its URL (their `PUBLIC_BASE_URL`), the second serve
+ * process is pointed at them (`PROVIDER_*_URL`, as the README says), and all use the same pooled provider A
+ * account (its keys derived from the shared JWT_SECRET). A tenant's pooled payment made through the second
+ * serve process succeeds, then a refund (through the first) and a payout (through the second), which only
+ * the workers send, reach `succeeded` and `sent`. (Before issue 25 each process made its own pooled account:
+ * the workers' calls were refused 401 and the refund and payout stayed pending.)
  *
  * Real servers only: a PGlite data directory is opened by one process.
  */
@@ -30,6 +32,7 @@ const SKIP_NOTE = onServers ? "" : " (SKIPPED: needs DATABASE_URL and REDIS_URL 
 
 let dataDir: string;
 let base: string;
+let secondBase: string;
 let named: { url: string; dispose(): Promise<void> };
 let prefix: string;
 const processes: Bun.Subprocess<"ignore", "pipe", "inherit">[] = [];
@@ -59,6 +62,16 @@ beforeAll(async () => {
     SIMULATOR_APPROVE_DELAY_MS: "200",
   };
   await spawnPasserelle(["serve", "--no-workers"], env);
+  // A second HTTP process on its own port, using the first one's simulators.
+  const secondPort = await freePort();
+  secondBase = `http://127.0.0.1:${secondPort}`;
+  await spawnPasserelle(["serve", "--no-workers"], {
+    ...env,
+    PORT: String(secondPort),
+    METRICS_PORT: String(await freePort()),
+    PROVIDER_A_SANDBOX_URL: `http://localhost:${port}/sandbox/providerA`,
+    PROVIDER_B_SANDBOX_URL: `http://localhost:${port}/sandbox/providerB/sandbox-api/v1`,
+  });
   await spawnPasserelle(["worker"], env);
   await spawnPasserelle(["worker"], env);
 }, 120_000);
@@ -77,11 +90,11 @@ async function call(
   method: string,
   path: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  options: { headers?: Record<string, string>; through?: string } = {},
 ): Promise<{ status: number; body: Body }> {
-  const response = await fetch(`${base}${path}`, {
+  const response = await fetch(`${options.through ?? base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...options.headers },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: (await response.json()) as Body };
@@ -98,7 +111,7 @@ async function settled(token: string, path: string): Promise<Body> {
   );
 }
 
-describe("serve --no-workers and two workers, with the simulators on", () => {
+describe("two serve --no-workers and two workers, with the simulators on", () => {
   it.skipIf(!onServers)(
     `share one pooled provider A account: a payment, then a refund and a payout the workers send${SKIP_NOTE}`,
     async () => {
@@ -109,12 +122,8 @@ describe("serve --no-workers and two workers, with the simulators on", () => {
       const tenantId = created.body.tenant.id as string;
       const token = await mintToken(config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment: "sandbox" });
 
-      const payment = await call(token, "POST", "/payments", {
-        amount: 800,
-        description: "Order 1042",
-        operator: "mtn",
-        customer: { phone: { number: "+22997000000", country: "bj" } },
-      });
+      const pay = { amount: 800, description: "Order 1042", operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" } } };
+      const payment = await call(token, "POST", "/payments", pay, { through: secondBase });
       expect(payment.status).toBe(200);
       expect(payment.body.credentialVersion).toBeNull(); // the pooled account, not the tenant's own
       expect((await settled(token, `/payments/${payment.body.id}`)).state).toBe("succeeded");
@@ -123,13 +132,8 @@ describe("serve --no-workers and two workers, with the simulators on", () => {
       expect(refund.status).toBe(200);
       expect((await settled(token, `/refunds/${refund.body.id}`)).state).toBe("succeeded");
 
-      const payout = await call(
-        token,
-        "POST",
-        "/payouts",
-        { amount: 200, description: "Supplier 7", recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn" } },
-        { "idempotency-key": "supplier-7" },
-      );
+      const supplier = { amount: 200, description: "Supplier 7", recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn" } };
+      const payout = await call(token, "POST", "/payouts", supplier, { headers: { "idempotency-key": "supplier-7" }, through: secondBase });
       expect(payout.status).toBe(200);
       expect((await settled(token, `/payouts/${payout.body.id}`)).state).toBe("sent");
 
