@@ -177,7 +177,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
         : simulators,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
-  // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).
+  // Simulators mounted: the service's provider A account (configured, or derived from JWT_SECRET) is made known to them (contract §10).
   await createSimulatorServiceAccounts(config, http.fetch, logger);
 
   let server: ReturnType<typeof Bun.serve> | undefined;
