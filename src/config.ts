@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { describeConfigIssue } from "./config-issue.ts";
+import { simulatorServiceAccountKeys } from "./services/direct-payments/simulator-accounts.ts";
 import type { RateLimit } from "./services/rate-limit/token-bucket.ts";
 
 /** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
@@ -322,6 +323,12 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, "");
   const simA = `${publicBaseUrl}/sandbox/providerA`;
   const simB = `${publicBaseUrl}/sandbox/providerB`;
+  // With the simulators, the service's provider A account is derived from JWT_SECRET: every process of
+  // the deployment (serve, worker, after a restart) uses the same one (services/direct-payments/simulator-accounts.ts).
+  const serviceAccountOnSimulator = (environment: "sandbox" | "live", url: string | undefined, secretKey: string | undefined) =>
+    simulators && !secretKey && (url === undefined || /\/sandbox\/providerA\/*$/.test(url)) ? simulatorServiceAccountKeys(jwtSecret!, environment) : undefined;
+  const sandboxOnSim = serviceAccountOnSimulator("sandbox", e.PROVIDER_A_SANDBOX_URL, e.PROVIDER_A_SANDBOX_SECRET_KEY);
+  const liveOnSim = serviceAccountOnSimulator("live", e.PROVIDER_A_LIVE_URL, e.PROVIDER_A_LIVE_SECRET_KEY);
 
   return {
     nodeEnv: e.NODE_ENV,
@@ -343,10 +350,10 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     providerA: {
       sandboxUrl: e.PROVIDER_A_SANDBOX_URL ?? (simulators ? simA : REAL_PROVIDER_A.sandbox),
       liveUrl: e.PROVIDER_A_LIVE_URL ?? (simulators ? simA : REAL_PROVIDER_A.live),
-      sandboxSecretKey: e.PROVIDER_A_SANDBOX_SECRET_KEY,
-      liveSecretKey: e.PROVIDER_A_LIVE_SECRET_KEY,
-      sandboxWebhookSecret: e.PROVIDER_A_SANDBOX_WEBHOOK_SECRET,
-      liveWebhookSecret: e.PROVIDER_A_LIVE_WEBHOOK_SECRET,
+      sandboxSecretKey: e.PROVIDER_A_SANDBOX_SECRET_KEY ?? sandboxOnSim?.secretKey,
+      liveSecretKey: e.PROVIDER_A_LIVE_SECRET_KEY ?? liveOnSim?.secretKey,
+      sandboxWebhookSecret: e.PROVIDER_A_SANDBOX_WEBHOOK_SECRET ?? sandboxOnSim?.webhookSecret,
+      liveWebhookSecret: e.PROVIDER_A_LIVE_WEBHOOK_SECRET ?? liveOnSim?.webhookSecret,
     },
     providerB: {
       sandboxUrl: e.PROVIDER_B_SANDBOX_URL ?? (simulators ? `${simB}/sandbox-api/v1` : REAL_PROVIDER_B.sandbox),

@@ -102,7 +102,10 @@ function stopOnSignals(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 }
 
 async function serve(workers: boolean, http: boolean): Promise<void> {
-  const config = configOrExit();
+  const loaded = configOrExit();
+  // The simulators are mounted on the HTTP server: a process without one (`worker`) mounts none and reaches
+  // those of the `serve` process at their URLs, with the same derived service account (issue 25).
+  const config = http ? loaded : { ...loaded, simulators: false };
   const opening = (async () => {
     const gateway = await createGateway(config);
     const { logger } = gateway.deps;

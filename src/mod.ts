@@ -163,16 +163,24 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       document = undefined; // a later request tries again
       throw error;
     }));
+  // Loaded only when they are mounted (development): production never loads the simulators' code.
+  const simulators = config.simulators ? await import("./providers/simulators.ts") : undefined;
   const http = createHttpApp({
     deps,
     router: appRouter,
     openapi,
     metrics,
-    // Loaded only when they are mounted (development): production never loads the simulators' code.
-    simulators: config.simulators ? await import("./providers/simulators.ts") : undefined,
+    // A gateway on its own storage (a `serve` process) keeps their memory under DATA_DIR, so a restart finds it.
+    simulators:
+      simulators && ownsDatabase
+        ? simulators.simulatorsKeepingState(join(config.dataDir, "simulators"), {
+            busy: (path) => logger.warn({ path }, "another process keeps this simulator's state file: this one's simulator runs in memory"),
+            writeFailed: (path, error) => logger.warn({ path, reason: error.message }, "could not write a simulator's state file"),
+          })
+        : simulators,
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
-  // Simulators mounted and no service provider A account configured: make one on the simulator (contract §10).
+  // Simulators mounted: the service's provider A account (configured, or derived from JWT_SECRET) is made known to them (contract §10).
   await createSimulatorServiceAccounts(config, http.fetch, logger);
 
   let server: ReturnType<typeof Bun.serve> | undefined;

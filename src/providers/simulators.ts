@@ -7,9 +7,14 @@
  * Each simulator lives in its provider's folder (`providerA/simulator/`, `providerB/simulator/`), beside
  * the client it answers, and is a plain fetch handler over its own paths. This module is the list of
  * them and where they are mounted; the gateway imports it dynamically, only when they are mounted.
+ *
+ * A `serve` process keeps their memory under `DATA_DIR/simulators/` ({@link simulatorsKeepingState}), so a
+ * restart on the same data finds the same accounts, transactions and ids (issue 25).
  */
+import { join } from "node:path";
 import { createProviderASimulator, type ProviderASimulatorOptions } from "./providerA/simulator/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulatorOptions } from "./providerB/simulator/mod.ts";
+import { openStateFile } from "./simulator-state.ts";
 
 export type SimulatorName = "providerA" | "providerB";
 
@@ -31,4 +36,36 @@ export function createSimulatorApp(name: SimulatorName, options: SimulatorOption
 /** The path under which the gateway mounts a simulator when `SIMULATORS` is on. */
 export function simulatorMountPath(name: SimulatorName): string {
   return `/sandbox/${name}`;
+}
+
+/** What {@link simulatorsKeepingState} tells its caller (who logs it). */
+export interface StateFileEvents {
+  /** Another running process holds the state file at `path`: this simulator runs in memory. */
+  busy(path: string): void;
+  /** Writing the state file at `path` failed; the next change tries again. */
+  writeFailed(path: string, error: Error): void;
+}
+
+/**
+ * This module, with each simulator it creates keeping its memory in `<dir>/<name>.json`
+ * (`simulator-state.ts`). A file that another running process holds (a second `serve` on the same
+ * `DATA_DIR`) is left to it: that simulator runs in memory, and `events.busy` is told its path.
+ *
+ * @example
+ * ```ts
+ * const simulators = simulatorsKeepingState(join(config.dataDir, "simulators"), { busy: (path) => logger.warn({ path }, "…"), writeFailed: … });
+ * createHttpApp({ …, simulators });
+ * ```
+ */
+export function simulatorsKeepingState(dir: string, events: StateFileEvents) {
+  return {
+    createSimulatorApp(name: SimulatorName, options: SimulatorOptions = {}) {
+      const path = join(dir, `${name}.json`);
+      const state = openStateFile(path, (error) => events.writeFailed(path, error));
+      if (!state) events.busy(path);
+      return createSimulatorApp(name, { ...options, ...(state && { state }) });
+    },
+    simulatorMountPath,
+    simulatorsKeepingState,
+  };
 }

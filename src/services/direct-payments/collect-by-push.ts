@@ -25,6 +25,7 @@ import { ProviderError } from "../../errors.ts";
 import { CollectionError, type PaymentMethodCapability, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import { recordDifference } from "../reports/differences.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
 
 type PaymentColumns = Insertable<PaymentsTable>;
@@ -78,6 +79,81 @@ export const storeProviderTransaction = precompile<{
     .set({ provider_transaction_id: p.provider_transaction_id, reference: p.reference, provider_status: p.provider_status, updated_at: p.updated_at })
     .where("id", "=", p.id),
 );
+
+/** Whether `error` is the database refusing a second payment with the same provider id (`payments_provider_transaction_key`). */
+function isProviderIdTaken(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown; constraint_name?: unknown; message?: unknown } | null;
+  if (e?.code !== "23505") return false;
+  const constraint = e.constraint_name ?? e.constraint ?? e.message;
+  return typeof constraint === "string" && constraint.includes("payments_provider_transaction_key");
+}
+
+/**
+ * Stores the provider's id of a payment it just created (the `recorded` step of a collection, before the
+ * phone is prompted). An id that already names another payment of the same account is the provider's fault
+ * (issue 25: a provider, or a simulator, that hands an id out twice), never a 500: the payment fails before
+ * anything is sent to the phone, the error is logged, the payment is kept as a reconciliation difference
+ * (ours `failed`, the provider's `pending` under an id that is another payment's), and the answer is a 502
+ * naming it.
+ *
+ * @throws {ProviderError} 502 with `paymentId` when the id is taken.
+ */
+export async function recordProviderTransaction(
+  deps: Deps,
+  payment: { id: string; provider: PaymentProvider },
+  collected: { providerPaymentId: string; reference: string | null; providerStatus: string },
+): Promise<void> {
+  try {
+    await storeProviderTransaction(deps.db, {
+      id: payment.id,
+      provider_transaction_id: collected.providerPaymentId,
+      reference: collected.reference,
+      provider_status: collected.providerStatus,
+      updated_at: deps.now(),
+    });
+    return;
+  } catch (error) {
+    if (!isProviderIdTaken(error)) throw error;
+  }
+  const row = await deps.db.selectFrom("payments").selectAll().where("id", "=", payment.id).executeTakeFirstOrThrow();
+  const holder = await deps.db
+    .selectFrom("payments")
+    .select("id")
+    .where("environment", "=", row.environment)
+    .where("provider", "=", row.provider)
+    .where("provider_account", "=", row.provider_account)
+    .where("provider_transaction_id", "=", collected.providerPaymentId)
+    .executeTakeFirst();
+  const label = payment.provider.label;
+  deps.logger.error(
+    {
+      alert: "provider_id_reused",
+      paymentId: payment.id,
+      provider: payment.provider.name,
+      providerTransactionId: collected.providerPaymentId,
+      holder: holder?.id,
+    },
+    "the provider answered an id that already names another payment: the payment failed before the phone was prompted",
+  );
+  await applyDirectPaymentUpdate(deps, payment.id, { kind: "failed", failureCode: "provider_error" });
+  await recordDifference(deps.db, deps.now(), {
+    subjectId: row.id,
+    subjectKind: "payment",
+    tenantId: row.tenant_id,
+    environment: row.environment,
+    provider: row.provider,
+    ourState: "failed",
+    providerState: "pending",
+    providerStatus: `${collected.providerStatus}: ${label} gave it id ${collected.providerPaymentId}, which already names ${holder?.id ?? "another payment"}`,
+    amount: Number(row.amount),
+    currency: row.currency,
+  });
+  throw new ProviderError(
+    502,
+    `${label} answered with a transaction id (${collected.providerPaymentId}) that already names another payment; the payment failed and nothing was sent to the phone`,
+    { paymentId: payment.id },
+  );
+}
 
 /** The payment a failure left in flight at the provider: the error names it, so the caller can follow it. */
 export interface InFlightPayment {
@@ -170,14 +246,7 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
       phone: collection.phone,
       customer: collection.customer,
       // The provider's id is stored before the phone is prompted: a failed store stops the payment there.
-      recorded: (collected) =>
-        storeProviderTransaction(deps.db, {
-          id: paymentId,
-          provider_transaction_id: collected.providerPaymentId,
-          reference: collected.reference,
-          provider_status: collected.providerStatus,
-          updated_at: deps.now(),
-        }),
+      recorded: (collected) => recordProviderTransaction(deps, { id: paymentId, provider }, collected),
     });
     return { paymentId, providerPaymentId: started.providerPaymentId };
   } catch (collectionError) {

@@ -1,14 +1,22 @@
 /**
- * The service's own provider A accounts when the simulators are mounted and `PROVIDER_A_*_SECRET_KEY`
- * is unset (contract §10, providers.md): at start-up the gateway creates one account per environment on
- * its mounted simulator and points the account's webhooks at `PUBLIC_BASE_URL/providerA/webhook/{env}`.
+ * The service's own provider A accounts when the simulators are on and `PROVIDER_A_*_SECRET_KEY` is unset
+ * (contract §10, providers.md).
  *
- * Decision: the calls go through the gateway's own in-process `fetch` (the simulator is mounted in the
- * same Elysia app), so they work before the server listens and whatever port it binds; afterwards the
- * adapter reaches the simulator over real HTTP at `PROVIDER_A_*_URL` like any provider. Only an
- * environment whose provider A URL is the mounted simulator gets an account (a URL pointing at a
- * standalone simulator or the real host is left alone).
+ * Decision (issue 25): the account's keys are derived from the gateway's `JWT_SECRET`
+ * ({@link simulatorServiceAccountKeys}, an HMAC: nothing of the secret can be read back from them), so every
+ * process of one deployment — `serve`, `serve --no-workers`, any number of `worker`s, the same process
+ * after a restart — uses the same pooled account without asking anyone. `loadConfig` fills them in; at
+ * start-up a gateway that mounts the simulators makes sure its provider A simulator knows that account
+ * ({@link createSimulatorServiceAccounts}: `POST /_sim/accounts` with the keys, which answers the same
+ * account again when it exists) and points its webhooks at `PUBLIC_BASE_URL/providerA/webhook/{env}`.
+ *
+ * The calls go through the gateway's own in-process `fetch` (the simulator is mounted in the same Elysia
+ * app), so they work before the server listens and whatever port it binds; afterwards the adapter reaches
+ * the simulator over real HTTP at `PROVIDER_A_*_URL` like any provider — a `worker`, which mounts nothing,
+ * reaches the one its `PUBLIC_BASE_URL` names. Only an environment whose provider A URL is the mounted
+ * simulator is registered there (a URL pointing at another gateway's simulator or the real host is left alone).
  */
+import { createHmac } from "node:crypto";
 import type { Config } from "../../config.ts";
 import type { Environment } from "../../db/schema.ts";
 
@@ -17,14 +25,39 @@ interface InfoLogger {
   info(fields: Record<string, unknown>, message: string): void;
 }
 
+const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+function derived(secret: string, label: string, length: number): string {
+  const bytes = createHmac("sha256", secret).update(`passerelle simulator service account: ${label}`).digest();
+  let out = "";
+  for (let index = 0; index < length; index++) out += BASE62[bytes[index]! % BASE62.length];
+  return out;
+}
+
 /**
- * Fills `config.providerA`'s secret key and webhook secret of each environment that has none, from an
- * account created on the mounted simulator. Does nothing when the simulators are off.
+ * The keys of the service's provider A account of `environment` on the simulators, the same in every process
+ * given the same `secret` (the gateway's `JWT_SECRET`), in the simulator's own shapes.
+ *
+ * @example
+ * ```ts
+ * simulatorServiceAccountKeys(config.jwt.secret, "sandbox"); // { secretKey: "sk_sandbox_…", webhookSecret: "wh_sandbox_…" }
+ * ```
+ */
+export function simulatorServiceAccountKeys(secret: string, environment: Environment): { secretKey: string; webhookSecret: string } {
+  return {
+    secretKey: `sk_${environment}_${derived(secret, `${environment} secret key`, 32)}`,
+    webhookSecret: `wh_${environment}_${derived(secret, `${environment} webhook secret`, 32)}`,
+  };
+}
+
+/**
+ * Makes sure the mounted provider A simulator knows the service's account of each environment whose URL is
+ * that simulator and whose keys are both known (derived, or configured), with its webhooks pointed at this
+ * gateway. Does nothing when the simulators are not mounted here.
  *
  * @example
  * ```ts
  * await createSimulatorServiceAccounts(config, http.fetch, logger);
- * config.providerA.sandboxSecretKey; // "sk_sandbox_…"
  * ```
  */
 export async function createSimulatorServiceAccounts(config: Config, gatewayFetch: (request: Request) => Promise<Response>, logger: InfoLogger): Promise<void> {
@@ -33,29 +66,31 @@ export async function createSimulatorServiceAccounts(config: Config, gatewayFetc
   for (const environment of ["sandbox", "live"] as const satisfies Environment[]) {
     const a = config.providerA;
     const url = environment === "live" ? a.liveUrl : a.sandboxUrl;
-    const configured = environment === "live" ? a.liveSecretKey : a.sandboxSecretKey;
-    if (configured || url.replace(/\/+$/, "") !== mounted) continue;
+    const secretKey = environment === "live" ? a.liveSecretKey : a.sandboxSecretKey;
+    const webhookSecret = environment === "live" ? a.liveWebhookSecret : a.sandboxWebhookSecret;
+    if (!secretKey || !webhookSecret || url.replace(/\/+$/, "") !== mounted) continue;
     const created = await gatewayFetch(
-      new Request(`${mounted}/_sim/accounts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ environment }) }),
+      new Request(`${mounted}/_sim/accounts`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ environment, secretKey, webhookSecret }),
+      }),
     );
     if (!created.ok) throw new Error(`could not create the provider A ${environment} account on the simulator (HTTP ${created.status})`);
-    const account = (await created.json()) as { secretKey: string; webhookSecret: string };
     const webhookUrl = `${config.publicBaseUrl}/providerA/webhook/${environment}`;
     const pointed = await gatewayFetch(
-      new Request(`${mounted}/_sim/accounts/${encodeURIComponent(account.secretKey)}/webhook`, {
+      new Request(`${mounted}/_sim/accounts/${encodeURIComponent(secretKey)}/webhook`, {
         method: "PUT",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ url: webhookUrl }),
       }),
     );
     if (!pointed.ok) throw new Error(`could not set the provider A ${environment} account's webhook on the simulator (HTTP ${pointed.status})`);
-    if (environment === "live") {
-      a.liveSecretKey = account.secretKey;
-      a.liveWebhookSecret = account.webhookSecret;
-    } else {
-      a.sandboxSecretKey = account.secretKey;
-      a.sandboxWebhookSecret = account.webhookSecret;
-    }
-    logger.info({ environment, webhookUrl }, "created the service's provider A account on the mounted simulator");
+    logger.info(
+      { environment, webhookUrl, known: created.status === 200 },
+      created.status === 200
+        ? "the mounted simulator already had the service's provider A account"
+        : "created the service's provider A account on the mounted simulator",
+    );
   }
 }

@@ -21,7 +21,7 @@ import type { CustomData, Environment, NextAction, Payment, Provider } from "../
 import { ProviderError } from "../../errors.ts";
 import { CollectionError, type CollectionStarted, type ProviderAccountRef } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { settleFailedCollection, storeProviderTransaction } from "../direct-payments/collect-by-push.ts";
+import { recordProviderTransaction, settleFailedCollection } from "../direct-payments/collect-by-push.ts";
 import type { PaymentAttemptView } from "./payment-view.ts";
 import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { newId } from "../ids.ts";
@@ -183,14 +183,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
           phone: input.phone,
           customer: input.customer,
           // The payment's id at the provider is stored before the push; the attempt's, when the attempt ends.
-          recorded: (collected) =>
-            storeProviderTransaction(deps.db, {
-              id: paymentId,
-              provider_transaction_id: collected.providerPaymentId,
-              reference: collected.reference,
-              provider_status: collected.providerStatus,
-              updated_at: deps.now(),
-            }),
+          recorded: (collected) => recordProviderTransaction(deps, { id: paymentId, provider: candidate.provider }, collected),
         }),
       );
       const nextAction = nextActionOf(started);
@@ -237,6 +230,8 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
         await applyDirectPaymentUpdate(deps, paymentId, { kind: "failed", failureCode: "circuit_open" });
         throw new ProviderError(502, "Every route for this operator is unavailable (their circuits are open); nothing was sent to the phone");
       }
+      // The payment failed while its provider id was stored (an id the provider handed out twice): the attempt ends with it.
+      if (error instanceof ProviderError) await endAttempt(deps, paymentId, attempt, "failed", error.message, null);
       if (!(error instanceof CollectionError)) throw error;
       const failure = error.failure;
       const provablyNotActed = !error.mayHaveActed && (failure.kind === "refused" || failure.kind === "unreachable");

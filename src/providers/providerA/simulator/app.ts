@@ -2,20 +2,25 @@
  * The provider A simulator as an Elysia app serving from `/`: the provider's API under `/v1`
  * (`api-routes.ts`; its payouts and balances in `payouts/`), the simulator's control surface and console beside it (`control-routes.ts`), and the
  * provider's error shape for every refusal, written once here. All state lives in the instance;
- * `close()` cancels its timers and webhook attempts.
+ * `close()` cancels its timers and webhook attempts. Given a `state` file, the instance starts from what it
+ * holds and writes it again after every change (a request that is not a read, a sandbox outcome) and when it
+ * closes, so a restarted gateway's simulator still knows its accounts, transactions, payouts and ids (issue 25).
  */
 import { Elysia } from "elysia";
 import { apiRoutes } from "./api-routes.ts";
 import type { SimulatorContext } from "./context.ts";
 import { controlRoutes } from "./control-routes.ts";
-import { createLedger } from "./ledger.ts";
+import type { StateFile } from "../../simulator-state.ts";
+import { createLedger, type LedgerState } from "./ledger.ts";
 import { payoutControlRoutes } from "./payouts/control-routes.ts";
-import { createPayoutLedger } from "./payouts/ledger.ts";
+import { createPayoutLedger, type PayoutLedgerState } from "./payouts/ledger.ts";
+import { resumePayoutOutcome } from "./payouts/outcome.ts";
 import { renderPayoutEvent } from "./payouts/render.ts";
 import { payoutRoutes } from "./payouts/routes.ts";
 import { createTimers } from "./timers.ts";
 import { createWebhookSender } from "./webhook-sender.ts";
 import { renderEvent } from "./render.ts";
+import { playSandboxOutcome } from "./sandbox-outcome.ts";
 import { ProviderAError } from "./wire.ts";
 
 export interface ProviderASimulatorOptions {
@@ -37,11 +42,23 @@ export interface ProviderASimulatorOptions {
   publicBaseUrl?: string;
   /** The fee of a payout, as a fraction of its amount (rounded up to a whole unit), debited from the balance with it. Default 0 (no fee). */
   payoutFeeRate?: number;
+  /** Where the simulator keeps its memory between runs (`providers/simulator-state.ts`). Default none: memory only. */
+  state?: StateFile;
+}
+
+/** What the state file of a provider A simulator holds. */
+interface SavedState {
+  simulator: "providerA";
+  ledger: LedgerState;
+  payouts: PayoutLedgerState;
+  nextEventId: number;
 }
 
 const DEFAULT_APPROVE_DELAY_MS = 2_000;
 const DEFAULT_WEBHOOK_RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 5_000;
+/** How far the ids jump after a run that was killed (its last writes lost): more than it can hand out between two writes. */
+const IDS_SKIPPED_AFTER_A_CRASH = 100_000;
 
 /**
  * A provider A simulator with its own memory.
@@ -61,7 +78,7 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
   const approveDelayMs = options.approveDelayMs ?? DEFAULT_APPROVE_DELAY_MS;
   const basePath = options.basePath ? `/${options.basePath.replace(/^\/+|\/+$/g, "")}` : "";
   const publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
-  const timers = createTimers();
+  const timers = createTimers(() => save());
   const webhooks = createWebhookSender({
     fetch: options.fetch ?? fetch,
     now,
@@ -101,11 +118,33 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
     linkBase: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
   };
 
+  const state = options.state;
+  const snapshot = (): SavedState => ({ simulator: "providerA", ledger: ledger.snapshot(), payouts: payouts.snapshot(), nextEventId });
+  function save(): void {
+    state?.changed(snapshot);
+  }
+  const loaded = state?.read();
+  if (loaded) {
+    const saved = loaded.state as SavedState;
+    // Killed without closing: ids handed out in its last moments may be missing from the file; they are skipped.
+    const gap = loaded.cleanlyClosed ? 0 : IDS_SKIPPED_AFTER_A_CRASH;
+    ledger.restore({ ...saved.ledger, next: { ...saved.ledger.next, transaction: saved.ledger.next.transaction + gap } });
+    payouts.restore({ ...saved.payouts, next: { ...saved.payouts.next, payout: saved.payouts.next.payout + gap } });
+    nextEventId = saved.nextEventId + gap;
+    // The outcomes that were waiting on timers when it stopped are played again from now.
+    for (const trx of ledger.pending()) if (trx.push) playSandboxOutcome(ctx, trx);
+    for (const payout of payouts.all()) resumePayoutOutcome(ctx, payout);
+  }
+
   const app = new Elysia({ name: "simulator-providerA" })
     .onError(({ code, error }) => {
       if (error instanceof ProviderAError) return Response.json(error.toBody(), { status: error.status });
       if (code === "NOT_FOUND") return Response.json({ message: "Not found" }, { status: 404 });
       return Response.json({ message: "Internal error" }, { status: 500 });
+    })
+    // Every request that may have changed something is saved (soon: `simulator-state.ts`).
+    .onAfterHandle({ as: "global" }, ({ request }) => {
+      if (request.method !== "GET" && request.method !== "HEAD") save();
     })
     .use(controlRoutes(ctx))
     .use(payoutControlRoutes(ctx))
@@ -118,6 +157,7 @@ export function createProviderASimulator(options: ProviderASimulatorOptions = {}
     close(): void {
       timers.close();
       webhooks.close();
+      state?.close(snapshot);
     },
     /** Resolves once every webhook sent so far is delivered or given up. */
     webhooksIdle(): Promise<void> {

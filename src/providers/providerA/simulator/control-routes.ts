@@ -11,7 +11,7 @@ import type { SimulatorContext } from "./context.ts";
 import type { SettledStatus, SimAccount, SimTransaction } from "./ledger.ts";
 import { isFormPost, parseWith, readJson } from "./request-body.ts";
 import { renderTransaction } from "./render.ts";
-import { createAccountSchema, declineSchema, ProviderAError, transactionIdFrom, webhookTargetSchema } from "./wire.ts";
+import { createAccountSchema, declineSchema, ProviderAError, repeatTransactionIdSchema, transactionIdFrom, webhookTargetSchema } from "./wire.ts";
 
 const RECENT_ON_CONSOLE = 20;
 
@@ -94,9 +94,14 @@ export function controlRoutes(ctx: SimulatorContext) {
     .post(
       "/_sim/accounts",
       async ({ request }) => {
-        const { environment } = parseWith(createAccountSchema, await readJson(request), "Invalid account");
-        const created = ledger.createAccount(environment);
-        return Response.json({ secretKey: created.secretKey, webhookSecret: created.webhookSecret }, { status: 201 });
+        const { environment, secretKey, webhookSecret } = parseWith(createAccountSchema, await readJson(request), "Invalid account");
+        const keys = secretKey !== undefined && webhookSecret !== undefined ? { secretKey, webhookSecret } : undefined;
+        // Given keys already known: the same account again (200), unless they name it otherwise.
+        const known = keys ? ledger.accountByKey(keys.secretKey) : undefined;
+        if (known && (known.webhookSecret !== keys?.webhookSecret || known.environment !== environment))
+          throw new ProviderAError(409, "An account with this secret key exists with another webhook secret or environment");
+        const account = known ?? ledger.createAccount(environment, keys);
+        return Response.json({ secretKey: account.secretKey, webhookSecret: account.webhookSecret }, { status: known ? 200 : 201 });
       },
       { parse: "none" },
     )
@@ -113,6 +118,15 @@ export function controlRoutes(ctx: SimulatorContext) {
       const target = account(params.secretKey);
       return Response.json({ url: target.webhookUrl, deliveries: webhooks.deliveriesOf(target.id) });
     })
+    .post(
+      "/_sim/faults/repeat-transaction-id",
+      async ({ request }) => {
+        const { id } = parseWith(repeatTransactionIdSchema, await readJson(request), "Invalid fault");
+        ledger.repeatTransactionId(id);
+        return Response.json({ nextTransactionId: id });
+      },
+      { parse: "none" },
+    )
     .get("/_sim/transactions", ({ query }) => {
       const all = [...ledger.pending(), ...ledger.recentlySettled(Number.MAX_SAFE_INTEGER)];
       const listed = query.status ? all.filter((trx) => trx.status === query.status) : all;

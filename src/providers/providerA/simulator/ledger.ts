@@ -81,6 +81,17 @@ function fingerprint(value: unknown): string {
 
 export type Ledger = ReturnType<typeof createLedger>;
 
+/** What a ledger keeps between runs (`snapshot()` / `restore()`): its accounts, transactions and counters. */
+export interface LedgerState {
+  accounts: SimAccount[];
+  transactions: SimTransaction[];
+  /** `[accountId, Idempotency-Key, fingerprint, transactionId]`. */
+  idempotency: [number, string, string, number][];
+  /** `[accountId:email, customerId]`. */
+  customers: [string, number][];
+  next: { account: number; transaction: number; customer: number };
+}
+
 /** A fresh, empty simulator memory. */
 export function createLedger(deps: LedgerDeps) {
   const accountsByKey = new Map<string, SimAccount>();
@@ -94,6 +105,8 @@ export function createLedger(deps: LedgerDeps) {
   let nextAccountId = 1;
   let nextTransactionId = 1;
   let nextCustomerId = 1;
+  /** Set by `repeatTransactionId`: the id the next transaction gets instead of a new one. */
+  let forcedTransactionId: number | undefined;
 
   function customerIdFor(accountId: number, email: string | null | undefined): number {
     // The provider identifies a customer by email within an account; one without email is a new customer.
@@ -108,12 +121,13 @@ export function createLedger(deps: LedgerDeps) {
   }
 
   return {
-    createAccount(environment: "sandbox" | "live"): SimAccount {
+    /** A new account; with `keys`, one with exactly those keys (a test account whose keys were chosen beforehand). */
+    createAccount(environment: "sandbox" | "live", keys?: { secretKey: string; webhookSecret: string }): SimAccount {
       const account: SimAccount = {
         id: nextAccountId++,
         environment,
-        secretKey: `sk_${environment}_${randomToken(32)}`,
-        webhookSecret: `wh_${environment}_${randomToken(32)}`,
+        secretKey: keys?.secretKey ?? `sk_${environment}_${randomToken(32)}`,
+        webhookSecret: keys?.webhookSecret ?? `wh_${environment}_${randomToken(32)}`,
         webhookUrl: null,
       };
       accountsByKey.set(account.secretKey, account);
@@ -153,7 +167,7 @@ export function createLedger(deps: LedgerDeps) {
       const now = deps.now();
       const customer = input.customer ?? null;
       const trx: SimTransaction = {
-        id: nextTransactionId++,
+        id: forcedTransactionId ?? nextTransactionId++,
         accountId: account.id,
         reference: `trx_${randomToken(6)}_${now.getTime()}`,
         transactionKey: randomToken(7, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
@@ -185,6 +199,7 @@ export function createLedger(deps: LedgerDeps) {
         token: null,
         push: null,
       };
+      forcedTransactionId = undefined;
       transactions.set(trx.id, trx);
       if (idempotencyKey) keyed.set(idempotencyKey, { fingerprint: print, transactionId: trx.id });
       if (trx.merchantReference) references.set(trx.merchantReference, trx.id);
@@ -261,6 +276,53 @@ export function createLedger(deps: LedgerDeps) {
       const settled: SimTransaction[] = [];
       for (const trx of transactions.values()) if (trx.status !== "pending") settled.push(trx);
       return settled.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime() || b.id - a.id).slice(0, limit);
+    },
+
+    /**
+     * A fault for tests: the next transaction gets `id` again, as a provider that forgot its transactions
+     * would hand it out; the simulator's own memory then knows only the new one by that id.
+     */
+    repeatTransactionId(id: number): void {
+      forcedTransactionId = id;
+    },
+
+    /** Everything the ledger holds, as plain data. */
+    snapshot(): LedgerState {
+      const keyed: LedgerState["idempotency"] = [];
+      for (const [accountId, keys] of idempotency) for (const [key, seen] of keys) keyed.push([accountId, key, seen.fingerprint, seen.transactionId]);
+      return {
+        accounts: [...accountsById.values()],
+        transactions: [...transactions.values()],
+        idempotency: keyed,
+        customers: [...customers],
+        next: { account: nextAccountId, transaction: nextTransactionId, customer: nextCustomerId },
+      };
+    },
+
+    /** Replaces what the ledger holds with a `snapshot()` (at start, before any request). */
+    restore(state: LedgerState): void {
+      for (const account of state.accounts) {
+        accountsByKey.set(account.secretKey, account);
+        accountsById.set(account.id, account);
+      }
+      for (const trx of state.transactions) {
+        transactions.set(trx.id, trx);
+        if (trx.token) byToken.set(trx.token, trx);
+        if (trx.merchantReference) {
+          const references = merchantReferences.get(trx.accountId) ?? new Map<string, number>();
+          merchantReferences.set(trx.accountId, references);
+          references.set(trx.merchantReference, trx.id);
+        }
+      }
+      for (const [accountId, key, print, transactionId] of state.idempotency) {
+        const keys = idempotency.get(accountId) ?? new Map();
+        idempotency.set(accountId, keys);
+        keys.set(key, { fingerprint: print, transactionId });
+      }
+      for (const [key, id] of state.customers) customers.set(key, id);
+      nextAccountId = state.next.account;
+      nextTransactionId = state.next.transaction;
+      nextCustomerId = state.next.customer;
     },
   };
 }

@@ -12,8 +12,8 @@ export interface Timers {
   close(): void;
 }
 
-/** An empty set of timers. */
-export function createTimers(): Timers {
+/** An empty set of timers; `afterTask` runs after each task that ran (the simulator saves its state there). */
+export function createTimers(afterTask: () => void = () => {}): Timers {
   const waiting = new Set<ReturnType<typeof setTimeout>>();
   let closed = false;
   return {
@@ -21,7 +21,11 @@ export function createTimers(): Timers {
       if (closed) return () => {};
       const timer = setTimeout(() => {
         waiting.delete(timer);
-        task();
+        try {
+          task();
+        } finally {
+          afterTask();
+        }
       }, ms);
       timer.unref?.();
       waiting.add(timer);

@@ -99,7 +99,29 @@ export const sendNowSchema = z.object({
 export const declineSchema = z.object({ last_error_code: z.string().min(1).max(64).optional() });
 
 /** `POST /_sim/accounts`. */
-export const createAccountSchema = z.object({ environment: z.enum(["sandbox", "live"]).default("sandbox") });
+/**
+ * `POST /_sim/accounts`: a new test account of an environment, with fresh keys, or with the keys given (both
+ * or neither), e.g. keys a gateway derived from its own secrets so that all its processes agree on them.
+ */
+export const createAccountSchema = z
+  .object({
+    environment: z.enum(["sandbox", "live"]).default("sandbox"),
+    secretKey: z
+      .string()
+      .regex(/^\S{16,200}$/, "must be 16 to 200 characters without spaces")
+      .optional(),
+    webhookSecret: z
+      .string()
+      .regex(/^\S{16,200}$/, "must be 16 to 200 characters without spaces")
+      .optional(),
+  })
+  .refine((body) => (body.secretKey === undefined) === (body.webhookSecret === undefined), {
+    path: ["webhookSecret"],
+    message: "secretKey and webhookSecret go together",
+  });
+
+/** `POST /_sim/faults/repeat-transaction-id`: the id the next transaction gets again. */
+export const repeatTransactionIdSchema = z.object({ id: z.number().int().positive() });
 
 /** `PUT /_sim/accounts/{secretKey}/webhook`; `null` stops the account's webhooks. */
 export const webhookTargetSchema = z.object({ url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).nullable() });

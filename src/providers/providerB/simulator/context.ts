@@ -18,4 +18,6 @@ export interface SimulatorContext {
    * option, or the request's origin followed by the mount path (a mount strips its prefix from the URL).
    */
   baseUrlOf: (request: Request) => string;
+  /** Writes the store to the simulator's state file, when it has one (after a change a timer made). */
+  saveState(): void;
 }

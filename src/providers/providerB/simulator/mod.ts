@@ -20,6 +20,10 @@
  * | `GET /softpay/pay/{token}`, `GET /_sim/softpay`, `POST /_sim/softpay/{token}/approve\|fail`, `POST /_sim/softpay/next` | SoftPay's page, list, console buttons and fault |
  * | `GET /console`, `/_sim/disbursements…`, `/_sim/disburse/next-submit`, `/_sim/accounts/{masterKey}/balances` | the sandbox console of payouts and its controls |
  *
+ * Given a `state` file, the simulator starts from what it holds (accounts with their balances, invoices,
+ * permits, disbursements, SoftPay payments) and writes it again after every change, so keys a tenant stored
+ * before a restart still work after it (issue 25).
+ *
  * @example
  * const simulator = createProviderBSimulator({ basePath: "/sandbox/providerB" });
  * gateway.mount("/sandbox/providerB", simulator.fetch);
@@ -29,13 +33,16 @@
 import { Elysia } from "elysia";
 import { providerApiRoutes } from "./api-routes.ts";
 import type { SimulatorContext } from "./context.ts";
+import type { StateFile } from "../../simulator-state.ts";
 import { controlRoutes } from "./control-routes.ts";
 import { disburseApiRoutes } from "./disburse/api-routes.ts";
 import { disburseControlRoutes } from "./disburse/control-routes.ts";
+import { resumeDisbursements } from "./disburse/disbursements.ts";
 import { hostedPageRoutes } from "./hosted-pages.ts";
 import { createIpnSender, type FetchLike } from "./ipn-sender.ts";
 import { softpayRoutes } from "./softpay-routes.ts";
-import { createSimulatorStore } from "./store.ts";
+import { resumeSoftpays } from "./softpay.ts";
+import { createSimulatorStore, restoreStore, snapshotStore, type StoreState } from "./store.ts";
 import { RESPONSE_CODES, refusal } from "./wire.ts";
 
 export type { IpnDelivery } from "./ipn-sender.ts";
@@ -55,6 +62,14 @@ export interface ProviderBSimulatorOptions {
   ipnAttemptTimeoutMs?: number;
   /** How long a sandbox disbursement below 1000 or above 5000 stays pending before it ends. Default 1 s. */
   approveDelayMs?: number;
+  /** Where the simulator keeps its memory between runs (`providers/simulator-state.ts`). Default none: memory only. */
+  state?: StateFile;
+}
+
+/** What the state file of a provider B simulator holds. */
+interface SavedState {
+  simulator: "providerB";
+  store: StoreState;
 }
 
 export const DEFAULT_IPN_RETRY_DELAYS_MS: readonly number[] = [500, 2_000, 5_000, 15_000, 30_000];
@@ -74,12 +89,25 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
     fetch: callOut,
     disburse: { delayMs: options.approveDelayMs ?? 1_000, probeTimeoutMs: attemptTimeoutMs, timers: new Set() },
     baseUrlOf: (request) => publicBaseUrl ?? `${new URL(request.url).origin}${basePath}`,
+    saveState: () => options.state?.changed(snapshot),
   };
+  const snapshot = (): SavedState => ({ simulator: "providerB", store: snapshotStore(sim.store) });
+  const loaded = options.state?.read();
+  if (loaded) {
+    restoreStore(sim.store, (loaded.state as SavedState).store);
+    // What was waiting on timers when it stopped is played again from now.
+    resumeDisbursements(sim);
+    resumeSoftpays(sim);
+  }
 
   const app = new Elysia()
     .onError(({ code, error }) => {
       if (code === "NOT_FOUND") return refusal(404, RESPONSE_CODES.notFound, "Not Found");
       return refusal(500, RESPONSE_CODES.internal, `Simulator error: ${error instanceof Error ? error.message : String(error)}`);
+    })
+    // Every request that may have changed something is saved (soon: `simulator-state.ts`).
+    .onAfterHandle({ as: "global" }, ({ request }) => {
+      if (request.method !== "GET" && request.method !== "HEAD") sim.saveState();
     })
     .get("/_sim/health", () => Response.json({ status: "ok", simulator: "providerB" }))
     .use(controlRoutes(sim))
@@ -96,6 +124,7 @@ export function createProviderBSimulator(options: ProviderBSimulatorOptions = {}
       sim.ipn.close();
       for (const timer of sim.disburse.timers) clearTimeout(timer);
       sim.disburse.timers.clear();
+      options.state?.close(snapshot);
     },
   });
 }

@@ -180,8 +180,14 @@ function applyAmountRule(sim: SimulatorContext, invoice: Invoice, payment: Softp
   const timer = setTimeout(() => {
     sim.disburse.timers.delete(timer);
     if (invoice.status === "pending") settleInvoice(sim, invoice, outcome, { paymentMethod: invoice.paymentMethod, failReason: "insufficient_funds" });
+    sim.saveState();
   }, sim.disburse.delayMs);
   sim.disburse.timers.add(timer);
+}
+
+/** Plays again the amount rule of the SoftPay payments still pending when the simulator stopped (their timers are gone). */
+export function resumeSoftpays(sim: SimulatorContext): void {
+  for (const { payment, invoice } of softpayPayments(sim)) if (invoice.status === "pending" && !payment.awaitingConsole) applyAmountRule(sim, invoice, payment);
 }
 
 /** The console's Approve or Fail of a payment waiting there; `null` when there is none. */

@@ -202,3 +202,53 @@ export function createMerchantAccount(store: SimulatorStore): MerchantAccount {
   store.accounts.set(masterKey, account);
   return account;
 }
+
+/** A record that names its account, with the account replaced by its master key (for the state file). */
+type ByMasterKey<T extends { account: MerchantAccount }> = Omit<T, "account"> & { account: string };
+
+/** What a store keeps between runs (`snapshotStore` / `restoreStore`); the one-shot faults are not kept. */
+export interface StoreState {
+  accounts: MerchantAccount[];
+  invoices: ByMasterKey<Invoice>[];
+  permits: ByMasterKey<Permit>[];
+  charges: [string, ChargeAnswer][];
+  disbursements: ByMasterKey<Disbursement>[];
+  softpays: SoftpayPayment[];
+}
+
+const byMasterKey = <T extends { account: MerchantAccount }>(record: T): ByMasterKey<T> => ({ ...record, account: record.account.masterKey });
+
+/** Everything `store` holds, as plain data. */
+export function snapshotStore(store: SimulatorStore): StoreState {
+  return {
+    accounts: [...store.accounts.values()],
+    invoices: [...store.invoices.values()].map(byMasterKey),
+    permits: [...store.permits.values()].map(byMasterKey),
+    charges: [...store.charges],
+    disbursements: [...store.disbursements.values()].map(byMasterKey),
+    softpays: [...store.softpays.values()],
+  };
+}
+
+/** Fills an empty `store` with a {@link snapshotStore}; records whose account is unknown are left out. */
+export function restoreStore(store: SimulatorStore, state: StoreState): void {
+  for (const account of state.accounts) store.accounts.set(account.masterKey, account);
+  const withAccount = <T extends { account: MerchantAccount }>(record: ByMasterKey<T>): T | undefined => {
+    const account = store.accounts.get(record.account);
+    return account ? ({ ...record, account } as unknown as T) : undefined;
+  };
+  for (const saved of state.invoices) {
+    const invoice = withAccount<Invoice>(saved);
+    if (invoice) store.invoices.set(invoice.token, invoice);
+  }
+  for (const saved of state.permits) {
+    const permit = withAccount<Permit>(saved);
+    if (permit) store.permits.set(permit.token, permit);
+  }
+  for (const [key, answer] of state.charges) store.charges.set(key, answer);
+  for (const saved of state.disbursements) {
+    const disbursement = withAccount<Disbursement>(saved);
+    if (disbursement) store.disbursements.set(disbursement.token, disbursement);
+  }
+  for (const softpay of state.softpays) store.softpays.set(softpay.token, softpay);
+}

@@ -75,6 +75,15 @@ const digitsOf = (phone: PayoutPhoneNumber) => phone.number.replace(/\D/g, "");
 
 export type PayoutLedger = ReturnType<typeof createPayoutLedger>;
 
+/** What the payouts' memory keeps between runs (`snapshot()` / `restore()`). */
+export interface PayoutLedgerState {
+  payouts: SimPayout[];
+  /** `[accountId:mode:currency, amount]`: what was credited by hand. */
+  credits: [string, number][];
+  balanceIds: [string, number][];
+  next: { payout: number; balance: number };
+}
+
 /** A fresh, empty memory of payouts. */
 export function createPayoutLedger(deps: PayoutLedgerDeps) {
   const payouts = new Map<number, SimPayout>();
@@ -240,6 +249,23 @@ export function createPayoutLedger(deps: PayoutLedgerDeps) {
         const [, mode, currencyIso] = key.split(":") as [string, string, string];
         return { id: balanceId(key), accountId: account.id, mode, currencyIso, amount };
       });
+    },
+
+    /** Everything the payouts' memory holds, as plain data. */
+    snapshot(): PayoutLedgerState {
+      return { payouts: [...payouts.values()], credits: [...credits], balanceIds: [...balanceIds], next: { payout: nextPayoutId, balance: nextBalanceId } };
+    },
+
+    /** Replaces what it holds with a `snapshot()` (at start, before any request). */
+    restore(state: PayoutLedgerState): void {
+      for (const payout of state.payouts) {
+        payouts.set(payout.id, payout);
+        if (payout.merchantReference) references.set(`${payout.accountId}:${payout.merchantReference}`, payout.id);
+      }
+      for (const [key, amount] of state.credits) credits.set(key, amount);
+      for (const [key, id] of state.balanceIds) balanceIds.set(key, id);
+      nextPayoutId = state.next.payout;
+      nextBalanceId = state.next.balance;
     },
   };
 }

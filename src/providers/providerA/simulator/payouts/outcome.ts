@@ -43,3 +43,19 @@ export function playPayoutOutcome(clock: PayoutClock, payout: SimPayout): void {
     });
   });
 }
+
+/**
+ * Plays again what a payout in flight was waiting for when the simulator stopped (its timers are gone):
+ * from `scheduled` or `started` as a payout just started, from `processing` its ending by amount.
+ */
+export function resumePayoutOutcome(clock: PayoutClock, payout: SimPayout): void {
+  if (payout.status === "scheduled" || payout.status === "started") {
+    playPayoutOutcome(clock, payout);
+    return;
+  }
+  if (payout.status !== "processing") return;
+  const outcome = payoutOutcomeFor(payout.amount);
+  const inFlight = () => payout.status === "processing";
+  if (outcome.kind === "send") clock.timers.after(clock.approveDelayMs, () => inFlight() && clock.payouts.settle(payout, "sent"));
+  if (outcome.kind === "fail") clock.timers.after(clock.declineDelayMs, () => inFlight() && clock.payouts.settle(payout, "failed", outcome.lastErrorCode));
+}

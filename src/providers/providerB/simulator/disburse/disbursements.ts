@@ -117,9 +117,16 @@ function playSandboxRule(sim: SimulatorContext, disbursement: Disbursement): voi
   const timer = setTimeout(() => {
     sim.disburse.timers.delete(timer);
     if (disbursement.status === "pending") settleDisbursement(sim, disbursement, outcome);
+    sim.saveState();
   }, sim.disburse.delayMs);
   timer.unref?.();
   sim.disburse.timers.add(timer);
+}
+
+/** Plays again the sandbox rule of the disbursements still pending when the simulator stopped (their timers are gone). */
+export function resumeDisbursements(sim: SimulatorContext): void {
+  for (const disbursement of sim.store.disbursements.values())
+    if (disbursement.status === "pending" && !disbursement.awaitingConsole) playSandboxRule(sim, disbursement);
 }
 
 /** Ends a pending disbursement (the sandbox rule or the console): a failure gives its amount back; the callback goes out. */
