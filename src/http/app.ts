@@ -7,7 +7,7 @@ import type { AnyTRPCRouter } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { AppError, PayloadTooLargeError } from "../errors.ts";
+import { AppError, PayloadTooLargeError, ValidationError } from "../errors.ts";
 import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
@@ -22,6 +22,7 @@ import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
+import { createPathParamCheck } from "./path-params.ts";
 import { mountRestRoutes } from "./rest-bridge.ts";
 import { createRouteTable } from "./route-table.ts";
 
@@ -210,6 +211,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const cors = createCors(deps.config.corsOrigins, allRoutes);
   // The metrics' `route` label of a request the REST lookup did not answer (tRPC, webhooks, health, docs, 404s).
   const routeOf = createRouteLabeller(allRoutes);
+  const unreadablePathParams = createPathParamCheck(allRoutes);
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
@@ -221,9 +223,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     let stamped = false;
     let preflight: Response | undefined;
     try {
+      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter.
+      const unreadable = rest ? undefined : unreadablePathParams(request.method, request.url);
       if (rest) {
         response = await rest.handler({ request, params: rest.params, info: requestInfo });
         stamped = true;
+      } else if (unreadable) {
+        response = errorResponse(mapError(new ValidationError(unreadable), requestInfo.requestId));
       } else if (request.method === "OPTIONS") {
         // Answered here for every path: a preflight (cors.ts), or a 404 in the contract's shape for a path no route has.
         preflight = cors.preflight(request);
