@@ -168,7 +168,14 @@ export async function reconciliationReport(
   };
 }
 
-/** The report as CSV: a `section` column tells totals (`total`) from differences (`difference`). */
+/**
+ * The report as CSV: a `section` column tells totals (`total`) from differences (`difference`). Cells hold
+ * text a provider reported (a channel name as the operator, a status word), which a spreadsheet would run as
+ * a formula: csv-stringify's `escape_formulas` puts a `'` before a text cell beginning with `=`, `+`, `-`,
+ * `@`, a tab or a CR (and their full-width forms), as OWASP's CSV injection advice has it, and a cell holding
+ * `;` is quoted, so a spreadsheet that splits on `;` cannot start a cell inside it either. Numbers are left
+ * as they are.
+ */
 export function reconciliationCsv(output: unknown): string {
   const report = output as Reconciliation;
   const header = [
@@ -190,5 +197,5 @@ export function reconciliationCsv(output: unknown): string {
   for (const r of report.rows) lines.push(["total", r.kind, r.provider, r.operator, r.state, r.currency, r.count, r.total, "", "", "", "", ""]);
   for (const d of report.differences)
     lines.push(["difference", d.kind, d.provider, "", d.ourState, d.currency, 1, d.amount, d.id, d.tenantId, d.providerState, d.providerStatus, d.lastSeenAt]);
-  return stringify(lines);
+  return stringify(lines, { escape_formulas: true, quoted_match: ";" });
 }
