@@ -95,7 +95,8 @@ describe("the reconciliation CSV", () => {
       const totals = lines.filter((line) => line.startsWith("total,"));
       expect(totals.length).toBe(REPORTED.length);
       for (const { cell } of REPORTED) expect(totals.filter((line) => cellsOf(line)[3] === cell)).toHaveLength(1);
-      for (const line of lines) for (const cell of cellsOf(line)) expect({ line, cell, formula: FORMULA_START.test(cell) }).toEqual({ line, cell, formula: false });
+      for (const line of lines)
+        for (const cell of cellsOf(line)) expect({ line, cell, formula: FORMULA_START.test(cell) }).toEqual({ line, cell, formula: false });
     });
 });
 
