@@ -120,7 +120,7 @@ describe("a body over 64 KiB (413)", () => {
 
   it("is 413 for a chunked body once 64 KiB have arrived, on REST and on /trpc", async () => {
     const chunk = `4000\r\n${"x".repeat(0x4000)}\r\n`;
-    const chunked = chunk.repeat(6) + "0\r\n\r\n";
+    const chunked = `${chunk.repeat(6)}0\r\n\r\n`;
     expectContractError(await raw(directPayment(["transfer-encoding: chunked"]), chunked), 413, "payload_too_large");
     const trpc = await raw(
       request("POST", "/trpc/payouts.create", [`authorization: Bearer ${tenantToken}`, "content-type: application/json", "transfer-encoding: chunked"]),
