@@ -3,7 +3,7 @@
  * choice itself, then the real command under a pseudo-terminal (`script`, util-linux) and on a pipe.
  */
 import { afterAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { logFormat } from "../src/logger.ts";
@@ -83,7 +83,8 @@ describe("bun src/main.ts serve", () => {
     // `script` copies the terminal's output to the file as it comes; the gateway is its child (`exec`).
     const child = Bun.spawn(["script", "-qfec", `exec ${quoted}`, out], { env: cleanEnv(env), cwd: ROOT, stdout: "ignore", stderr: "ignore", stdin: "ignore" });
     try {
-      await waitUntil(() => readFileSync(out, "utf8").includes("passerelle started"), {
+      // The file appears once `script` has opened it.
+      await waitUntil(() => existsSync(out) && readFileSync(out, "utf8").includes("passerelle started"), {
         what: "the gateway to log its start",
         timeoutMs: 60_000,
         intervalMs: 100,
