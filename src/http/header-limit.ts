@@ -19,8 +19,8 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 export const PARSER_MAX_HEADER_BYTES = 64 * 1024;
 
 /**
- * The size of a request's head as HTTP/1.1 sent it, near enough: `METHOD target HTTP/1.1\r\n`, then
- * `name: value\r\n` per field (the URL's origin stands in for the `Host` field Bun folds into it).
+ * The size of a request's head as HTTP/1.1 sent it: `METHOD target HTTP/1.1\r\n`, then `name: value\r\n`
+ * per field (the target is the URL without its origin, which Bun builds from the `Host` field).
  *
  * @example
  * ```ts
@@ -28,7 +28,9 @@ export const PARSER_MAX_HEADER_BYTES = 64 * 1024;
  * ```
  */
 export function headBytes(request: Request): number {
-  let bytes = request.method.length + request.url.length + 12;
+  const url = request.url;
+  const target = url.length - Math.max(0, url.indexOf("/", url.indexOf("://") + 3));
+  let bytes = request.method.length + target + 12;
   for (const [name, value] of request.headers) bytes += name.length + value.length + 4;
   return bytes;
 }
