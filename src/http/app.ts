@@ -236,8 +236,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     let stamped = false;
     let preflight: Response | undefined;
     try {
-      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter.
-      const unreadable = rest || tooLarge ? undefined : unreadablePathParams(request.method, request.url);
+      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter. A preflight is
+      // answered as usual: the request it asks about gets the 400.
+      const unreadable = rest || tooLarge || request.method === "OPTIONS" ? undefined : unreadablePathParams(request.method, request.url);
       if (tooLarge) {
         response = headersTooLarge(request, requestInfo.requestId);
       } else if (rest) {
