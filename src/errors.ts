@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "idempotency_in_flight",
   "idempotency_mismatch",
   "payload_too_large",
+  "headers_too_large",
   "unsupported_media_type",
   "provider_refused",
   "amount_exceeds_permit",
@@ -112,6 +113,14 @@ export class PayloadTooLargeError extends AppError {
   override name = "PayloadTooLargeError";
   constructor(limitBytes: number) {
     super(413, "payload_too_large", `Request body is larger than ${limitBytes} bytes`);
+  }
+}
+
+/** 431 — the request's head (its request line and header fields) is over the gateway's limit. */
+export class HeadersTooLargeError extends AppError {
+  override name = "HeadersTooLargeError";
+  constructor(limitBytes: number) {
+    super(431, "headers_too_large", `Request line and headers are larger than ${limitBytes} bytes`);
   }
 }
 

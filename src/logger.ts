@@ -1,8 +1,11 @@
 /**
  * pino JSON logs (contract §9). Secrets, authorization headers, IPN hashes and personal data are
- * redacted by path, wherever a caller puts them in a log object.
+ * redacted by path, wherever a caller puts them in a log object. A developer running the gateway in a
+ * terminal reads them as text instead (pino-pretty, in process): see {@link logFormat}.
  */
+import { createRequire } from "node:module";
 import pino, { type Logger } from "pino";
+import type PinoPretty from "pino-pretty";
 import type { Config } from "./config.ts";
 
 /** Paths whose values never reach a log line. */
@@ -35,8 +38,43 @@ export const REDACTED_PATHS = [
   "*.password",
 ];
 
-/** The gateway's logger; `destination` lets tests capture lines. */
-export function createLogger(config: Pick<Config, "logLevel">, destination?: pino.DestinationStream): Logger {
+/** How log lines are written: one JSON object per line, or text for a person at a terminal. */
+export type LogFormat = "json" | "pretty";
+
+/**
+ * Text (`pretty`) only in development with standard output a terminal: someone is reading it. JSON
+ * everywhere else — production always (a log collector parses it), tests, and development piped to a file
+ * or another program.
+ *
+ * @example
+ * ```ts
+ * logFormat({ nodeEnv: "development", isTTY: true }); // "pretty"
+ * logFormat({ nodeEnv: "production", isTTY: true }); // "json"
+ * logFormat({ nodeEnv: "development", isTTY: undefined }); // "json": stdout is a pipe or a file
+ * ```
+ */
+export function logFormat(input: { nodeEnv: Config["nodeEnv"] | undefined; isTTY: boolean | undefined }): LogFormat {
+  return input.nodeEnv === "development" && input.isTTY === true ? "pretty" : "json";
+}
+
+/** pino-pretty's stream to standard output, loaded only when used (a production process never loads it). */
+function prettyStream(): pino.DestinationStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+  // Synchronous writes: a line is on the terminal before the next statement runs, and none is lost at exit.
+  return pretty({ colorize: true, sync: true, singleLine: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service" });
+}
+
+/**
+ * The gateway's logger. `destination` lets tests capture lines (always JSON); without it, lines go to standard
+ * output as {@link logFormat} chooses, from `config.nodeEnv` and whether standard output is a terminal
+ * (`isTTY`, default `process.stdout.isTTY`).
+ */
+export function createLogger(
+  config: Pick<Config, "logLevel"> & Partial<Pick<Config, "nodeEnv">>,
+  destination?: pino.DestinationStream,
+  isTTY: boolean | undefined = process.stdout.isTTY,
+): Logger {
+  const format = destination ? "json" : logFormat({ nodeEnv: config.nodeEnv, isTTY });
   return pino(
     {
       level: config.logLevel,
@@ -44,7 +82,7 @@ export function createLogger(config: Pick<Config, "logLevel">, destination?: pin
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination ?? pino.destination({ sync: false }),
+    destination ?? (format === "pretty" ? prettyStream() : pino.destination({ sync: false })),
   );
 }
 

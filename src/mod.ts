@@ -19,6 +19,7 @@ import { createKeyring } from "./crypto/seal.ts";
 import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { createHttpApp } from "./http/app.ts";
+import { listenerOptions } from "./http/listener.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
@@ -194,7 +195,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     async start(options = {}) {
       const addresses: { url?: string; metricsUrl?: string } = {};
       if (options.http ?? true) {
-        server = Bun.serve({ port: config.port, hostname: config.host, fetch: http.fetch });
+        server = Bun.serve({ port: config.port, hostname: config.host, ...listenerOptions(http.fetch, logger) });
         metricsServer = Bun.serve({ port: config.metrics.port, hostname: config.metrics.host, fetch: metricsFetch(metrics) });
         addresses.url = server.url.toString().replace(/\/$/, "");
         addresses.metricsUrl = metricsServer.url.toString().replace(/\/$/, "");

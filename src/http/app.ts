@@ -7,7 +7,7 @@ import type { AnyTRPCRouter } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { AppError, PayloadTooLargeError } from "../errors.ts";
+import { AppError, HeadersTooLargeError, PayloadTooLargeError, ValidationError } from "../errors.ts";
 import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
@@ -22,6 +22,8 @@ import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
+import { headBytes, MAX_HEADER_BYTES } from "./header-limit.ts";
+import { createPathParamCheck } from "./path-params.ts";
 import { mountRestRoutes } from "./rest-bridge.ts";
 import { createRouteTable } from "./route-table.ts";
 
@@ -152,9 +154,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
           },
         });
         if (response.ok) return response;
-        // tRPC may fail before it builds a context (e.g. a batch call): put the request id in the body then.
+        // tRPC may fail before it builds a context (e.g. a batch call): put the request id in the body then. Those
+        // early refusals come without a Content-Type (a string body would be labelled text/plain): every tRPC error is JSON.
         const text = await response.text();
-        return new Response(text.replaceAll(UNKNOWN_REQUEST_ID, infoOf(request).requestId), response);
+        const answer = new Response(text.replaceAll(UNKNOWN_REQUEST_ID, infoOf(request).requestId), response);
+        answer.headers.set("content-type", "application/json");
+        return answer;
       },
       { parse: "none" },
     );
@@ -210,10 +215,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const cors = createCors(deps.config.corsOrigins, allRoutes);
   // The metrics' `route` label of a request the REST lookup did not answer (tRPC, webhooks, health, docs, 404s).
   const routeOf = createRouteLabeller(allRoutes);
+  const unreadablePathParams = createPathParamCheck(allRoutes);
+
+  /** 431 before any route runs: in `/trpc`'s envelope on `/trpc/…` (as its 413 is), the contract's body elsewhere. */
+  const headersTooLarge = (request: Request, requestId: string): Response => {
+    const mapped = mapError(new HeadersTooLargeError(MAX_HEADER_BYTES), requestId);
+    if (new URL(request.url).pathname.startsWith("/trpc/")) return jsonResponse(mapped.status, { error: trpcErrorShape(mapped) });
+    return errorResponse(mapped);
+  };
 
   const fetch = async (request: Request): Promise<Response> => {
     const started = performance.now();
-    const rest = table.match(request.method, request.url);
+    // Over the head limit, no route runs (not even the REST lookup): the answer is the 431.
+    const tooLarge = headBytes(request) > MAX_HEADER_BYTES;
+    const rest = tooLarge ? undefined : table.match(request.method, request.url);
     // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
     // answers with the request id and response headers already on the response.
     const requestInfo = rest ? { requestId: requestIdFor(request) } : infoOf(request);
@@ -221,9 +236,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     let stamped = false;
     let preflight: Response | undefined;
     try {
-      if (rest) {
+      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter. A preflight is
+      // answered as usual: the request it asks about gets the 400.
+      const unreadable = rest || tooLarge || request.method === "OPTIONS" ? undefined : unreadablePathParams(request.method, request.url);
+      if (tooLarge) {
+        response = headersTooLarge(request, requestInfo.requestId);
+      } else if (rest) {
         response = await rest.handler({ request, params: rest.params, info: requestInfo });
         stamped = true;
+      } else if (unreadable) {
+        response = errorResponse(mapError(new ValidationError(unreadable), requestInfo.requestId));
       } else if (request.method === "OPTIONS") {
         // Answered here for every path: a preflight (cors.ts), or a 404 in the contract's shape for a path no route has.
         preflight = cors.preflight(request);

@@ -108,6 +108,8 @@ const STATUSES: Record<number, StatusRow> = {
   409: { reason: "Conflict", trpc: "CONFLICT", fromTrpc: "conflict" },
   413: { reason: "Payload Too Large", trpc: "PAYLOAD_TOO_LARGE", fromTrpc: "payload_too_large" },
   415: { reason: "Unsupported Media Type", trpc: "UNSUPPORTED_MEDIA_TYPE", fromTrpc: "unsupported_media_type" },
+  // tRPC has no code for 431; the HTTP layer answers it before any procedure, BAD_REQUEST in `/trpc`'s envelope.
+  431: { reason: "Request Header Fields Too Large", trpc: "BAD_REQUEST" },
   422: { reason: "Unprocessable Entity", trpc: "UNPROCESSABLE_CONTENT" },
   424: { reason: "Failed Dependency", trpc: "PRECONDITION_FAILED" },
   429: { reason: "Too Many Requests", trpc: "TOO_MANY_REQUESTS", fromTrpc: "rate_limited" },

@@ -15,7 +15,8 @@ const HOSTILE_UNIT = /[\0\ud800-\udfff]/g;
 
 /** What a message says is wrong, after the path. */
 const HOSTILE_TEXT = "a NUL character or an unpaired surrogate";
-const VALUE_RULE = `must not contain ${HOSTILE_TEXT}`;
+/** The rule a message names after a value's path (`customer.name must not contain …`). */
+export const HOSTILE_VALUE_RULE = `must not contain ${HOSTILE_TEXT}`;
 const KEY_RULE = `has a property name with ${HOSTILE_TEXT}`;
 
 /** At most this many places are listed: a 64 KiB body could otherwise name thousands. */
@@ -74,7 +75,7 @@ export function hostileTextMessages(value: unknown): string[] {
   while (pending.length > 0 && messages.length < MAX_HOSTILE_TEXT_MESSAGES) {
     const { value: current, place } = pending.pop()!;
     if (typeof current === "string") {
-      if (holdsHostileText(current)) messages.push(`${pathText(place)} ${VALUE_RULE}`);
+      if (holdsHostileText(current)) messages.push(`${pathText(place)} ${HOSTILE_VALUE_RULE}`);
       continue;
     }
     if (current === null || typeof current !== "object") continue;

@@ -10,13 +10,18 @@ import { jsonResponse } from "./responses.ts";
 const rootIndex = z.object({
   name: z.literal("passerelle"),
   version: z.string(),
-  links: z.object({ docs: z.string(), openapi: z.string(), health: z.string() }),
+  links: z.object({
+    dashboard: z.string().meta({ description: "The merchant's dashboard, for a person with a browser" }),
+    docs: z.string(),
+    openapi: z.string(),
+    health: z.string(),
+  }),
 });
 
 const INDEX: z.infer<typeof rootIndex> = {
   name: "passerelle",
   version: packageJson.version,
-  links: { docs: "/docs", openapi: "/openapi.json", health: "/health/ready" },
+  links: { dashboard: "/dashboard", docs: "/docs", openapi: "/openapi.json", health: "/health/ready" },
 };
 
 /** The answer to `GET /`: a 302 to `/dashboard` for a browser, the JSON index otherwise. */

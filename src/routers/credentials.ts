@@ -12,6 +12,7 @@ import {
   listCredentials,
   listCredentialVersions,
   putCredentials,
+  readableCredentialEnvironments,
 } from "../services/credentials/provider-credentials.ts";
 import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
 
@@ -53,6 +54,8 @@ const versionView = z
   })
   .meta({ id: "CredentialVersion" });
 
+const READ_RULE = "A sandbox token sees the sandbox set only; an operator or a live token sees both environments.";
+
 const deactivated = z.object({ environment, version: z.number().int(), deactivatedAt: z.string().meta({ format: "date-time" }) });
 
 function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider: Provider, fields: S, setView: V, label: string) {
@@ -81,10 +84,20 @@ function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider
         return putCredentials(ctx.deps, { tenantId: ctx.tenant.id, provider, environment: env, fields: values }) as never;
       }),
     get: tenantOwnerProcedure
-      .meta({ openapi: { method: "GET", path: base, tags: ["credentials"], summary: `Read ${label}, masked` } })
+      .meta({
+        openapi: {
+          method: "GET",
+          path: base,
+          tags: ["credentials"],
+          summary: `Read ${label}, masked`,
+          description: READ_RULE,
+        },
+      })
       .input(z.object({ tenant_id: tenantId }))
       .output(z.object({ data: z.array(setView) }))
-      .query(async ({ ctx }) => ({ data: (await listCredentials(ctx.deps, ctx.tenant.id, provider)) as never[] })),
+      .query(async ({ ctx }) => ({
+        data: (await listCredentials(ctx.deps, ctx.tenant.id, provider, readableCredentialEnvironments(ctx.principal))) as never[],
+      })),
     versions: tenantOwnerProcedure
       .meta({
         openapi: {
@@ -92,12 +105,12 @@ function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider
           path: `${base}/versions`,
           tags: ["credentials"],
           summary: `Every version of ${label}, masked`,
-          description: "Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them.",
+          description: `Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. ${READ_RULE}`,
         },
       })
       .input(z.object({ tenant_id: tenantId }))
       .output(z.object({ data: z.array(versionView) }))
-      .query(async ({ ctx }) => ({ data: await listCredentialVersions(ctx.deps, ctx.tenant.id, provider) })),
+      .query(async ({ ctx }) => ({ data: await listCredentialVersions(ctx.deps, ctx.tenant.id, provider, readableCredentialEnvironments(ctx.principal)) })),
     delete: tenantOwnerProcedure
       .meta({ openapi: { method: "DELETE", path: `${base}/{environment}`, tags: ["credentials"], summary: `Deactivate ${label} of an environment` } })
       .input(z.object({ tenant_id: tenantId, environment }))

@@ -29,7 +29,7 @@ describe("GET /", () => {
     expect(docs.headers.get("content-type")).toContain("text/html");
   });
 
-  it("answers an API client with the index: name, version and links that each answer", async () => {
+  it("answers an API client with the index: name, version and links that each answer, the dashboard's first", async () => {
     for (const accept of [undefined, "*/*", "application/json"]) {
       const response = await tg.request("/", accept ? { headers: { accept } } : {});
       expect(response.status).toBe(200);
@@ -39,7 +39,7 @@ describe("GET /", () => {
       expect(index).toEqual({
         name: "passerelle",
         version: packageJson.version,
-        links: { docs: "/docs", openapi: "/openapi.json", health: "/health/ready" },
+        links: { dashboard: "/dashboard", docs: "/docs", openapi: "/openapi.json", health: "/health/ready" },
       });
       for (const link of Object.values(index.links)) {
         const status = (await tg.request(link)).status;

@@ -108,13 +108,29 @@ export async function putCredentials(
   return stored;
 }
 
-/** The active sets of a tenant for a provider, masked, one per environment. */
-export async function listCredentials(deps: Pick<Deps, "db">, tenantId: string, provider: Provider): Promise<CredentialSetView[]> {
+/**
+ * The environments whose credentials a caller may read: every one for an operator or a live token, sandbox
+ * alone for a sandbox token — even masked, live keys are not a sandbox key's business (contract §3: a
+ * sandbox token asking for live is refused).
+ */
+export function readableCredentialEnvironments(principal: { role: "admin" | "tenant"; environment: Environment }): Environment[] {
+  return principal.role === "admin" || principal.environment === "live" ? ["sandbox", "live"] : ["sandbox"];
+}
+
+/** The active sets of a tenant for a provider, masked, one per environment among `environments`. */
+export async function listCredentials(
+  deps: Pick<Deps, "db">,
+  tenantId: string,
+  provider: Provider,
+  environments: readonly Environment[],
+): Promise<CredentialSetView[]> {
+  if (environments.length === 0) return [];
   const rows = await deps.db
     .selectFrom("provider_credentials")
     .select(["environment", "version", "masked", "created_at"])
     .where("tenant_id", "=", tenantId)
     .where("provider", "=", provider)
+    .where("environment", "in", environments)
     .where("active", "=", true)
     .orderBy("environment")
     .execute();
@@ -135,15 +151,22 @@ export interface CredentialVersionView {
 }
 
 /**
- * Every version of a tenant's credentials at a provider, newest first per environment: what a payment's
- * `credentialVersion` points to. Sealed values never leave; the masked ones tell the sets apart.
+ * Every version of a tenant's credentials at a provider among `environments`, newest first per environment:
+ * what a payment's `credentialVersion` points to. Sealed values never leave; the masked ones tell the sets apart.
  */
-export async function listCredentialVersions(deps: Pick<Deps, "db">, tenantId: string, provider: Provider): Promise<CredentialVersionView[]> {
+export async function listCredentialVersions(
+  deps: Pick<Deps, "db">,
+  tenantId: string,
+  provider: Provider,
+  environments: readonly Environment[],
+): Promise<CredentialVersionView[]> {
+  if (environments.length === 0) return [];
   const rows = await deps.db
     .selectFrom("provider_credentials")
     .select(["environment", "version", "active", "masked", "created_at", "deactivated_at"])
     .where("tenant_id", "=", tenantId)
     .where("provider", "=", provider)
+    .where("environment", "in", environments)
     .orderBy("environment")
     .orderBy("version", "desc")
     .execute();

@@ -191,9 +191,16 @@ export async function adminReconciliationReport(
   return { ...report, pooledAccounts: pooled };
 }
 
-/** The report as CSV: a `section` column tells totals (`total`) from differences (`difference`). */
+/**
+ * The report as CSV: a `section` column tells totals (`total`) from differences (`difference`). Cells hold
+ * text a provider reported (a channel name as the operator, a status word), which a spreadsheet would run as
+ * a formula: csv-stringify's `escape_formulas` puts a `'` before a text cell beginning with `=`, `+`, `-`,
+ * `@`, a tab or a CR (and their full-width forms), as OWASP's CSV injection advice has it, and a cell holding
+ * `;` is quoted, so a spreadsheet that splits on `;` cannot start a cell inside it either. Numbers are left
+ * as they are.
+ */
 export function reconciliationCsv(output: unknown): string {
-  const report = output as Reconciliation;
+  const report = output as Reconciliation & Partial<Pick<AdminReconciliation, "pooledAccounts">>;
   const header = [
     "section",
     "kind",
@@ -208,10 +215,15 @@ export function reconciliationCsv(output: unknown): string {
     "provider_state",
     "provider_status",
     "last_seen_at",
+    "reported",
+    "difference",
   ];
   const lines: (string | number)[][] = [header];
-  for (const r of report.rows) lines.push(["total", r.kind, r.provider, r.operator, r.state, r.currency, r.count, r.total, "", "", "", "", ""]);
+  for (const r of report.rows) lines.push(["total", r.kind, r.provider, r.operator, r.state, r.currency, r.count, r.total, "", "", "", "", "", "", ""]);
   for (const d of report.differences)
-    lines.push(["difference", d.kind, d.provider, "", d.ourState, d.currency, 1, d.amount, d.id, d.tenantId, d.providerState, d.providerStatus, d.lastSeenAt]);
-  return stringify(lines);
+    lines.push(["difference", d.kind, d.provider, "", d.ourState, d.currency, 1, d.amount, d.id, d.tenantId, d.providerState, d.providerStatus, d.lastSeenAt, "", ""]);
+  // The operator's report: each pooled account, `total` what the ledger says it holds for all tenants, `id` the holding.
+  for (const a of report.pooledAccounts ?? [])
+    lines.push(["pooled_account", "", a.provider, "", "", a.currency, "", a.held, a.holding, "", "", a.error ?? "", "", a.reported ?? "", a.difference ?? ""]);
+  return stringify(lines, { escape_formulas: true, quoted_match: ";" });
 }

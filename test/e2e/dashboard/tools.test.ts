@@ -15,7 +15,7 @@ import { waitUntil } from "../../support/wait.ts";
 import { useDashboardRig } from "./dashboard-rig.ts";
 
 /** The header row of the reconciliation's CSV (`src/services/reports/reconciliation.ts`). */
-const CSV_HEADER = "section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at";
+const CSV_HEADER = "section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at,reported,difference";
 
 describeWithChromium(
   "browser: the dashboard's tools",

@@ -345,7 +345,7 @@ describe("provider credentials", () => {
     expect((await send("PUT", `/tenants/${tenant.id}/credentials/providerB`, token, { ...setB, environment: "live" })).status).toBe(403);
     expect((await send("PUT", `/tenants/${tenant.id}/credentials/providerB`, admin, { ...setB, environment: "live" })).status).toBe(200);
     expect((await send("PUT", `/tenants/${tenant.id}/credentials/providerB`, token, setB)).status).toBe(200);
-    const list = (await (await send("GET", `/tenants/${tenant.id}/credentials/providerB`, token)).json()) as { data: { environment: string }[] };
+    const list = (await (await send("GET", `/tenants/${tenant.id}/credentials/providerB`, admin)).json()) as { data: { environment: string }[] };
     expect(list.data.map((s) => s.environment).sort()).toEqual(["live", "sandbox"]);
   });
 
