@@ -107,7 +107,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read provider B credentials, masked */
+        /**
+         * Read provider B credentials, masked
+         * @description A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         */
         get: operations["credentials-providerB-get"];
         /**
          * Store provider B credentials
@@ -130,7 +133,7 @@ export interface paths {
         };
         /**
          * Every version of provider B credentials, masked
-         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them.
+         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerB-versions"];
         put?: never;
@@ -165,7 +168,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the tenant's own provider A account, masked */
+        /**
+         * Read the tenant's own provider A account, masked
+         * @description A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         */
         get: operations["credentials-providerA-get"];
         /**
          * Store the tenant's own provider A account
@@ -188,7 +194,7 @@ export interface paths {
         };
         /**
          * Every version of the tenant's own provider A account, masked
-         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them.
+         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerA-versions"];
         put?: never;
@@ -2138,7 +2144,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "unauthorized" | "forbidden" | "tenant_mismatch" | "not_found" | "conflict" | "idempotency_in_flight" | "idempotency_mismatch" | "payload_too_large" | "unsupported_media_type" | "provider_refused" | "amount_exceeds_permit" | "permit_not_active" | "payment_not_refundable" | "amount_exceeds_refundable" | "insufficient_balance" | "payout_limit_exceeded" | "not_configured" | "rate_limited" | "provider_error" | "provider_timeout" | "unavailable" | "internal";
+            code: "validation_failed" | "unauthorized" | "forbidden" | "tenant_mismatch" | "not_found" | "conflict" | "idempotency_in_flight" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "provider_refused" | "amount_exceeds_permit" | "permit_not_active" | "payment_not_refundable" | "amount_exceeds_refundable" | "insufficient_balance" | "payout_limit_exceeded" | "not_configured" | "rate_limited" | "provider_error" | "provider_timeout" | "unavailable" | "internal";
             /** @description Also in the x-request-id header */
             requestId: string;
             providerErrors?: string[];
@@ -9045,6 +9051,8 @@ export interface operations {
                         name: "passerelle";
                         version: string;
                         links: {
+                            /** @description The merchant's dashboard, for a person with a browser */
+                            dashboard: string;
                             docs: string;
                             openapi: string;
                             health: string;

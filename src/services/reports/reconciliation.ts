@@ -221,7 +221,23 @@ export function reconciliationCsv(output: unknown): string {
   const lines: (string | number)[][] = [header];
   for (const r of report.rows) lines.push(["total", r.kind, r.provider, r.operator, r.state, r.currency, r.count, r.total, "", "", "", "", "", "", ""]);
   for (const d of report.differences)
-    lines.push(["difference", d.kind, d.provider, "", d.ourState, d.currency, 1, d.amount, d.id, d.tenantId, d.providerState, d.providerStatus, d.lastSeenAt, "", ""]);
+    lines.push([
+      "difference",
+      d.kind,
+      d.provider,
+      "",
+      d.ourState,
+      d.currency,
+      1,
+      d.amount,
+      d.id,
+      d.tenantId,
+      d.providerState,
+      d.providerStatus,
+      d.lastSeenAt,
+      "",
+      "",
+    ]);
   // The operator's report: each pooled account, `total` what the ledger says it holds for all tenants, `id` the holding.
   for (const a of report.pooledAccounts ?? [])
     lines.push(["pooled_account", "", a.provider, "", "", a.currency, "", a.held, a.holding, "", "", a.error ?? "", "", a.reported ?? "", a.difference ?? ""]);

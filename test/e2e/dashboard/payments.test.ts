@@ -219,7 +219,9 @@ describeWithChromium(
         const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
         expect(download.suggestedFilename()).toMatch(/^reconciliation-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/);
         const csv = (await readFile((await download.path())!, "utf8")).split(/\r?\n/);
-        expect(csv[0]).toBe("section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at,reported,difference");
+        expect(csv[0]).toBe(
+          "section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at,reported,difference",
+        );
         expect(csv.filter((line) => /^total,payment,providerB,[^,]*,succeeded,XOF,1,5000,/.test(line))).toHaveLength(1);
 
         // New provider B keys (another account of the simulator's): version 2 in use, version 1 replaced, both listed masked.

@@ -371,7 +371,9 @@ describe("the reconciliation report", () => {
     const csv = await api("/reports/reconciliation", { headers: { accept: "text/csv" } });
     expect(csv.status).toBe(200);
     expect(csv.headers.get("content-type")).toContain("text/csv");
-    expect(csv.text.split("\n")[0]).toBe("section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at,reported,difference");
+    expect(csv.text.split("\n")[0]).toBe(
+      "section,kind,provider,operator,state,currency,count,total,id,tenant_id,provider_state,provider_status,last_seen_at,reported,difference",
+    );
     expect(csv.text).toContain("total,payout,providerA,mtn,sent,XOF,1,200");
     // An operator sees every tenant's; a tenant's token cannot.
     const all = await fetch(`${base}/admin/reports/reconciliation`, { headers: { authorization: `Bearer ${await tg.adminToken()}` } });

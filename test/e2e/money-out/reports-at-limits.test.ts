@@ -106,6 +106,9 @@ describe("reports and balances at the amount columns' limits", () => {
       expect({ path, status: csv.status, type: csv.type }).toEqual({ path, status: 200, type: expect.stringContaining("text/csv") });
       expect(csv.text).toContain("payment,providerA");
     }
+    // The operator's CSV carries the pooled accounts too: total what the ledger holds there, id the holding.
+    expect((await get("/admin/reports/reconciliation", admin, "text/csv")).text).toContain(`pooled_account,,providerA,,,XOF,,${3 * LIMIT},pooled:providerA`);
+    expect((await get("/reports/reconciliation", token, "text/csv")).text).not.toContain("pooled_account");
     const adminReport = JSON.parse((await get("/admin/reports/reconciliation", admin)).text);
     expect(adminReport.pooledAccounts).toContainEqual(expect.objectContaining({ holding: "pooled:providerA", currency: "XOF", held: 3 * LIMIT }));
   });

@@ -124,7 +124,7 @@ describe("reconciliationCsv", () => {
       ],
     };
     const lines = reconciliationCsv(report).split("\n");
-    expect(lines[1]).toBe("total,payment,providerB,'\tcmd,succeeded,XOF,1,500,,,,,");
-    expect(lines[2]).toBe(`difference,payment,providerB,,pending,XOF,1,-5,pay_1,ten_1,succeeded,"'\r=1+1",2026-01-02T00:00:00.000Z`);
+    expect(lines[1]).toBe("total,payment,providerB,'\tcmd,succeeded,XOF,1,500,,,,,,,");
+    expect(lines[2]).toBe(`difference,payment,providerB,,pending,XOF,1,-5,pay_1,ten_1,succeeded,"'\r=1+1",2026-01-02T00:00:00.000Z,,`);
   });
 });
