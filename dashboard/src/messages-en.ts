@@ -257,7 +257,7 @@ export const en: Messages = {
   "money.account.empty": "Nothing collected here yet.",
   "money.reported": "{provider} reports:",
   "money.reportedNone": "{provider} reports no balance on this account.",
-  "money.reportedUnknown": "Passerelle cannot read this account's balance at {provider} (no keys stored now, or {provider} does not tell).",
+  "money.reportedUnknown": "{provider} does not tell Passerelle this account's balance.",
   "money.reportedError": "{provider}'s balance could not be read:",
   "money.insufficientHint":
     "A payout leaves from one account: from Passerelle's shared account, it can only spend what you collected there (see each account above).",

@@ -256,7 +256,7 @@ export const fr = {
   "money.account.empty": "Rien d’encaissé ici pour l’instant.",
   "money.reported": "{provider} indique :",
   "money.reportedNone": "{provider} n’indique aucun solde sur ce compte.",
-  "money.reportedUnknown": "Passerelle ne peut pas lire le solde de ce compte chez {provider} (plus de clés enregistrées, ou {provider} ne le communique pas).",
+  "money.reportedUnknown": "{provider} ne communique pas à Passerelle le solde de ce compte.",
   "money.reportedError": "Le solde chez {provider} n’a pas pu être lu :",
   "money.insufficientHint":
     "Un versement part d’un seul compte : depuis le compte partagé de Passerelle, il ne peut dépenser que ce que vous y avez encaissé (voir chaque compte ci-dessus).",
