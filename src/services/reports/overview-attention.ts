@@ -54,17 +54,33 @@ export const attentionSchema = z
 
 export type Attention = z.infer<typeof attentionSchema>;
 
+/** How many of the tenant's payments are stuck (also what the index test explains). */
+export function stuckCountQuery(deps: Pick<Deps, "db" | "now">, scope: { tenantId: string; environment: Environment }) {
+  return deps.db
+    .selectFrom("payments")
+    .select(sql<string>`count(*)`.as("n"))
+    .where("tenant_id", "=", scope.tenantId)
+    .where("environment", "=", scope.environment)
+    .where("state", "=", "pending")
+    .where("created_at", "<=", stuckBefore(deps.now()));
+}
+
+/** The tenant's payouts and refunds still pending, per purpose (also what the index test explains). */
+export function pendingMoneyOutQuery(deps: Pick<Deps, "db">, scope: { tenantId: string; environment: Environment }) {
+  return deps.db
+    .selectFrom("payouts")
+    .select(["purpose", sql<string>`count(*)`.as("n"), sql<Date>`min(created_at)`.as("oldest")])
+    .where("tenant_id", "=", scope.tenantId)
+    .where("environment", "=", scope.environment)
+    .where("state", "=", "pending")
+    .groupBy("purpose")
+    .orderBy("purpose");
+}
+
 /** What needs the attention of one tenant in one environment. */
 export async function attentionOf(deps: Deps, scope: { tenantId: string; environment: Environment }): Promise<Attention> {
   const [stuckCount, stuck, endpoints, pending, missing] = await Promise.all([
-    deps.db
-      .selectFrom("payments")
-      .select(sql<string>`count(*)`.as("n"))
-      .where("tenant_id", "=", scope.tenantId)
-      .where("environment", "=", scope.environment)
-      .where("state", "=", "pending")
-      .where("created_at", "<=", stuckBefore(deps.now()))
-      .executeTakeFirstOrThrow(),
+    stuckCountQuery(deps, scope).executeTakeFirstOrThrow(),
     listStuckPayments(deps, { limit: STUCK_LISTED, tenantId: scope.tenantId, environment: scope.environment }),
     deps.db
       .selectFrom("webhook_endpoints")
@@ -79,15 +95,7 @@ export async function attentionOf(deps: Deps, scope: { tenantId: string; environ
       )
       .orderBy("id", "desc")
       .execute(),
-    deps.db
-      .selectFrom("payouts")
-      .select(["purpose", sql<string>`count(*)`.as("n"), sql<Date>`min(created_at)`.as("oldest")])
-      .where("tenant_id", "=", scope.tenantId)
-      .where("environment", "=", scope.environment)
-      .where("state", "=", "pending")
-      .groupBy("purpose")
-      .orderBy("purpose")
-      .execute(),
+    pendingMoneyOutQuery(deps, scope).execute(),
     missingCredentials(deps, scope),
   ]);
   return {
