@@ -7,7 +7,7 @@
  *
  * Everything is grouped in PostgreSQL: one grouped read of the window's payments and one of its payouts, by
  * the indexes of migration 0018 (`(tenant_id, environment, created_at)`), so a tenant with a million
- * payments reads only the window's rows. The balance is not here: it is `GET /balance`'s (the ledger, and
+ * payments reads only the window's rows; the payments' read hashes its groups in memory ({@link withReportMemory}). The balance is not here: it is `GET /balance`'s (the ledger, and
  * the providers' own balances), which the home screen shows beside this.
  *
  * Decisions:
@@ -21,10 +21,10 @@
  *
  * @module
  */
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { Temporal } from "temporal-polyfill";
 import { z } from "zod";
-import type { Currency, Environment } from "../../db/schema.ts";
+import type { Currency, Database, Environment } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import { amountFrom, wholeUnits } from "../amounts.ts";
 import { countryOfNumber } from "../countries.ts";
@@ -145,6 +145,22 @@ export function paymentGroupsQuery(
      group by 1, 2, 3, 4, 5, 6, 7, 8`;
 }
 
+/**
+ * The memory one grouped read may take to sort or hash (PostgreSQL's `work_mem`, 4 MB by default). The
+ * planner cannot tell how few groups the window's payments make (a customer's country is an expression
+ * over its JSON), expects nearly one per row, and with the default would sort a month of a large merchant's
+ * payments on disk (about 6 MB for 80,000); with this it hashes them in memory, about a third faster.
+ */
+export const REPORT_WORK_MEM = "32MB";
+
+/** Runs `read` in a transaction of its own whose `work_mem` is {@link REPORT_WORK_MEM} (`set local`: that transaction only). */
+export function withReportMemory<T>(db: Kysely<Database>, read: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`set local work_mem = ${sql.lit(REPORT_WORK_MEM)}`.execute(trx);
+    return read(trx);
+  });
+}
+
 /** The grouped read of the window's refunds and payouts. */
 export function moneyOutQuery(scope: { tenantId: string; environment: Environment }, window: { from: Date; to: Date }) {
   return sql<{ purpose: "refund" | "payout"; state: "pending" | "sent" | "failed"; currency: Currency; count: string | number; total: string | number | null }>`
@@ -220,7 +236,7 @@ export async function overviewReport(
   const window = overviewWindow(period, timeZone, now);
   const scope = { tenantId: input.tenantId, environment: input.environment };
   const [paymentGroups, moneyOut, attention] = await Promise.all([
-    paymentGroupsQuery(scope, window, timeZone).execute(deps.db),
+    withReportMemory(deps.db, (db) => paymentGroupsQuery(scope, window, timeZone).execute(db)),
     moneyOutQuery(scope, window).execute(deps.db),
     attentionOf(deps, scope),
   ]);

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { CompiledQuery, type Compilable, sql } from "kysely";
 import { pendingMoneyOutQuery, stuckCountQuery } from "../../../src/services/reports/overview-attention.ts";
-import { moneyOutQuery, OVERVIEW_PERIODS, overviewWindow, paymentGroupsQuery } from "../../../src/services/reports/overview.ts";
+import { moneyOutQuery, OVERVIEW_PERIODS, overviewWindow, paymentGroupsQuery, withReportMemory } from "../../../src/services/reports/overview.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 
 const onServer = Boolean(process.env.DATABASE_URL);
@@ -88,11 +88,13 @@ function nodesOf(node: PlanNode): PlanNode[] {
 
     afterAll(() => tg?.close());
 
-    /** The plan of `query` as run (`EXPLAIN (ANALYZE, FORMAT JSON)`), and its execution time. */
+    /** The plan of `query` as run (`EXPLAIN (ANALYZE, FORMAT JSON)`, with the reports' `work_mem`, as the overview runs it), and its execution time. */
     async function explain(query: Compilable<unknown>): Promise<{ nodes: PlanNode[]; ms: number }> {
       const compiled = query.compile();
-      const { rows } = await tg.gateway.deps.db.executeQuery<{ "QUERY PLAN": [{ Plan: PlanNode; "Execution Time": number }] }>(
-        CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
+      const { rows } = await withReportMemory(tg.gateway.deps.db, (trx) =>
+        trx.executeQuery<{ "QUERY PLAN": [{ Plan: PlanNode; "Execution Time": number }] }>(
+          CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
+        ),
       );
       const [plan] = rows[0]!["QUERY PLAN"];
       return { nodes: nodesOf(plan.Plan), ms: plan["Execution Time"] };
