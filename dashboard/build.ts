@@ -9,6 +9,7 @@
  * to `dashboard/dist/` (not committed) to look at, or to serve from elsewhere.
  */
 import { join } from "node:path";
+import type { BunPlugin } from "bun";
 
 /** One built file, served at `/dashboard/assets/<name>`. */
 export interface DashboardAsset {
@@ -61,6 +62,26 @@ function pageFor(assets: DashboardAsset[]): string {
 }
 
 /**
+ * charts.css (the home screen's charts, `src/charts.tsx`) opens with `@property` rules typing its custom
+ * properties and giving their initial values, some with syntaxes (`"<string>"`, `"<ratio>"`) or without the
+ * initial value that Bun's CSS parser refuses ("Invalid value", "Invalid at-rule body"). Before it reads the
+ * file, each rule becomes its initial value set on the page's root (inherited, as the rules say), or nothing
+ * when it has none: only the typing (for animations) is lost.
+ */
+const chartsCssPlugin: BunPlugin = {
+  name: "charts.css without its @property rules",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]charts\.css[\\/]dist[\\/]charts\.css$/ }, async ({ path }) => ({
+      contents: (await Bun.file(path).text()).replace(/@property\s+(--[\w-]+)\s*\{([^}]*)\}/g, (_rule, name: string, body: string) => {
+        const initial = /initial-value:\s*([^;]+);/.exec(body)?.[1];
+        return initial === undefined ? "" : `:root { ${name}: ${initial.trim()}; }`;
+      }),
+      loader: "css",
+    }));
+  },
+};
+
+/**
  * Bundles the dashboard for browsers (minified, no source map), in memory.
  *
  * @example
@@ -78,6 +99,7 @@ export async function buildDashboard(): Promise<DashboardBuild> {
     sourcemap: "none",
     naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
     define: { "process.env.NODE_ENV": '"production"' },
+    plugins: [chartsCssPlugin],
     throw: false,
   });
   if (!result.success) throw new Error(`the dashboard did not build:\n${result.logs.map((log) => String(log)).join("\n")}`);

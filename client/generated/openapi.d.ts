@@ -848,6 +848,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reports/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's overview: activity and what needs attention
+         * @description Over today (per hour), the last 7 or 30 days (per day), counted in timeZone, in the token's environment: the payments created, collected, failed, cancelled and pending, their amounts and success rate (succeeded / (succeeded + failed + cancelled)) in total, per step, per wallet (operator × country) and per provider; the refunds and payouts created. And, whatever the window: payments stuck pending past the 24 h sync window, failing or disabled webhook endpoints, payouts and refunds still pending, and the providers whose keys are missing. The balance is GET /balance.
+         */
+        get: operations["reports-overview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/routing": {
         parameters: {
             query?: never;
@@ -1976,6 +1996,164 @@ export interface components {
             difference: number | null;
             /** @description Why the provider's balance could not be read, when it could not */
             error: string | null;
+        };
+        Overview: {
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** @enum {string} */
+            period: "today" | "7d" | "30d";
+            timeZone: string;
+            /**
+             * Format: date-time
+             * @description Start of the window (inclusive): midnight in timeZone, today or 6 or 29 days before
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window (exclusive): now
+             */
+            to: string;
+            /**
+             * @description The length of each step of series
+             * @enum {string}
+             */
+            bucket: "hour" | "day";
+            /** @description Every payment created in the window */
+            totals: {
+                /** @description Payments created in the window */
+                payments: number;
+                /** @description Of them, collected (succeeded, or refunded after) */
+                succeeded: number;
+                failed: number;
+                cancelled: number;
+                pending: number;
+                /** @description succeeded / (succeeded + failed + cancelled); null when none of them ended yet */
+                successRate: number | null;
+                /** @description Per currency, the amounts of the payments collected */
+                collected: {
+                    /** @enum {string} */
+                    currency: "XOF" | "GNF";
+                    /** @description Whole units */
+                    amount: number;
+                }[];
+            };
+            /** @description Per hour (today) or day, every step of the window, in order (none left out) */
+            series: {
+                /** Format: date-time */
+                start: string;
+                /** @description Payments created in the window */
+                payments: number;
+                /** @description Of them, collected (succeeded, or refunded after) */
+                succeeded: number;
+                failed: number;
+                cancelled: number;
+                pending: number;
+                /** @description succeeded / (succeeded + failed + cancelled); null when none of them ended yet */
+                successRate: number | null;
+                /** @description Per currency, the amounts of the payments collected */
+                collected: {
+                    /** @enum {string} */
+                    currency: "XOF" | "GNF";
+                    /** @description Whole units */
+                    amount: number;
+                }[];
+            }[];
+            /** @description Per wallet (operator × country), most payments first */
+            wallets: {
+                operator: string;
+                /** @description ISO 3166-1 alpha-2, lower case, or unknown */
+                country: string;
+                /** @description Payments created in the window */
+                payments: number;
+                /** @description Of them, collected (succeeded, or refunded after) */
+                succeeded: number;
+                failed: number;
+                cancelled: number;
+                pending: number;
+                /** @description succeeded / (succeeded + failed + cancelled); null when none of them ended yet */
+                successRate: number | null;
+                /** @description Per currency, the amounts of the payments collected */
+                collected: {
+                    /** @enum {string} */
+                    currency: "XOF" | "GNF";
+                    /** @description Whole units */
+                    amount: number;
+                }[];
+            }[];
+            /** @description Per provider, most payments first */
+            providers: {
+                provider: string;
+                label: string;
+                /** @description Payments created in the window */
+                payments: number;
+                /** @description Of them, collected (succeeded, or refunded after) */
+                succeeded: number;
+                failed: number;
+                cancelled: number;
+                pending: number;
+                /** @description succeeded / (succeeded + failed + cancelled); null when none of them ended yet */
+                successRate: number | null;
+                /** @description Per currency, the amounts of the payments collected */
+                collected: {
+                    /** @enum {string} */
+                    currency: "XOF" | "GNF";
+                    /** @description Whole units */
+                    amount: number;
+                }[];
+            }[];
+            /** @description The refunds and payouts created in the window, per state and currency */
+            moneyOut: {
+                /** @enum {string} */
+                purpose: "refund" | "payout";
+                /** @enum {string} */
+                state: "pending" | "sent" | "failed";
+                /** @enum {string} */
+                currency: "XOF" | "GNF";
+                count: number;
+                /** @description Sum of the amounts, whole units */
+                amount: number;
+            }[];
+            attention: components["schemas"]["OverviewAttention"];
+        };
+        OverviewAttention: {
+            /** @description Payments still pending more than 24 h after they were created: nothing of ours moves them any more */
+            stuckPayments: {
+                count: number;
+                /** @description The oldest 5 */
+                oldest: {
+                    id: string;
+                    provider: string;
+                    /** @description Whole units */
+                    amount: number;
+                    /** @enum {string} */
+                    currency: "XOF" | "GNF";
+                    /** Format: date-time */
+                    createdAt: string;
+                }[];
+            };
+            /** @description Endpoints whose deliveries fail, or that the gateway disabled (not those the merchant switched off) */
+            webhookEndpoints: {
+                id: string;
+                url: string;
+                enabled: boolean;
+                /** @description Why the gateway disabled it */
+                disabledReason: string | null;
+                /** @description Since when its deliveries fail */
+                failingSince: string | null;
+            }[];
+            /** @description Payouts and refunds not final yet, whenever they were made */
+            pendingMoneyOut: {
+                /** @enum {string} */
+                purpose: "refund" | "payout";
+                count: number;
+                /** Format: date-time */
+                oldestCreatedAt: string;
+            }[];
+            /** @description Providers the tenant has no account at in this environment: its keys are missing */
+            missingCredentials: {
+                provider: string;
+                label: string;
+            }[];
         };
         Routing: {
             /** @enum {string} */
@@ -8563,6 +8741,95 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reports-overview": {
+        parameters: {
+            query?: {
+                period?: "today" | "7d" | "30d";
+                timeZone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {

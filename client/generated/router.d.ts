@@ -1537,6 +1537,111 @@ export declare const procedures: {
             meta: object;
         }>;
     };
+    reports: {
+        overview: TRPCQueryProcedure<{
+            input: {
+                period?: "30d" | "7d" | "today" | undefined;
+                timeZone?: string | undefined;
+            };
+            output: {
+                environment: "live" | "sandbox";
+                period: "30d" | "7d" | "today";
+                timeZone: string;
+                from: string;
+                to: string;
+                bucket: "day" | "hour";
+                totals: {
+                    payments: number;
+                    succeeded: number;
+                    failed: number;
+                    cancelled: number;
+                    pending: number;
+                    successRate: number | null;
+                    collected: {
+                        currency: "GNF" | "XOF";
+                        amount: number;
+                    }[];
+                };
+                series: {
+                    payments: number;
+                    succeeded: number;
+                    failed: number;
+                    cancelled: number;
+                    pending: number;
+                    successRate: number | null;
+                    collected: {
+                        currency: "GNF" | "XOF";
+                        amount: number;
+                    }[];
+                    start: string;
+                }[];
+                wallets: {
+                    payments: number;
+                    succeeded: number;
+                    failed: number;
+                    cancelled: number;
+                    pending: number;
+                    successRate: number | null;
+                    collected: {
+                        currency: "GNF" | "XOF";
+                        amount: number;
+                    }[];
+                    operator: string;
+                    country: string;
+                }[];
+                providers: {
+                    payments: number;
+                    succeeded: number;
+                    failed: number;
+                    cancelled: number;
+                    pending: number;
+                    successRate: number | null;
+                    collected: {
+                        currency: "GNF" | "XOF";
+                        amount: number;
+                    }[];
+                    provider: string;
+                    label: string;
+                }[];
+                moneyOut: {
+                    purpose: "payout" | "refund";
+                    state: "failed" | "pending" | "sent";
+                    currency: "GNF" | "XOF";
+                    count: number;
+                    amount: number;
+                }[];
+                attention: {
+                    stuckPayments: {
+                        count: number;
+                        oldest: {
+                            id: string;
+                            provider: string;
+                            amount: number;
+                            currency: "GNF" | "XOF";
+                            createdAt: string;
+                        }[];
+                    };
+                    webhookEndpoints: {
+                        id: string;
+                        url: string;
+                        enabled: boolean;
+                        disabledReason: string | null;
+                        failingSince: string | null;
+                    }[];
+                    pendingMoneyOut: {
+                        purpose: "payout" | "refund";
+                        count: number;
+                        oldestCreatedAt: string;
+                    }[];
+                    missingCredentials: {
+                        provider: string;
+                        label: string;
+                    }[];
+                };
+            };
+            meta: object;
+        }>;
+    };
     routing: {
         get: TRPCQueryProcedure<{
             input: Record<string, never>;

@@ -13,6 +13,7 @@ import { fr } from "./messages-fr.ts";
 import { hashOf, parseRoute, type Route } from "./routes.ts";
 import { ApiKeysScreen } from "./screens/account/api-keys.tsx";
 import { EventsScreen } from "./screens/webhooks/events.tsx";
+import { HomeScreen } from "./screens/home.tsx";
 import { MoneyScreen } from "./screens/money.tsx";
 import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
@@ -101,14 +102,14 @@ export function App() {
     saveSession(sessionStorage, next);
     setSignedOutBecause(undefined);
     setSession(next);
-    location.hash = next.role === "admin" ? "#/operator/tenants" : "#/payments";
+    location.hash = next.role === "admin" ? "#/operator/tenants" : "#/home";
   };
 
   const languageSwitch = <LanguageSwitch language={language} onChoose={chooseLanguage} label={t("language.label")} />;
   if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
 
   const operating = session.role === "admin" ? actingFor : undefined;
-  const home: Route = session.role === "admin" && !operating ? { screen: "tenants" } : { screen: "payments" };
+  const home: Route = session.role === "admin" && !operating ? { screen: "tenants" } : { screen: "home" };
   const route = parseRoute(hash, home);
   const context: DashboardContext = {
     api,
@@ -118,7 +119,7 @@ export function App() {
     actFor: (tenant) => {
       saveActingFor(sessionStorage, tenant);
       setActingFor(tenant);
-      location.hash = tenant ? "#/payments" : "#/operator/tenants";
+      location.hash = tenant ? "#/home" : "#/operator/tenants";
     },
     language,
     t,
@@ -149,6 +150,8 @@ function LanguageSwitch({ language, onChoose, label }: { language: Language; onC
 
 function Screen({ route }: { route: Route }) {
   switch (route.screen) {
+    case "home":
+      return <HomeScreen />;
     case "payments":
       return <PaymentsScreen />;
     case "payment":
@@ -185,6 +188,7 @@ function Screen({ route }: { route: Route }) {
 }
 
 const TENANT_LINKS = [
+  { route: { screen: "home" }, label: "nav.home" },
   { route: { screen: "payments" }, label: "nav.payments" },
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "money" }, label: "nav.money" },

@@ -46,6 +46,13 @@ export function formatAmount(language: Language, amount: number, currency: strin
   return `${number.replace(/\u202f/g, "\u00a0")}\u00a0${CURRENCY_LABELS[currency] ?? currency}`;
 }
 
+/** A share as a percentage, whole: `67 %` (French, a no-break space before the sign), `67%` (English). */
+export function formatPercent(language: Language, share: number): string {
+  return new Intl.NumberFormat(language === "fr" ? "fr-FR" : "en-GB", { style: "percent", maximumFractionDigits: 0 })
+    .format(share)
+    .replace(/\u202f/g, "\u00a0");
+}
+
 /** A date and time in the viewer's time zone (the browser's), e.g. `26 nov. 2026, 14:05`. */
 export function formatDateTime(language: Language, iso: string): string {
   return new Intl.DateTimeFormat(language === "fr" ? "fr-FR" : "en-GB", { dateStyle: "medium", timeStyle: "short" }).format(new Date(iso));

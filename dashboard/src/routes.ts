@@ -3,6 +3,7 @@
  * gateway serves and a reload keeps the screen.
  */
 export type Route =
+  | { screen: "home" }
   | { screen: "payments" }
   | { screen: "payment"; paymentId: string }
   | { screen: "permits" }
@@ -30,6 +31,7 @@ export function parseRoute(hash: string, home: Route): Route {
     .map(decodeURIComponent);
   const [first, second] = parts;
   if (first === undefined) return home;
+  if (first === "home") return { screen: "home" };
   if (first === "payments") return second ? { screen: "payment", paymentId: second } : { screen: "payments" };
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
@@ -48,6 +50,8 @@ export function parseRoute(hash: string, home: Route): Route {
 /** The hash of a route, e.g. `#/payments/pay_01…`. */
 export function hashOf(route: Route): string {
   switch (route.screen) {
+    case "home":
+      return "#/home";
     case "payments":
       return "#/payments";
     case "payment":

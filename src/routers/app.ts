@@ -14,6 +14,7 @@ import { permitSchedulesRouter } from "./permit-schedules.ts";
 import { permitsRouter } from "./permits.ts";
 import { providerARouter } from "./providerA.ts";
 import { providerBRouter } from "./providerB.ts";
+import { reportsRouter } from "./reports.ts";
 import { routingRouter } from "./routing.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { webhooksRouter } from "./webhooks.ts";
@@ -33,6 +34,7 @@ export const appRouter = router({
   permitSchedules: permitSchedulesRouter,
   payouts: payoutsRouter,
   balance: balanceRouter,
+  reports: reportsRouter,
   routing: routingRouter,
   admin: adminRouter,
 });

@@ -71,6 +71,7 @@ describe("hash routes", () => {
   const home: Route = { screen: "payments" };
   it("read back what they write", () => {
     const routes: Route[] = [
+      { screen: "home" },
       { screen: "payments" },
       { screen: "payment", paymentId: "pay_01ABC" },
       { screen: "permits" },

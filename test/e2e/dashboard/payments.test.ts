@@ -298,6 +298,7 @@ describeWithChromium(
         }
         const page = await openDashboard();
         await signInWithKey(page, tenant.keyId, tenant.secret);
+        await page.locator('nav a[href="#/payments"]').click();
         const rows = page.locator('[data-testid="payments"] tr[data-payment-id]');
         const listed = () => rows.evaluateAll((items) => items.map((item) => item.getAttribute("data-payment-id")));
         await page.locator(`tr[data-payment-id="${made[800]}"]`).waitFor();

@@ -25,6 +25,10 @@ describeWithChromium(
         await page.getByRole("heading", { name: "Connexion" }).waitFor();
         await signInWithKey(page, tenant.keyId, tenant.secret);
 
+        // The first screen is the home; its navigation leads to the payments.
+        await page.getByRole("heading", { name: "Accueil", exact: true }).waitFor();
+        await page.getByText("Rien ne demande votre attention.", { exact: false }).or(page.locator('[data-testid="attention"]')).first().waitFor();
+        await page.locator('nav a[href="#/payments"]').click();
         await page.getByRole("heading", { name: "Paiements" }).waitFor();
         expect(await page.locator('[data-testid="environment"]').textContent()).toBe("Bac à sable");
         await page.getByText("Aucun paiement pour l’instant.", { exact: false }).waitFor();
@@ -74,7 +78,7 @@ describeWithChromium(
         const tenant = await newTenant("Expiring Shop");
         const page = await openDashboard();
         await signInWithKey(page, tenant.keyId, tenant.secret);
-        await page.getByRole("heading", { name: "Payments" }).waitFor();
+        await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
         // The token's expiry as the page knows it, brought to a second from now. (On a busy machine the reload
         // may take longer than that: the page then signs out as it starts, with the same message.)
         await page.evaluate(() => {
@@ -87,7 +91,7 @@ describeWithChromium(
         expect(await page.evaluate(() => sessionStorage.getItem("passerelle.session"))).toBeNull();
         // A tab reloaded after its token ended says so too, rather than showing a bare sign-in.
         await signInWithKey(page, tenant.keyId, tenant.secret);
-        await page.getByRole("heading", { name: "Payments" }).waitFor();
+        await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
         await page.evaluate(() => {
           const session = JSON.parse(sessionStorage.getItem("passerelle.session")!);
           sessionStorage.setItem("passerelle.session", JSON.stringify({ ...session, expiresAt: new Date(Date.now() - 1_000).toISOString() }));
@@ -124,7 +128,7 @@ describeWithChromium(
 
         const page = await openDashboard();
         await signInWithKey(page, mine.keyId, mine.secret);
-        await page.getByRole("heading", { name: "Payments" }).waitFor();
+        await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
 
         await page.evaluate(() => (location.hash = "#/operator/tenants"));
         const refused = page.getByRole("alert");
@@ -164,8 +168,8 @@ describeWithChromium(
         await page.keyboard.press("Tab");
         await page.keyboard.type(tenant.secret);
         await page.keyboard.press("Enter");
-        await page.getByRole("heading", { name: "Payments" }).waitFor();
-        for (const hash of ["#/payments", "#/permits", "#/money", "#/reports", "#/routing", "#/webhooks", "#/events", "#/api-keys", "#/settings"]) {
+        await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
+        for (const hash of ["#/home", "#/payments", "#/permits", "#/money", "#/reports", "#/routing", "#/webhooks", "#/events", "#/api-keys", "#/settings"]) {
           await page.evaluate((next) => (location.hash = next), hash);
           await page.locator("main#main h1").first().waitFor();
           await page.waitForLoadState("networkidle");

@@ -71,7 +71,7 @@ describeWithChromium(
         // The new key signs in (another tab, left on the reconciliation), then is revoked here.
         const other = await openDashboard();
         await signInWithKey(other, keyId, secret);
-        await other.getByRole("heading", { name: "Payments" }).waitFor();
+        await other.getByRole("heading", { name: "Home", exact: true }).waitFor();
         await other.locator('nav a[href="#/reports"]').click();
         await other.getByRole("button", { name: "Download CSV" }).waitFor();
         await other.waitForLoadState("networkidle");
@@ -284,13 +284,14 @@ describeWithChromium(
 
         const merchant = await openDashboard();
         await signInWithKey(merchant, keyId, secret);
-        await merchant.getByRole("heading", { name: "Payments" }).waitFor();
+        await merchant.getByRole("heading", { name: "Home", exact: true }).waitFor();
         await merchant.close();
 
         // The operator opens the tenant: its screens, through x-tenant-id, with a banner saying so.
         await row.getByRole("button", { name: "Open" }).click();
-        await page.getByRole("heading", { name: "Payments" }).waitFor();
+        await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
         expect(await page.locator('[data-testid="acting-for"]').textContent()).toContain(`Nouvelle Boutique (${tenantId})`);
+        await page.locator('nav a[href="#/payments"]').click();
         await page.getByText("No payments yet.", { exact: false }).waitFor();
         // A payment of the tenant's, then its reconciliation downloaded as CSV (sent with the tenant's x-tenant-id).
         await paidPayment(await rig.tg.tenantToken(tenantId), "moov", 450, "+22996000012");
