@@ -4,7 +4,8 @@
  * and country (`routing/routes.ts`), those it has an account on, ranked by their live success rates
  * (`routing/window.ts`); the payment is tried on them in order with failover when a provider provably did
  * not act (`routed-collection.ts`), and answered with what the customer does next and its attempts.
- * `POST /payments/quote` answers the same decision without acting.
+ * `POST /payments/quote` answers the same decision without acting. The route lists and accounts come from
+ * the process's routing snapshot, which the payment's first statement checks is current (`routing/route-cache.ts`).
  *
  * @module
  */
@@ -133,7 +134,8 @@ const PLANS_PER_PAYMENT = 3;
  * ```
  * @throws {ValidationError} for an operator no provider serves in that country, a calling code or currency that
  *   is not the country's, an amount outside the limits, a missing code, or a callback_url we may not call;
- *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's.
+ *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's;
+ *   `UnavailableError` (503, nothing sent) when the tenant's routing changed under three plans in a row.
  */
 export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentDetailView> {
   const { tenantId, environment, input } = request;
