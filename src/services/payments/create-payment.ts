@@ -140,13 +140,13 @@ const PLANS_PER_PAYMENT = 3;
 export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentDetailView> {
   const { tenantId, environment, input } = request;
   const scope = { tenantId, environment };
-  for (let plans = 1, fresh = false; ; plans++) {
-    const snapshot = await routingSnapshot(deps, scope, { fresh });
+  for (let plans = 1, fresh = false, current = false; ; plans++) {
+    const snapshot = await routingSnapshot(deps, scope, { fresh, current });
     const decided = await plan(deps, scope, snapshot, input);
     const refused = decided.messages.length > 0 || decided.candidates.length === 0;
-    // A refusal is answered from current routing only: nothing checks a cached snapshot's counter on that path.
-    if (refused && !fresh) {
-      fresh = true;
+    // A refusal is answered from current routing only: no insert checks the snapshot's counter on that path.
+    if (refused && !fresh && !current) {
+      current = true;
       continue;
     }
     if (decided.messages.length > 0) throw new ValidationError(decided.messages);
@@ -207,9 +207,9 @@ export type PaymentQuote = z.infer<typeof quoteSchema>;
 /** `POST /payments/quote`: what the real call would do, without doing it (no row, no provider call, no random exploration). */
 export async function quotePayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentQuote> {
   const { tenantId, environment, input } = request;
-  // A quote writes nothing, so no statement checks a snapshot's counter: it reads current routing every time.
+  // A quote writes nothing, so no insert checks the snapshot's counter: it is checked first.
   const scope = { tenantId, environment };
-  const decided = await plan(deps, scope, await routingSnapshot(deps, scope, { fresh: true }), input, () => 1);
+  const decided = await plan(deps, scope, await routingSnapshot(deps, scope, { current: true }), input, () => 1);
   const first = decided.candidates[0]?.method;
   const flow = first?.flow ?? (first ? "push" : null);
   return {

@@ -10,7 +10,8 @@
  * (`routed-collection.ts`). When it has moved, nothing was written: the process drops the snapshot, reads it
  * again and plans the payment again. So a change made through any process is obeyed by the next payment in
  * every process, and the check costs no round trip of its own (the insert is the payment's first statement
- * anyway). `POST /payments/quote`, which writes nothing, reads a fresh snapshot each time.
+ * anyway). An answer no insert checks — `POST /payments/quote`, or a payment refused (400, 424) — reads the
+ * counter first and uses the snapshot only if it still matches.
  *
  * Why the snapshot is right when the counter matches: its counter and route lists come from one statement
  * (one database snapshot), and its accounts are read after that statement (the process first forgets the
@@ -34,7 +35,7 @@ import type { PaymentProvider, ProviderAccountRef } from "../../providers/provid
 import { forgetCredentials } from "../credentials/provider-credentials.ts";
 import type { Deps } from "../deps.ts";
 import { applyRule, type Route, servingRoutes } from "./routes.ts";
-import { routingSnapshotKey } from "./routing-version.ts";
+import { readRoutingVersion, routingSnapshotKey } from "./routing-version.ts";
 import { type RouteStat, routeStats } from "./window.ts";
 
 /** How long a snapshot may be kept (its correctness does not depend on it: the counter check does). */
@@ -70,15 +71,26 @@ export function createRoutingCache(): RoutingCache {
 type Scope = { tenantId: string; environment: Environment };
 
 /**
- * The tenant's routing snapshot: the cached one, or a fresh one when there is none or `fresh` is set (a quote;
- * a payment whose first statement found the counter moved). Concurrent callers share one read.
+ * The tenant's routing snapshot. By default the cached one (a payment: its first statement checks the
+ * counter), else one read now. `current`: a snapshot known to be current — the cached one if the tenant's
+ * counter still has its value (one primary-key read), else one read now — for an answer no insert checks (a
+ * quote, a refusal). `fresh`: one read now (a payment whose first statement found the counter moved).
+ * Concurrent callers share one read.
  */
-export function routingSnapshot(deps: Pick<Deps, "db" | "caches" | "providers">, scope: Scope, options: { fresh?: boolean } = {}): Promise<RoutingSnapshot> {
+export async function routingSnapshot(
+  deps: Pick<Deps, "db" | "caches" | "providers">,
+  scope: Scope,
+  options: { fresh?: boolean; current?: boolean } = {},
+): Promise<RoutingSnapshot> {
   const cache = deps.caches.routing.snapshots;
   const key = routingSnapshotKey(scope);
   if (!options.fresh) {
     const hit = cache.get(key);
-    if (hit) return hit;
+    if (hit && !options.current) return hit;
+    if (hit) {
+      const [cached, version] = await Promise.all([hit, readRoutingVersion(deps.db, scope.tenantId)]);
+      if (cached.version === version) return cached;
+    }
   }
   const read = readSnapshot(deps, scope);
   cache.set(key, read);

@@ -22,6 +22,12 @@ export async function bumpRoutingVersion(db: Kysely<Database> | Transaction<Data
     .execute();
 }
 
+/** The tenant's counter now (0 when it never changed). */
+export async function readRoutingVersion(db: Kysely<Database>, tenantId: string): Promise<number> {
+  const row = await db.selectFrom("routing_versions").select("version").where("tenant_id", "=", tenantId).executeTakeFirst();
+  return Number(row?.version ?? 0);
+}
+
 /** The SQL condition "the tenant's counter is still `version`" (no row: 0), for the payment's first statement. */
 export function routingVersionIs(tenantId: string, version: number) {
   return sql<boolean>`coalesce((select version from routing_versions where tenant_id = ${tenantId}), 0) = ${version}`;
