@@ -154,6 +154,7 @@ export interface Database {
   routing_rules: RoutingRulesTable;
   payment_attempts: PaymentAttemptsTable;
   route_outcomes: RouteOutcomesTable;
+  routing_versions: RoutingVersionsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -651,4 +652,14 @@ export interface RouteOutcomesTable {
   minute: Date;
   succeeded: Generated<number>;
   failed: Generated<number>;
+}
+
+/**
+ * Per tenant, a counter raised with every change to its route lists or provider credentials (migration 0017):
+ * what a process's cached routes are checked against (`services/routing/route-cache.ts`).
+ */
+export interface RoutingVersionsTable {
+  tenant_id: string;
+  /** bigint: postgres.js reads it as a string, PGlite as a number; `Number()` it. */
+  version: string | number;
 }

@@ -16,6 +16,7 @@ import type { Payment } from "../db/schema.ts";
 import { createCredentialsCache, type CredentialsCache } from "./credentials/provider-credentials.ts";
 import { createFinalReadCache, type FinalReadCache } from "./direct-payments/final-read-cache.ts";
 import { createIpnSignerCache, type IpnSignerCache } from "./ipn/receive-ipn.ts";
+import { createRoutingCache, type RoutingCache } from "./routing/route-cache.ts";
 import type { OpenedSecrets } from "./webhooks/signing-secrets.ts";
 import { createTargetCaches, type TargetCaches } from "./webhooks/url-safety.ts";
 
@@ -42,6 +43,11 @@ export interface GatewayCaches {
   targets: TargetCaches;
   /** One circuit breaker per provider × operator × country (`routing/breakers.ts`). */
   breakers: Map<string, CircuitBreakerPolicy>;
+  /**
+   * Each tenant's route lists and accounts, checked against its routing counter by every payment's first
+   * statement, and each wallet's success rates, read at most once a second (`routing/route-cache.ts`).
+   */
+  routing: RoutingCache;
 }
 
 /** Empty caches for one gateway. */
@@ -56,5 +62,6 @@ export function createGatewayCaches(): GatewayCaches {
     signingSecrets: new Map(),
     targets: createTargetCaches(),
     breakers: new Map(),
+    routing: createRoutingCache(),
   };
 }

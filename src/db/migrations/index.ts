@@ -21,6 +21,7 @@ import { paymentPhoneSearchMigration } from "./0013_payment_phone_search.ts";
 import { ledgerHoldingsMigration } from "./0014_ledger_holdings.ts";
 import { refundedByProviderMigration } from "./0015_refunded_by_provider.ts";
 import { ledgerGivenBackMigration } from "./0016_ledger_given_back.ts";
+import { routingVersionsMigration } from "./0017_routing_versions.ts";
 import { overviewIndexesMigration } from "./0018_overview_indexes.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   "0014_ledger_holdings": ledgerHoldingsMigration,
   "0015_refunded_by_provider": refundedByProviderMigration,
   "0016_ledger_given_back": ledgerGivenBackMigration,
+  "0017_routing_versions": routingVersionsMigration,
   "0018_overview_indexes": overviewIndexesMigration,
 };

@@ -10,6 +10,10 @@
  * time by how soon a change made by another instance must be seen: the *active* set of an environment
  * is re-read at most {@link ACTIVE_CREDENTIALS_CACHE_MS} after it was last read (the same bound as the
  * tenant cache), and this process forgets it at once when it stores or deactivates a set itself.
+ *
+ * `POST /payments` obeys a change sooner, in every process: storing or deactivating a set raises the tenant's
+ * routing counter in the same transaction (`routing/routing-version.ts`), which the payment's first statement
+ * checks (`routing/route-cache.ts`).
  */
 import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
@@ -19,6 +23,7 @@ import type { MaskedFields, Provider, SealedFields } from "../../db/schema.ts";
 import { NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import { bumpRoutingVersion, forgetRouting } from "../routing/routing-version.ts";
 
 /** The fields of each provider's set, in display order; `optional` ones may be absent. */
 export const CREDENTIAL_FIELDS: Record<Provider, { required: readonly string[]; optional: readonly string[] }> = {
@@ -102,9 +107,12 @@ export async function putCredentials(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
+    // POST /payments in every process picks its accounts with the new set from the next payment on.
+    await bumpRoutingVersion(tx, input.tenantId);
     return view(row);
   });
   forgetCredentials(deps, input);
+  forgetRouting(deps, input.tenantId);
   return stored;
 }
 
@@ -185,16 +193,22 @@ export async function deactivateCredentials(
   deps: Deps,
   input: { tenantId: string; provider: Provider; environment: Environment },
 ): Promise<{ environment: Environment; version: number; deactivatedAt: string }> {
-  const row = await deps.db
-    .updateTable("provider_credentials")
-    .set({ active: false, deactivated_at: deps.now() })
-    .where("tenant_id", "=", input.tenantId)
-    .where("provider", "=", input.provider)
-    .where("environment", "=", input.environment)
-    .where("active", "=", true)
-    .returning(["environment", "version", "deactivated_at"])
-    .executeTakeFirst();
+  const row = await deps.db.transaction().execute(async (tx) => {
+    const deactivated = await tx
+      .updateTable("provider_credentials")
+      .set({ active: false, deactivated_at: deps.now() })
+      .where("tenant_id", "=", input.tenantId)
+      .where("provider", "=", input.provider)
+      .where("environment", "=", input.environment)
+      .where("active", "=", true)
+      .returning(["environment", "version", "deactivated_at"])
+      .executeTakeFirst();
+    // POST /payments in every process stops using the set from the next payment on.
+    if (deactivated) await bumpRoutingVersion(tx, input.tenantId);
+    return deactivated;
+  });
   forgetCredentials(deps, input);
+  forgetRouting(deps, input.tenantId);
   if (!row) throw new NotFoundError(`No active ${input.provider} credentials for ${input.environment}`);
   return { environment: row.environment, version: row.version, deactivatedAt: row.deactivated_at!.toISOString() };
 }

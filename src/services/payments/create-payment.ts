@@ -4,23 +4,25 @@
  * and country (`routing/routes.ts`), those it has an account on, ranked by their live success rates
  * (`routing/window.ts`); the payment is tried on them in order with failover when a provider provably did
  * not act (`routed-collection.ts`), and answered with what the customer does next and its attempts.
- * `POST /payments/quote` answers the same decision without acting.
+ * `POST /payments/quote` answers the same decision without acting. The route lists and accounts come from
+ * the process's routing snapshot, which the payment's first statement checks is current (`routing/route-cache.ts`).
  *
  * @module
  */
 import { z } from "zod";
 import type { Environment } from "../../config.ts";
-import { NotConfiguredError, ValidationError } from "../../errors.ts";
+import { NotConfiguredError, UnavailableError, ValidationError } from "../../errors.ts";
 import type { ProviderAccountRef } from "../../providers/provider.ts";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import type { Deps } from "../deps.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { phonePrefixProblem } from "../countries.ts";
-import { type Route, routeList } from "../routing/routes.ts";
-import { rankRoutes, routeStats } from "../routing/window.ts";
+import { type RoutingSnapshot, routingSnapshot, snapshotAccount, snapshotRouteList, windowStats } from "../routing/route-cache.ts";
+import type { Route } from "../routing/routes.ts";
+import { rankRoutes } from "../routing/window.ts";
 import { CURRENCIES, type PaymentDetailView, toPaymentView } from "./payment-view.ts";
-import { type Candidate, collectRouted } from "./routed-collection.ts";
+import { type Candidate, collectRouted, RoutingChangedError } from "./routed-collection.ts";
 
 /** The body of `POST /payments`: the one schema the router validates with and the service reads. */
 export const paymentRequest = z
@@ -68,12 +70,20 @@ interface Plan {
 
 /**
  * Everything `POST /payments` decides before calling a provider, and `POST /payments/quote` answers: the
- * rules the body breaks, and the routes the payment would try, in order, with why.
+ * rules the body breaks, and the routes the payment would try, in order, with why — from the tenant's routing
+ * snapshot (`routing/route-cache.ts`) and the wallet's success rates (read at most once a second).
  */
-async function plan(deps: Deps, tenantId: string, environment: Environment, input: PaymentRequest, random: () => number = Math.random): Promise<Plan> {
+async function plan(
+  deps: Deps,
+  scope: { tenantId: string; environment: Environment },
+  snapshot: RoutingSnapshot,
+  input: PaymentRequest,
+  random: () => number = Math.random,
+): Promise<Plan> {
+  const { environment } = scope;
   const { number, country } = input.customer.phone;
   const messages: string[] = [];
-  const { routes } = await routeList(deps, { tenantId, environment }, input.operator, country);
+  const routes = snapshotRouteList(deps, snapshot, input.operator, country);
   if (routes.length === 0) messages.push(`operator ${input.operator} is not available for country ${country}`);
   const prefix = phonePrefixProblem("customer.phone.number", number, country);
   if (prefix !== undefined) messages.push(prefix);
@@ -100,18 +110,18 @@ async function plan(deps: Deps, tenantId: string, environment: Environment, inpu
   const withAccounts: (Route & { account: ProviderAccountRef })[] = [];
   let notConfigured: NotConfiguredError | undefined;
   for (const route of routes) {
-    try {
-      withAccounts.push({ ...route, account: await route.provider.accountFor(deps, tenantId, environment) });
-    } catch (error) {
-      if (!(error instanceof NotConfiguredError)) throw error;
-      notConfigured ??= error;
-    }
+    const account = await snapshotAccount(deps, scope, snapshot, route.provider);
+    if (account instanceof NotConfiguredError) notConfigured ??= account;
+    else withAccounts.push({ ...route, account });
   }
-  const stats = withAccounts.length > 1 ? (await routeStats(deps, environment, { operator: input.operator, country })).routes : [];
+  const stats = withAccounts.length > 1 ? await windowStats(deps, environment, { operator: input.operator, country }) : [];
   const ranked = rankRoutes(withAccounts, stats, { exploreShare: deps.config.routing.exploreShare, windowMinutes: deps.config.routing.windowMinutes, random });
   const candidates = ranked.map((route) => ({ ...route, account: withAccounts.find((w) => w.provider === route.provider)!.account }));
   return { messages, callbackUrl, candidates, notConfigured };
 }
+
+/** How many times a payment is planned again when the tenant's routing changed under it, before giving up (503). */
+const PLANS_PER_PAYMENT = 3;
 
 /**
  * Starts a payment and answers it as `GET /payments/{id}` shows it (`pending`), with what the customer does
@@ -124,32 +134,51 @@ async function plan(deps: Deps, tenantId: string, environment: Environment, inpu
  * ```
  * @throws {ValidationError} for an operator no provider serves in that country, a calling code or currency that
  *   is not the country's, an amount outside the limits, a missing code, or a callback_url we may not call;
- *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's.
+ *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's;
+ *   `UnavailableError` (503, nothing sent) when the tenant's routing changed under three plans in a row.
  */
 export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentDetailView> {
   const { tenantId, environment, input } = request;
-  const decided = await plan(deps, tenantId, environment, input);
-  if (decided.messages.length > 0) throw new ValidationError(decided.messages);
-  if (decided.candidates.length === 0) throw decided.notConfigured ?? new NotConfiguredError(`No provider serves ${input.operator} for this tenant`);
-  const { firstname, lastname, email } = input.customer;
-  const started = await collectRouted(deps, {
-    tenantId,
-    environment,
-    operator: input.operator,
-    candidates: decided.candidates,
-    amount: input.amount,
-    description: input.description,
-    phone: input.customer.phone,
-    customer: {
-      ...(firstname !== undefined && { firstname }),
-      ...(lastname !== undefined && { lastname }),
-      ...(email !== undefined && { email }),
-    },
-    ...(input.otp !== undefined && { otp: input.otp }),
-    ...(input.metadata !== undefined && { metadata: input.metadata }),
-    callbackUrl: decided.callbackUrl,
-  });
-  return { ...toPaymentView(started.payment), attempts: started.attempts };
+  const scope = { tenantId, environment };
+  for (let plans = 1, fresh = false, current = false; ; plans++) {
+    const snapshot = await routingSnapshot(deps, scope, { fresh, current });
+    const decided = await plan(deps, scope, snapshot, input);
+    const refused = decided.messages.length > 0 || decided.candidates.length === 0;
+    // A refusal is answered from current routing only: no insert checks the snapshot's counter on that path.
+    if (refused && !fresh && !current) {
+      current = true;
+      continue;
+    }
+    if (decided.messages.length > 0) throw new ValidationError(decided.messages);
+    if (decided.candidates.length === 0) throw decided.notConfigured ?? new NotConfiguredError(`No provider serves ${input.operator} for this tenant`);
+    const { firstname, lastname, email } = input.customer;
+    try {
+      const started = await collectRouted(deps, {
+        tenantId,
+        environment,
+        operator: input.operator,
+        candidates: decided.candidates,
+        amount: input.amount,
+        description: input.description,
+        phone: input.customer.phone,
+        customer: {
+          ...(firstname !== undefined && { firstname }),
+          ...(lastname !== undefined && { lastname }),
+          ...(email !== undefined && { email }),
+        },
+        ...(input.otp !== undefined && { otp: input.otp }),
+        ...(input.metadata !== undefined && { metadata: input.metadata }),
+        callbackUrl: decided.callbackUrl,
+        routingVersion: snapshot.version,
+      });
+      return { ...toPaymentView(started.payment), attempts: started.attempts };
+    } catch (error) {
+      if (!(error instanceof RoutingChangedError)) throw error;
+      if (plans >= PLANS_PER_PAYMENT)
+        throw new UnavailableError("The tenant's route lists or provider credentials kept changing while this payment was made; nothing was sent: try again");
+      fresh = true;
+    }
+  }
 }
 
 export const quoteSchema = z
@@ -178,7 +207,9 @@ export type PaymentQuote = z.infer<typeof quoteSchema>;
 /** `POST /payments/quote`: what the real call would do, without doing it (no row, no provider call, no random exploration). */
 export async function quotePayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentQuote> {
   const { tenantId, environment, input } = request;
-  const decided = await plan(deps, tenantId, environment, input, () => 1);
+  // A quote writes nothing, so no insert checks the snapshot's counter: it is checked first.
+  const scope = { tenantId, environment };
+  const decided = await plan(deps, scope, await routingSnapshot(deps, scope, { current: true }), input, () => 1);
   const first = decided.candidates[0]?.method;
   const flow = first?.flow ?? (first ? "push" : null);
   return {

@@ -16,8 +16,9 @@
  * @module
  */
 import { isBrokenCircuitError } from "cockatiel";
-import { sql } from "kysely";
-import type { CustomData, Environment, NextAction, Payment, Provider } from "../../db/schema.ts";
+import { type Insertable, sql } from "kysely";
+import { precompile } from "../../db/precompiled.ts";
+import type { CustomData, Environment, NextAction, Payment, PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
 import { ProviderError } from "../../errors.ts";
 import { CollectionError, type CollectionStarted, type ProviderAccountRef } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
@@ -45,7 +46,125 @@ export interface RoutedCollection {
   otp?: string;
   callbackUrl: string | undefined;
   metadata?: CustomData;
+  /** The tenant's routing counter the candidates were planned at: the payment is written only while it holds. */
+  routingVersion: number;
 }
+
+/**
+ * The tenant's route lists or accounts changed after the candidates were planned (its routing counter moved):
+ * nothing was written or sent; plan again with a fresh routing snapshot.
+ */
+export class RoutingChangedError extends Error {
+  override name = "RoutingChangedError";
+  constructor() {
+    super("the tenant's routing changed while the payment was planned");
+  }
+}
+
+/** A routed payment and its first attempt, written only while the tenant's routing counter is `routing_version` (one statement; precompiled). */
+const insertRoutedPayment = precompile<{
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  provider: Provider;
+  provider_account: string;
+  credential_version: number | null;
+  amount: number;
+  currency: Insertable<PaymentsTable>["currency"];
+  description: string;
+  customer: PaymentCustomer;
+  payment_method: string;
+  callback_url: string | null;
+  operator: string;
+  custom_data: CustomData | null;
+  now: Date;
+  reason: string;
+  routing_version: number;
+}>()((db, p) =>
+  db
+    .with("payment", (qc) =>
+      qc
+        .insertInto("payments")
+        .columns([
+          "id",
+          "tenant_id",
+          "environment",
+          "provider",
+          "kind",
+          "provider_account",
+          "credential_version",
+          "amount",
+          "currency",
+          "description",
+          "customer",
+          "payment_method",
+          "callback_url",
+          "operator",
+          "custom_data",
+          "created_at",
+          "updated_at",
+        ])
+        .expression(
+          db
+            .selectNoFrom((eb) => [
+              eb.val(p.id).as("id"),
+              eb.val(p.tenant_id).as("tenant_id"),
+              eb.val(p.environment).as("environment"),
+              eb.val(p.provider).as("provider"),
+              eb.val("direct_payment").as("kind"),
+              eb.val(p.provider_account).as("provider_account"),
+              eb.val(p.credential_version).as("credential_version"),
+              eb.val(p.amount).as("amount"),
+              eb.val(p.currency).as("currency"),
+              eb.val(p.description).as("description"),
+              eb.val(p.customer).as("customer"),
+              eb.val(p.payment_method).as("payment_method"),
+              eb.val(p.callback_url).as("callback_url"),
+              eb.val(p.operator).as("operator"),
+              eb.val(p.custom_data).as("custom_data"),
+              eb.val(p.now).as("created_at"),
+              eb.val(p.now).as("updated_at"),
+            ])
+            .where(sql<boolean>`coalesce((select version from routing_versions where tenant_id = ${p.tenant_id}), 0) = ${p.routing_version}`),
+        )
+        .returning("id"),
+    )
+    .insertInto("payment_attempts")
+    .columns(["payment_id", "attempt", "provider", "provider_account", "credential_version", "outcome", "reason", "created_at"])
+    .expression((eb) =>
+      eb
+        .selectFrom("payment")
+        .select([
+          "payment.id",
+          sql<number>`1`.as("attempt"),
+          sql<string>`${p.provider}::text`.as("provider"),
+          sql<string>`${p.provider_account}::text`.as("provider_account"),
+          sql<number | null>`${p.credential_version}::integer`.as("credential_version"),
+          sql<string>`'started'`.as("outcome"),
+          sql<string>`${p.reason}::text`.as("reason"),
+          sql<Date>`${p.now}::timestamptz`.as("created_at"),
+        ]),
+    )
+    .returning("payment_id"),
+);
+
+/** The first attempt that started ends with the provider's id, and the payment gets what the customer does next; the payment as it is then (precompiled). */
+const endStartedAttempt = precompile<{ payment_id: string; attempt: number; provider_transaction_id: string; ended_at: Date; next_action: NextAction }>()(
+  (db, p) =>
+    db
+      .with("attempt", (qc) =>
+        qc
+          .updateTable("payment_attempts")
+          .set({ outcome: "started", provider_transaction_id: p.provider_transaction_id, ended_at: p.ended_at })
+          .where("payment_id", "=", p.payment_id)
+          .where("attempt", "=", p.attempt)
+          .returning("attempt"),
+      )
+      .updateTable("payments")
+      .set({ next_action: p.next_action })
+      .where("id", "=", p.payment_id)
+      .returningAll(),
+);
 
 /** What the customer does next, from what the provider answered. */
 function nextActionOf(started: CollectionStarted): NextAction {
@@ -100,49 +219,28 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
   const ended: PaymentAttemptView[] = [];
   const now = deps.now();
   const first = input.candidates[0]!;
-  // The payment and its first attempt, in one statement.
-  await deps.db
-    .with("payment", (db) =>
-      db
-        .insertInto("payments")
-        .values({
-          id: paymentId,
-          tenant_id: input.tenantId,
-          environment: input.environment,
-          provider: first.provider.name as Provider,
-          kind: "direct_payment",
-          provider_account: first.account.accountId,
-          credential_version: first.account.credentialVersion,
-          amount: input.amount,
-          currency: first.method.currency,
-          description: input.description,
-          customer: { ...input.customer, phone: input.phone.number, country: input.phone.country },
-          payment_method: first.method.method,
-          callback_url: input.callbackUrl ?? null,
-          operator: input.operator,
-          custom_data: input.metadata ?? null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning("id"),
-    )
-    .insertInto("payment_attempts")
-    .columns(["payment_id", "attempt", "provider", "provider_account", "credential_version", "outcome", "reason", "created_at"])
-    .expression((eb) =>
-      eb
-        .selectFrom("payment")
-        .select([
-          "payment.id",
-          sql<number>`1`.as("attempt"),
-          sql<string>`${first.provider.name}::text`.as("provider"),
-          sql<string>`${first.account.accountId}::text`.as("provider_account"),
-          sql<number | null>`${first.account.credentialVersion}::integer`.as("credential_version"),
-          sql<string>`'started'`.as("outcome"),
-          sql<string>`${first.reason}::text`.as("reason"),
-          sql<Date>`${now}::timestamptz`.as("created_at"),
-        ]),
-    )
-    .execute();
+  // The payment and its first attempt, in one statement — written only while the tenant's routing counter
+  // still has the value the routes were planned with (`routing/route-cache.ts`).
+  const { rows: inserted } = await insertRoutedPayment(deps.db, {
+    id: paymentId,
+    tenant_id: input.tenantId,
+    environment: input.environment,
+    provider: first.provider.name as Provider,
+    provider_account: first.account.accountId,
+    credential_version: first.account.credentialVersion,
+    amount: input.amount,
+    currency: first.method.currency,
+    description: input.description,
+    customer: { ...input.customer, phone: input.phone.number, country: input.phone.country },
+    payment_method: first.method.method,
+    callback_url: input.callbackUrl ?? null,
+    operator: input.operator,
+    custom_data: input.metadata ?? null,
+    now,
+    reason: first.reason,
+    routing_version: input.routingVersion,
+  });
+  if (inserted.length === 0) throw new RoutingChangedError();
   deps.syncHold.hold(deps, { id: paymentId, provider: first.provider.name, createdAt: now });
 
   for (const [index, candidate] of input.candidates.entries()) {
@@ -189,20 +287,16 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
       const nextAction = nextActionOf(started);
       // The attempt's end and what the customer does next, in one statement; the payment as it is then.
       const endedAt = deps.now();
-      const row = await deps.db
-        .with("attempt", (db) =>
-          db
-            .updateTable("payment_attempts")
-            .set({ outcome: "started", provider_transaction_id: started.providerPaymentId, ended_at: endedAt })
-            .where("payment_id", "=", paymentId)
-            .where("attempt", "=", attempt)
-            .returning("attempt"),
-        )
-        .updateTable("payments")
-        .set({ next_action: nextAction })
-        .where("id", "=", paymentId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = (
+        await endStartedAttempt(deps.db, {
+          payment_id: paymentId,
+          attempt,
+          provider_transaction_id: started.providerPaymentId,
+          ended_at: endedAt,
+          next_action: nextAction,
+        })
+      ).rows[0];
+      if (!row) throw new Error(`payment ${paymentId} vanished while it was being made`);
       ended.push({
         attempt,
         provider: candidate.provider.name,

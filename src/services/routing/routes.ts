@@ -11,6 +11,7 @@ import type { Environment } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import type { PaymentMethodCapability, PaymentProvider } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
+import { bumpRoutingVersion, forgetRouting } from "./routing-version.ts";
 
 /** One provider a payment may go to, with the method it serves the operator by. */
 export interface Route {
@@ -61,7 +62,7 @@ export async function routeList(
  * running or that stopped serving the wallet; every serving route, in the gateway's order, when nothing is left
  * of the rule or there is none.
  */
-function applyRule(serving: Route[], rule: string[] | undefined): { routes: Route[]; configured: boolean } {
+export function applyRule(serving: Route[], rule: readonly string[] | undefined): { routes: Route[]; configured: boolean } {
   const routes = (rule ?? []).flatMap((name) => serving.filter((route) => route.provider.name === name));
   return { routes: routes.length > 0 ? routes : serving, configured: routes.length > 0 };
 }
@@ -125,12 +126,13 @@ export async function getRouting(deps: Pick<Deps, "db" | "providers">, scope: { 
 }
 
 /**
- * Sets route lists (the others are left as they are); an empty list goes back to the default.
+ * Sets route lists (the others are left as they are); an empty list goes back to the default. The tenant's
+ * routing counter is raised in the same transaction: the next payment in every process follows the new lists.
  *
  * @throws {ValidationError} for a wallet no provider serves, a provider that does not serve it, or a provider named twice.
  */
 export async function putRouting(
-  deps: Pick<Deps, "db" | "providers" | "now">,
+  deps: Pick<Deps, "db" | "providers" | "now" | "caches">,
   scope: { tenantId: string; environment: Environment },
   rules: z.infer<typeof routingRuleSchema>[],
 ): Promise<RoutingView> {
@@ -163,6 +165,9 @@ export async function putRouting(
         .onConflict((oc) => oc.columns(["tenant_id", "environment", "operator", "country"]).doUpdateSet({ providers: rule.providers, updated_at: deps.now() }))
         .execute();
     }
+    // Every process's cached routing of the tenant stops being used when this commits (`route-cache.ts`).
+    await bumpRoutingVersion(tx, scope.tenantId);
   });
+  forgetRouting(deps, scope.tenantId);
   return getRouting(deps, scope);
 }
