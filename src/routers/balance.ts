@@ -82,6 +82,9 @@ export const balanceRouter = router({
         tags: ["admin"],
         summary: "Reconciliation across every tenant",
         description: `As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment. Admin token only.${csvNote}`,
+        requestHeaders: z.object({
+          "x-environment": z.enum(["sandbox", "live"]).optional().meta({ description: "The environment to report on (default: the token's)" }),
+        }),
       },
       csv: reconciliationCsv,
     })
