@@ -53,8 +53,9 @@ export function describePlainRoutes(document: OpenAPIObject, plainPaths: ZodOpen
         const statuses = [400, 413, 500, 503];
         if (path.includes("{")) statuses.push(404);
         for (const status of statuses) responses[String(status)] ??= { description: statusDescription(status), content: ERROR_CONTENT };
-        if (responses["503"]) responses["503"].headers = { "retry-after": headerRef("retry-after"), ...responses["503"].headers };
       }
+      for (const status of ["429", "503"])
+        if (responses[status]) responses[status].headers = { "retry-after": headerRef("retry-after"), ...responses[status].headers };
       // A 401 goes through the one error mapping, which always sends the Bearer challenge.
       if (responses["401"]) responses["401"].headers = { "www-authenticate": headerRef("www-authenticate"), ...responses["401"].headers };
       for (const [status, response] of Object.entries(responses))

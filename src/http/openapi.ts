@@ -23,6 +23,7 @@ import { ENVIRONMENT_HEADER_PARAMETER, HEADER_COMPONENTS, headerRef, TENANT_HEAD
 import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
 import { describePlainRoutes, describeUrlFormats, DOCUMENTED_BASE_URL, documentTags, serverOf, statusDescription } from "./openapi-shape.ts";
 import { BASE_DESCRIPTIONS, OPERATOR_TAG } from "./openapi-tags.ts";
+import { describeWebhooks } from "./openapi-webhooks.ts";
 import { RATE_LIMIT_HEADERS } from "./ratelimit-headers.ts";
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
@@ -237,6 +238,7 @@ export function buildOpenApiDocument(
   document.components.headers = structuredClone(HEADER_COMPONENTS) as unknown as NonNullable<typeof document.components.headers>;
   describeOAuthTokenEndpoints(document, router);
   describePlainRoutes(document, plainPaths);
+  describeWebhooks(document);
   dropSafeIntegerBounds(document);
   describeUrlFormats(document);
   document.servers = [serverOf(baseUrl)];

@@ -9,7 +9,7 @@ import { createJobQueue } from "../../src/jobs/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway, type GatewayParts, mintToken } from "../../src/mod.ts";
 import { createTestDatabase } from "./db.ts";
-import { validateGatewayResponse } from "./openapi-validation.ts";
+import { unwatchGatewayOrigin, validateGatewayResponse, watchGatewayOrigin } from "./openapi-validation.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 
 /** Fixed secrets for tests only. */
@@ -64,6 +64,20 @@ export async function startTestGateway(
     ...(parts.now ? { now: parts.now } : {}),
     ...(parts.providers ? { providers: parts.providers } : {}),
   });
+
+  // A gateway the test starts listening is checked too: every `fetch` to its address (openapi-validation.ts).
+  const start = gateway.start.bind(gateway);
+  const stop = gateway.stop.bind(gateway);
+  let listening: string | undefined;
+  gateway.start = async (options) => {
+    const addresses = await start(options);
+    if (addresses.url) watchGatewayOrigin((listening = addresses.url));
+    return addresses;
+  };
+  gateway.stop = async () => {
+    if (listening) unwatchGatewayOrigin(listening);
+    await stop();
+  };
 
   return {
     gateway,

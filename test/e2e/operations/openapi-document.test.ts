@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { getExampleFromSchema } from "@scalar/workspace-store/request-example";
 import { loadConfig } from "../../../src/config.ts";
 import { ERROR_CODES } from "../../../src/errors.ts";
+import { EVENT_TYPES } from "../../../src/services/events/event-types.ts";
 import { generateOpenApi } from "../../../src/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gateway.ts";
 
@@ -163,6 +164,26 @@ describe("what the OpenAPI document declares beyond bodies", () => {
       expect(Object.keys(operation("GET", path).responses["200"]!.content!)).toEqual(["application/json", "text/csv"]);
     expect(full.components.schemas.WebhookEndpoint!.properties!.url!.format).toBe("uri");
     expect(full.components.schemas.Payment!.properties!.callbackUrl!.format).toBe("uri");
+  });
+});
+
+describe("the OpenAPI document's webhooks section", () => {
+  type Delivery = Omit<Operation, "parameters"> & { parameters: { name: string; required: boolean }[] };
+  const webhooks = (document as unknown as { webhooks: Record<string, { post: Delivery }> }).webhooks;
+
+  it("describes every event type a delivery can carry, with the Standard Webhooks headers", () => {
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const [type, { post }] of Object.entries(webhooks)) {
+      expect({ type, headers: post.parameters.filter((p) => p.required).map((p) => p.name) }).toEqual({
+        type,
+        headers: ["webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"],
+      });
+      const envelope = post.requestBody!.content["application/json"]!.schema as { properties: { type: { const: string }; data: unknown } };
+      expect(envelope.properties.type.const).toBe(type);
+      expect(envelope.properties.data).toBeDefined();
+    }
+    const payout = webhooks["payout.sent"]!.post.requestBody!.content["application/json"]!.schema as { properties: { data: unknown } };
+    expect(payout.properties.data).toEqual({ $ref: "#/components/schemas/Payout" });
   });
 });
 

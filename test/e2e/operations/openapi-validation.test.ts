@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
-import { UndocumentedResponseError, validateGatewayResponse } from "../../support/openapi-validation.ts";
+import { checkedResponses, UndocumentedResponseError, validateGatewayResponse } from "../../support/openapi-validation.ts";
 
 // The check every test's gateway responses go through (test/support/openapi-validation.ts): what it refuses.
 let tg: TestGateway;
@@ -23,6 +23,16 @@ describe("the OpenAPI check of the gateway's responses", () => {
     expect(missing.status).toBe(404);
     // The body is still there for the test to read.
     expect(((await missing.json()) as { code: string }).code).toBe("not_found");
+  });
+
+  it("checks every fetch to a gateway the test started listening, and again once restarted", async () => {
+    const { url } = await tg.gateway.start({ workers: false });
+    const before = checkedResponses();
+    expect((await fetch(`${url}/health/live`)).status).toBe(200);
+    expect(checkedResponses()).toBe(before + 1);
+    await tg.gateway.stop();
+    await tg.gateway.start({ workers: false }).then(({ url: again }) => fetch(`${again}/health/live`));
+    expect(checkedResponses()).toBe(before + 2);
   });
 
   it("passes a documented answer built by hand", async () => {
