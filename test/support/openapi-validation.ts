@@ -161,6 +161,45 @@ export async function validateGatewayResponse(method: string, url: string, respo
   if (problems.length > 0) throw new UndocumentedResponseError(`${where} does not match the OpenAPI document:\n- ${problems.join("\n- ")}`);
 }
 
+interface DeliveryOperation {
+  parameters: { name: string; required?: boolean; schema?: Record<string, unknown> }[];
+  requestBody: { content: Record<string, { schema: unknown }> };
+}
+
+/**
+ * Checks one webhook delivery (its headers, lower-case, and raw body) against the document's `webhooks`
+ * section: the event type must be there, every header it lists present and matching, the body its
+ * envelope. Answers the problems found (none: `[]`).
+ */
+export async function webhookDeliveryProblems(headers: Record<string, string>, body: string): Promise<string[]> {
+  const state = await (validator ??= loadValidator());
+  let envelope: { type?: unknown };
+  try {
+    envelope = JSON.parse(body) as { type?: unknown };
+  } catch {
+    return ["the delivery's body is not JSON"];
+  }
+  const type = String(envelope.type);
+  const operation = (state.document as unknown as { webhooks?: Record<string, { post: DeliveryOperation }> }).webhooks?.[type]?.post;
+  if (!operation) return [`event type ${type} is not in the document's webhooks section`];
+  checked += 1;
+  const problems: string[] = [];
+  if (headers["content-type"]?.split(";")[0] !== "application/json") problems.push(`${type}: content-type ${headers["content-type"]}`);
+  for (const parameter of operation.parameters) {
+    const value = headers[parameter.name];
+    if (value === undefined) {
+      if (parameter.required) problems.push(`${type}: header ${parameter.name} missing`);
+      continue;
+    }
+    const validate = parameter.schema && compile(state, `header:${parameter.name}:${JSON.stringify(parameter.schema)}`, parameter.schema);
+    if (validate && !validate(value)) problems.push(`${type}: header ${parameter.name}: ${state.ajv.errorsText(validate.errors)}`);
+  }
+  const validate = compile(state, `webhook:${type}`, operation.requestBody.content["application/json"]!.schema);
+  if (!validate(envelope))
+    problems.push(`${type}: body does not match its schema: ${state.ajv.errorsText(validate.errors, { separator: "; " })} — body: ${body.slice(0, 500)}`);
+  return problems;
+}
+
 /** Gateway origins (`http://127.0.0.1:port`) whose responses `fetch` checks. */
 const watchedOrigins = new Set<string>();
 

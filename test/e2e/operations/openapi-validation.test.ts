@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
-import { checkedResponses, UndocumentedResponseError, validateGatewayResponse } from "../../support/openapi-validation.ts";
+import { signWebhook } from "../../../src/crypto/sign-webhook.ts";
+import { checkedResponses, UndocumentedResponseError, validateGatewayResponse, webhookDeliveryProblems } from "../../support/openapi-validation.ts";
 
 // The check every test's gateway responses go through (test/support/openapi-validation.ts): what it refuses.
 let tg: TestGateway;
@@ -64,5 +65,38 @@ describe("the OpenAPI check of the gateway's responses", () => {
   it("leaves alone what the document does not describe: /trpc, the dashboard", async () => {
     await check("GET", "/trpc/auth.whoami", json(418, {}));
     await check("GET", "/dashboard", new Response("<!doctype html>", { headers: { "content-type": "text/html" } }));
+  });
+});
+
+describe("the OpenAPI check of webhook deliveries (what test/support/webhook-receiver.ts receives)", () => {
+  const envelope = {
+    id: "evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC",
+    type: "webhook.test",
+    createdAt: "2026-11-28T12:00:00.000Z",
+    tenantId: "ten_01JD3XQ7Y8ZC5V4N2M1K0H9G8F",
+    environment: "sandbox",
+    data: { endpointId: "whe_01JD3Z6Q5W8B8Y4G1M7T2N9XKC", message: "A test event from Passerelle" },
+  };
+  const delivery = (body: object) => {
+    const text = JSON.stringify(body);
+    const headers = { ...signWebhook({ id: envelope.id, timestampSeconds: 1764331200, body: text, secrets: [`whsec_${btoa("k".repeat(32))}`] }) };
+    return { headers: { ...headers, "content-type": "application/json", "user-agent": "Passerelle-Webhooks/0.1.0" } as Record<string, string>, text };
+  };
+
+  it("passes a delivery as the gateway sends it", async () => {
+    const { headers, text } = delivery(envelope);
+    expect(await webhookDeliveryProblems(headers, text)).toEqual([]);
+  });
+
+  it("refuses a payload off its event type's schema, an unknown type and a missing Standard Webhooks header", async () => {
+    const extra = delivery({ ...envelope, data: { ...envelope.data, secret: "x" } });
+    expect((await webhookDeliveryProblems(extra.headers, extra.text)).join()).toContain("must NOT have additional properties");
+    const missing = delivery({ ...envelope, data: { message: "hi" } });
+    expect((await webhookDeliveryProblems(missing.headers, missing.text)).join()).toContain("must have required property 'endpointId'");
+    const unknown = delivery({ ...envelope, type: "payment.teleported" });
+    expect(await webhookDeliveryProblems(unknown.headers, unknown.text)).toEqual(["event type payment.teleported is not in the document's webhooks section"]);
+    const unsigned = delivery(envelope);
+    delete unsigned.headers["webhook-signature"];
+    expect(await webhookDeliveryProblems(unsigned.headers, unsigned.text)).toEqual(["webhook.test: header webhook-signature missing"]);
   });
 });
