@@ -196,9 +196,10 @@ export function buildOpenApiDocument(
       "Events reach the tenant's endpoints as Standard Webhooks (the `webhooks` section; docs/verifying-webhooks.md).",
     version,
     baseUrl,
-    // Each operator runs its own gateway: the contact is that operator, at the gateway's own address.
+    // Each operator runs its own gateway: the contact is that operator, at the gateway's own address. The
+    // software is not published under a public licence: an SPDX `LicenseRef-` says so.
     contact: { name: "The operator of this gateway", url: baseUrl },
-    license: { name: "Proprietary", url: `${baseUrl}/docs` },
+    license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     paths: plainPaths,
   });

@@ -36,6 +36,14 @@ describe("the OpenAPI check of the gateway's responses", () => {
     expect(checkedResponses()).toBe(before + 2);
   });
 
+  it("finds the provider webhook routes' 404 (an unknown environment), 413 (a body over 64 KiB) and 400 (malformed IPN) documented", async () => {
+    const post = (path: string, body: string, type = "application/json") => tg.request(path, { method: "POST", headers: { "content-type": type }, body });
+    expect((await post("/providerA/webhook/staging", "{}")).status).toBe(404);
+    expect((await post("/providerA/webhook/sandbox", "x".repeat(64 * 1024 + 1))).status).toBe(413);
+    expect((await post("/providerB/webhook", "x".repeat(64 * 1024 + 1), "application/x-www-form-urlencoded")).status).toBe(413);
+    expect((await post("/providerB/webhook", "{not json")).status).toBe(400);
+  });
+
   it("passes a documented answer built by hand", async () => {
     await check("GET", "/payments/pay_1", json(404, ERROR_BODY));
   });
