@@ -10,7 +10,18 @@
  * - every operation has an `operationId`: a procedure's is its router path with `-` for `.`
  *   (`tenants.create` → `tenants-create`, trpc-to-openapi's rule), a plain route's is its own or its path
  *   without parameters (`/providerB/webhook` → `providerB-webhook`);
- * - the plain routes (health, provider webhooks) are added so `/docs` shows every path.
+ * - the plain routes (health, provider webhooks) are added so `/docs` shows every path, with their common
+ *   answers (`openapi-shape.ts`);
+ * - every response declares its headers (`openapi-headers.ts`: `x-request-id`, the rate-limit budget,
+ *   `Idempotent-Replayed`, `Retry-After`, `WWW-Authenticate`), and the tenant bases' request headers
+ *   (`x-tenant-id`, `x-environment`) are parameters;
+ * - every procedure's description opens with who may call it, and operator-only ones carry the tag
+ *   `operator only` (`openapi-tags.ts`, which also describes every tag);
+ * - the `webhooks` section describes every event a tenant's endpoint receives (`openapi-webhooks.ts`);
+ * - its server is the gateway's `PUBLIC_BASE_URL` (`serverOf`); URL fields are `format: uri`.
+ *
+ * Spectral's `spectral:oas` and Redocly's `recommended-strict` pass it with no rule off (CI), and the tests
+ * check every gateway response they receive against it (test/support/openapi-validation.ts).
  */
 import type { AnyTRPCRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
