@@ -87,13 +87,14 @@ export interface Gateway {
 }
 
 /**
- * Builds the OpenAPI document without a running gateway (the freshness check, `passerelle openapi`). Its
+ * Builds the OpenAPI document without a running gateway (the freshness check, `passerelle openapi`), with
+ * `baseUrl` as its server (a serving gateway passes its `PUBLIC_BASE_URL`; default, its documented default). Its
  * generator (trpc-to-openapi, zod-openapi) is loaded here, on first use: a serving process that is never
  * asked for `/openapi.json` or `/docs` does not load it, nor keep the document (~13 MB of RSS together).
  */
-export async function generateOpenApi(): Promise<OpenAPIObject> {
+export async function generateOpenApi(baseUrl?: string): Promise<OpenAPIObject> {
   const { buildOpenApiDocument } = await import("./http/openapi.ts");
-  return buildOpenApiDocument(appRouter, plainRoutePaths, packageJson.version);
+  return buildOpenApiDocument(appRouter, plainRoutePaths, packageJson.version, baseUrl);
 }
 
 /**
@@ -160,7 +161,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   registerQueueGauges(metrics.registry, queue, logger);
   let document: Promise<OpenAPIObject> | undefined;
   const openapi = (): Promise<OpenAPIObject> =>
-    (document ??= generateOpenApi().catch((error: unknown) => {
+    (document ??= generateOpenApi(config.publicBaseUrl).catch((error: unknown) => {
       document = undefined; // a later request tries again
       throw error;
     }));

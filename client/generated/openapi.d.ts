@@ -12,7 +12,9 @@ export interface paths {
         put?: never;
         /**
          * Exchange an API key for a bearer token
-         * @description OAuth2 client credentials (RFC 6749 §4.4): the API key's id and secret in the body (`client_secret_post`) or as HTTP Basic (`client_secret_basic`, RFC 6749 §2.3.1), not both. The token acts in the API key's environment. Errors are RFC 6749 §5.2's (`OAuthError`): a wrong id and a wrong secret get the same 401 `invalid_client`, with `WWW-Authenticate: Basic`.
+         * @description Public: no token.
+         *
+         *     OAuth2 client credentials (RFC 6749 §4.4): the API key's id and secret in the body (`client_secret_post`) or as HTTP Basic (`client_secret_basic`, RFC 6749 §2.3.1), not both. The token acts in the API key's environment. Errors are RFC 6749 §5.2's (`OAuthError`): a wrong id and a wrong secret get the same 401 `invalid_client`, with `WWW-Authenticate: Basic`.
          */
         post: operations["auth-token"];
         delete?: never;
@@ -30,7 +32,9 @@ export interface paths {
         };
         /**
          * Who the calling token is
-         * @description The claims of the calling token, as the gateway reads them: the first call to make when a token does not work.
+         * @description Any valid token: an operator's or a tenant's.
+         *
+         *     The claims of the calling token, as the gateway reads them: the first call to make when a token does not work.
          */
         get: operations["auth-whoami"];
         put?: never;
@@ -48,12 +52,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List tenants, newest first */
+        /**
+         * List tenants, newest first
+         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         */
         get: operations["tenants-list"];
         put?: never;
         /**
          * Create a tenant
-         * @description Returns the first sandbox API key and the callback signing secret: the only time they are shown.
+         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         *
+         *     Returns the first sandbox API key and the callback signing secret: the only time they are shown.
          */
         post: operations["tenants-create"];
         delete?: never;
@@ -69,14 +78,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a tenant */
+        /**
+         * Read a tenant
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         */
         get: operations["tenants-get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename, disable, enable live, change the rate limit */
+        /**
+         * Rename, disable, enable live, change the rate limit
+         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         */
         patch: operations["tenants-update"];
         trace?: never;
     };
@@ -91,7 +106,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate the callback signing secret
-         * @description The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.
          */
         post: operations["tenants-rotateCallbackSecret"];
         delete?: never;
@@ -109,12 +126,16 @@ export interface paths {
         };
         /**
          * Read provider B credentials, masked
-         * @description A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerB-get"];
         /**
          * Store provider B credentials
-         * @description Replaces the active set of that environment; the old version stays sealed for payments made with it.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
         put: operations["credentials-providerB-put"];
         post?: never;
@@ -133,7 +154,9 @@ export interface paths {
         };
         /**
          * Every version of provider B credentials, masked
-         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerB-versions"];
         put?: never;
@@ -154,7 +177,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Deactivate provider B credentials of an environment */
+        /**
+         * Deactivate provider B credentials of an environment
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         */
         delete: operations["credentials-providerB-delete"];
         options?: never;
         head?: never;
@@ -170,12 +196,16 @@ export interface paths {
         };
         /**
          * Read the tenant's own provider A account, masked
-         * @description A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerA-get"];
         /**
          * Store the tenant's own provider A account
-         * @description Replaces the active set of that environment; the old version stays sealed for payments made with it.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
         put: operations["credentials-providerA-put"];
         post?: never;
@@ -194,7 +224,9 @@ export interface paths {
         };
         /**
          * Every version of the tenant's own provider A account, masked
-         * @description Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerA-versions"];
         put?: never;
@@ -215,7 +247,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Deactivate the tenant's own provider A account of an environment */
+        /**
+         * Deactivate the tenant's own provider A account of an environment
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         */
         delete: operations["credentials-providerA-delete"];
         options?: never;
         head?: never;
@@ -229,12 +264,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (prefixes only) */
+        /**
+         * List API keys (prefixes only)
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         */
         get: operations["apiKeys-list"];
         put?: never;
         /**
          * Create an API key
-         * @description The secret is in this response only.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     The secret is in this response only.
          */
         post: operations["apiKeys-create"];
         delete?: never;
@@ -255,7 +295,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Tokens minted from it stop working within 5 seconds.
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         *
+         *     Tokens minted from it stop working within 5 seconds.
          */
         delete: operations["apiKeys-revoke"];
         options?: never;
@@ -270,7 +312,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The event log of the last 30 days, newest first */
+        /**
+         * The event log of the last 30 days, newest first
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["events-list"];
         put?: never;
         post?: never;
@@ -287,7 +332,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an event */
+        /**
+         * Read an event
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["events-get"];
         put?: never;
         post?: never;
@@ -304,12 +352,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints */
+        /**
+         * List webhook endpoints
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["webhooks-list"];
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -325,15 +378,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a webhook endpoint */
+        /**
+         * Read a webhook endpoint
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["webhooks-get"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         delete: operations["webhooks-delete"];
         options?: never;
         head?: never;
-        /** Change url, events, description or enabled */
+        /**
+         * Change url, events, description or enabled
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         patch: operations["webhooks-update"];
         trace?: never;
     };
@@ -348,7 +410,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.
          */
         post: operations["webhooks-rotateSecret"];
         delete?: never;
@@ -366,7 +430,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a webhook.test event to this endpoint */
+        /**
+         * Send a webhook.test event to this endpoint
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         post: operations["webhooks-test"];
         delete?: never;
         options?: never;
@@ -383,7 +450,9 @@ export interface paths {
         };
         /**
          * The delivery log of an endpoint
-         * @description Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer.
          */
         get: operations["webhooks-deliveries"];
         put?: never;
@@ -403,7 +472,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver again now */
+        /**
+         * Deliver again now
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         post: operations["webhooks-retry"];
         delete?: never;
         options?: never;
@@ -420,7 +492,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-deliver every event of a window (at most 14 days) */
+        /**
+         * Re-deliver every event of a window (at most 14 days)
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         post: operations["webhooks-replay"];
         delete?: never;
         options?: never;
@@ -437,13 +512,17 @@ export interface paths {
         };
         /**
          * List payments
-         * @description The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.
          */
         get: operations["payments-list"];
         put?: never;
         /**
          * Take a mobile-money payment from any operator
-         * @description Names the operator and the customer's phone (and, for an operator whose flow is otp, the code the customer got). The gateway tries the tenant's routes for that operator in that country (GET /routing), ranked by their live success rates, records the payment and asks the provider to start it; answers the payment, pending, with nextAction (none: approve the prompt; open_url: send the customer to the wallet's page) and its attempts. When a provider provably did not act (a refusal before any push, connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key answers it again.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Names the operator and the customer's phone (and, for an operator whose flow is otp, the code the customer got). The gateway tries the tenant's routes for that operator in that country (GET /routing), ranked by their live success rates, records the payment and asks the provider to start it; answers the payment, pending, with nextAction (none: approve the prompt; open_url: send the customer to the wallet's page) and its attempts. When a provider provably did not act (a refusal before any push, connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key answers it again.
          */
         post: operations["payments-create"];
         delete?: never;
@@ -463,7 +542,9 @@ export interface paths {
         put?: never;
         /**
          * What POST /payments would do with this body, without doing it
-         * @description The same body as POST /payments; no payment, no provider call. Answers whether it would be taken and the validation errors the real call would answer, the flow the customer follows, and the routes in the order they would be tried (the exploration share aside), each with its limits and fees where the provider publishes them.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     The same body as POST /payments; no payment, no provider call. Answers whether it would be taken and the validation errors the real call would answer, the flow the customer follows, and the routes in the order they would be tried (the exploration share aside), each with its limits and fees where the provider publishes them.
          */
         post: operations["payments-quote"];
         delete?: never;
@@ -481,7 +562,9 @@ export interface paths {
         };
         /**
          * Read a payment
-         * @description One payment of the tenant, in the token's environment. Another tenant's or environment's payment is 404.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     One payment of the tenant, in the token's environment. Another tenant's or environment's payment is 404.
          */
         get: operations["payments-get"];
         put?: never;
@@ -501,7 +584,9 @@ export interface paths {
         };
         /**
          * The deliveries of a payment's events
-         * @description To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.
          */
         get: operations["payments-deliveries"];
         put?: never;
@@ -523,7 +608,9 @@ export interface paths {
         put?: never;
         /**
          * Initiate a direct USSD payment
-         * @description Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.
          */
         post: operations["providerA-directPayment"];
         delete?: never;
@@ -541,7 +628,9 @@ export interface paths {
         };
         /**
          * Detailed status of a provider A transaction
-         * @description A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.
          */
         get: operations["providerA-transactionStatus"];
         put?: never;
@@ -561,7 +650,9 @@ export interface paths {
         };
         /**
          * Whether a provider A transaction is approved
-         * @description True for approved, transferred and partially refunded; false otherwise (refunded included).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     True for approved, transferred and partially refunded; false otherwise (refunded included).
          */
         get: operations["providerA-transactionIsApproved"];
         put?: never;
@@ -583,7 +674,9 @@ export interface paths {
         put?: never;
         /**
          * Create a hosted checkout invoice
-         * @description Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending checkout payment. A provider refusal is 422 with providerResponseCode.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending checkout payment. A provider refusal is 422 with providerResponseCode.
          */
         post: operations["providerB-checkout"];
         delete?: never;
@@ -599,12 +692,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List permits, newest first */
+        /**
+         * List permits, newest first
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["permits-list"];
         put?: never;
         /**
          * Create a permit (recurring debit authorisation)
-         * @description Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).
          */
         post: operations["permits-create"];
         delete?: never;
@@ -620,13 +718,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a permit */
+        /**
+         * Read a permit
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["permits-get"];
         put?: never;
         post?: never;
         /**
          * Revoke a permit
-         * @description Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. Provider B down (502/504) changes nothing.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. Provider B down (502/504) changes nothing.
          */
         delete: operations["permits-revoke"];
         options?: never;
@@ -641,12 +744,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The permit's charges, newest first */
+        /**
+         * The permit's charges, newest first
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["permits-charges"];
         put?: never;
         /**
          * Charge a permit now
-         * @description Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
          */
         post: operations["permits-charge"];
         delete?: never;
@@ -662,17 +770,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the permit's renewal schedule */
+        /**
+         * Read the permit's renewal schedule
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         */
         get: operations["permitSchedules-get"];
         /**
          * Create or replace the permit's renewal schedule
-         * @description One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.
          */
         put: operations["permitSchedules-put"];
         post?: never;
         /**
          * Cancel the permit's renewal schedule
-         * @description No further renewal is charged; a charge already made stays as it is. The permit stays active.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     No further renewal is charged; a charge already made stays as it is. The permit stays active.
          */
         delete: operations["permitSchedules-cancel"];
         options?: never;
@@ -689,13 +804,17 @@ export interface paths {
         };
         /**
          * List payouts
-         * @description The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive).
          */
         get: operations["payouts-list"];
         put?: never;
         /**
          * Send money to a mobile-money wallet
-         * @description Records the payout (po_…), answers it pending, and sends it through the first provider that pays out to the recipient's operator in its country (or the one named). The payout's id is the provider's idempotency key: a crash or a lost answer is settled by reading the provider, never by sending again. Events payout.sent and payout.failed. 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Records the payout (po_…), answers it pending, and sends it through the first provider that pays out to the recipient's operator in its country (or the one named). The payout's id is the provider's idempotency key: a crash or a lost answer is settled by reading the provider, never by sending again. Events payout.sent and payout.failed. 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
         post: operations["payouts-create"];
         delete?: never;
@@ -713,7 +832,9 @@ export interface paths {
         };
         /**
          * Read a payout
-         * @description One payout of the tenant, in the token's environment. Another tenant's or environment's payout is 404.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     One payout of the tenant, in the token's environment. Another tenant's or environment's payout is 404.
          */
         get: operations["payouts-get"];
         put?: never;
@@ -733,13 +854,17 @@ export interface paths {
         };
         /**
          * List a payment's refunds
-         * @description Newest first. Another tenant's payment is 404.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Newest first. Another tenant's payment is 404.
          */
         get: operations["payouts-refunds"];
         put?: never;
         /**
          * Refund a payment, fully or in part
-         * @description A payout of `amount` (by default all that is left) to the wallet that paid, through a provider that pays out to its operator (the payment's own first). The refunds of a payment that have not failed never add up to more than it collected. Answers the refund (rf_…), pending; events refund.succeeded or refund.failed, and payment.refunded once all of it is back. 409 payment_not_refundable when the payment is not succeeded (or refunded in full, or its wallet is unknown), 422 amount_exceeds_refundable above what is left; 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     A payout of `amount` (by default all that is left) to the wallet that paid, through a provider that pays out to its operator (the payment's own first). The refunds of a payment that have not failed never add up to more than it collected. Answers the refund (rf_…), pending; events refund.succeeded or refund.failed, and payment.refunded once all of it is back. 409 payment_not_refundable when the payment is not succeeded (or refunded in full, or its wallet is unknown), 422 amount_exceeds_refundable above what is left; 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
         post: operations["payouts-refund"];
         delete?: never;
@@ -757,7 +882,9 @@ export interface paths {
         };
         /**
          * Read a refund
-         * @description One refund of the tenant, in the token's environment. Another tenant's or environment's refund is 404.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     One refund of the tenant, in the token's environment. Another tenant's or environment's refund is 404.
          */
         get: operations["payouts-getRefund"];
         put?: never;
@@ -777,7 +904,9 @@ export interface paths {
         };
         /**
          * The tenant's balance
-         * @description Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what the tenant holds on that account.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what the tenant holds on that account.
          */
         get: operations["balance-get"];
         put?: never;
@@ -797,7 +926,9 @@ export interface paths {
         };
         /**
          * The ledger's entries
-         * @description Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero.
          */
         get: operations["balance-entries"];
         put?: never;
@@ -817,7 +948,9 @@ export interface paths {
         };
         /**
          * Reconciliation of the tenant's payments, refunds and payouts
-         * @description Per provider, operator, state and currency: counts and totals of what was created in [from, to); and the records whose provider state differs from ours, as the sync schedule found them. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Per provider, operator, state and currency: counts and totals of what was created in [from, to); and the records whose provider state differs from ours, as the sync schedule found them. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
         get: operations["balance-reconciliation"];
         put?: never;
@@ -837,7 +970,9 @@ export interface paths {
         };
         /**
          * Reconciliation across every tenant
-         * @description As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, what the provider reports, and the difference. Admin token only. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
+         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         *
+         *     As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, what the provider reports, and the difference. Admin token only. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
         get: operations["balance-allReconciliation"];
         put?: never;
@@ -857,7 +992,9 @@ export interface paths {
         };
         /**
          * The tenant's overview: activity and what needs attention
-         * @description Over today (per hour), the last 7 or 30 days (per day), counted in timeZone, in the token's environment: the payments created, collected, failed, cancelled and pending, their amounts and success rate (succeeded / (succeeded + failed + cancelled)) in total, per step, per wallet (operator × country) and per provider; the refunds and payouts created. And, whatever the window: payments stuck pending past the 24 h sync window, failing or disabled webhook endpoints, payouts and refunds still pending, and the providers whose keys are missing. The balance is GET /balance.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Over today (per hour), the last 7 or 30 days (per day), counted in timeZone, in the token's environment: the payments created, collected, failed, cancelled and pending, their amounts and success rate (succeeded / (succeeded + failed + cancelled)) in total, per step, per wallet (operator × country) and per provider; the refunds and payouts created. And, whatever the window: payments stuck pending past the 24 h sync window, failing or disabled webhook endpoints, payouts and refunds still pending, and the providers whose keys are missing. The balance is GET /balance.
          */
         get: operations["reports-overview"];
         put?: never;
@@ -877,12 +1014,16 @@ export interface paths {
         };
         /**
          * The tenant's route lists
-         * @description For every operator and country the gateway reaches directly, the providers a POST /payments payment tries, in order: the tenant's own list (configured) or, by default, every provider that serves it (provider A first where it does).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     For every operator and country the gateway reaches directly, the providers a POST /payments payment tries, in order: the tenant's own list (configured) or, by default, every provider that serves it (provider A first where it does).
          */
         get: operations["routing-get"];
         /**
          * Set route lists
-         * @description Sets the route list of each operator and country named (the others are left as they are); every provider must serve the operator there; an empty list goes back to the default. Answers every route list, as GET /routing.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Sets the route list of each operator and country named (the others are left as they are); every provider must serve the operator there; an empty list goes back to the default. Answers every route list, as GET /routing.
          */
         put: operations["routing-put"];
         post?: never;
@@ -901,7 +1042,9 @@ export interface paths {
         };
         /**
          * The live window routes are chosen by
-         * @description In the token's environment, per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended paid and failed (every tenant's: a route's health is the provider's), their success rate, and the circuits of this process.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     In the token's environment, per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended paid and failed (every tenant's: a route's health is the provider's), their success rate, and the circuits of this process.
          */
         get: operations["routing-stats"];
         put?: never;
@@ -921,7 +1064,9 @@ export interface paths {
         };
         /**
          * The operators a tenant can take in a country
-         * @description For each operator of the country: its route(s) in the order POST /payments tries them (those the tenant has an account on), the flow the customer follows (push, otp with how to get the code, redirect), the currency and the limits.
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     For each operator of the country: its route(s) in the order POST /payments tries them (those the tenant has an account on), the flow the customer follows (push, otp with how to get the code, redirect), the currency and the limits.
          */
         get: operations["routing-paymentMethods"];
         put?: never;
@@ -941,7 +1086,9 @@ export interface paths {
         };
         /**
          * Payments still pending after the 24 h sync window
-         * @description Every tenant's payments (both providers, both environments unless filtered) still pending more than 24 h after creation: the sync jobs have stopped and the payment was never assumed failed; an operator settles it. Oldest first. Admin token only.
+         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         *
+         *     Every tenant's payments (both providers, both environments unless filtered) still pending more than 24 h after creation: the sync jobs have stopped and the payment was never assumed failed; an operator settles it. Oldest first. Admin token only.
          */
         get: operations["admin-stuckPayments"];
         put?: never;
@@ -959,7 +1106,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where to go next: a browser is redirected to /dashboard, an API client gets this index */
+        /**
+         * Where to go next: a browser is redirected to /dashboard, an API client gets this index
+         * @description Where to go next: a browser is redirected to /dashboard, an API client gets this index
+         */
         get: operations["root-index"];
         put?: never;
         post?: never;
@@ -976,7 +1126,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process is up */
+        /**
+         * The process is up
+         * @description The process is up
+         */
         get: operations["health-live"];
         put?: never;
         post?: never;
@@ -993,7 +1146,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The database and the job queue are reachable */
+        /**
+         * The database and the job queue are reachable
+         * @description The database and the job queue are reachable
+         */
         get: operations["health-ready"];
         put?: never;
         post?: never;
@@ -1084,7 +1240,308 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "payment.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment succeeded
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment.completed` and to the payment's `callback_url`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment failed (declined, expired, refused)
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment.failed` and to the payment's `callback_url`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was cancelled
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment.cancelled` and to the payment's `callback_url`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was refunded in full
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment.refunded` and to the payment's `callback_url`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The customer authorised a permit
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.activated`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-activated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The customer declined a permit
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.declined`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-declined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A permit was revoked
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.revoked`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.charge.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A charge on a permit succeeded
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.charge.succeeded`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-charge-succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.charge.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A charge on a permit failed
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.charge.failed`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-charge-failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "permit.schedule.past_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A renewal schedule's period is still unpaid after its retries
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `permit.schedule.past_due`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-permit-schedule-past_due"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout reached the wallet
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payout.sent`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payout-sent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout failed; its amount is back in the balance
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payout.failed`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payout-failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A refund was paid
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `refund.succeeded`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-refund-succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A refund failed
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `refund.failed`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-refund-failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sent by POST /webhooks/{webhook_id}/test, to that endpoint only
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `webhook.test`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-webhook-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         RoutingRule: {
@@ -1231,6 +1688,7 @@ export interface components {
         };
         CreatedWebhookEndpoint: {
             id: string;
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description null: every event type */
@@ -1248,6 +1706,7 @@ export interface components {
         };
         WebhookEndpoint: {
             id: string;
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description null: every event type */
@@ -1267,7 +1726,10 @@ export interface components {
             /** @enum {string} */
             eventType: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test";
             endpointId: string | null;
-            /** @description A direct payment's callback_url; null for an endpoint */
+            /**
+             * Format: uri
+             * @description A direct payment's callback_url; null for an endpoint
+             */
             targetUrl: string | null;
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
@@ -1284,6 +1746,7 @@ export interface components {
                 attempt: number;
                 /** Format: date-time */
                 attemptedAt: string;
+                /** Format: uri */
                 url: string;
                 /** @description null when no answer came */
                 status: number | null;
@@ -1342,12 +1805,18 @@ export interface components {
             } | null;
             /** @description Provider A's payment_method, or the channel provider B reports */
             paymentMethod: string | null;
-            /** @description A direct payment's callback_url */
+            /**
+             * Format: uri
+             * @description A direct payment's callback_url
+             */
             callbackUrl: string | null;
             /** @description True while the provider may have acted on a request whose answer never came; the sync job settles it */
             outcomeUnknown: boolean;
             failureCode: string | null;
-            /** @description Provider B: the receipt's URL, as confirmed; null otherwise */
+            /**
+             * Format: uri
+             * @description Provider B: the receipt's URL, as confirmed; null otherwise
+             */
             receiptUrl: string | null;
             /** @description Provider B: the receipt's identifier, as confirmed; null otherwise */
             receiptIdentifier: string | null;
@@ -1395,6 +1864,7 @@ export interface components {
         } | {
             /** @constant */
             type: "open_url";
+            /** Format: uri */
             url: string;
             instructions: string;
         };
@@ -1468,12 +1938,18 @@ export interface components {
             } | null;
             /** @description Provider A's payment_method, or the channel provider B reports */
             paymentMethod: string | null;
-            /** @description A direct payment's callback_url */
+            /**
+             * Format: uri
+             * @description A direct payment's callback_url
+             */
             callbackUrl: string | null;
             /** @description True while the provider may have acted on a request whose answer never came; the sync job settles it */
             outcomeUnknown: boolean;
             failureCode: string | null;
-            /** @description Provider B: the receipt's URL, as confirmed; null otherwise */
+            /**
+             * Format: uri
+             * @description Provider B: the receipt's URL, as confirmed; null otherwise
+             */
             receiptUrl: string | null;
             /** @description Provider B: the receipt's identifier, as confirmed; null otherwise */
             receiptIdentifier: string | null;
@@ -1598,7 +2074,10 @@ export interface components {
             permitId: string;
             /** @constant */
             status: "pending";
-            /** @description Send the customer here to authorise the permit */
+            /**
+             * Format: uri
+             * @description Send the customer here to authorise the permit
+             */
             authorizationUrl: string;
             /** @description Provider B's permit token */
             token: string;
@@ -1620,7 +2099,10 @@ export interface components {
             status: "pending" | "active" | "declined" | "revoked" | "expired";
             /** @description Provider B's permit token */
             token: string;
-            /** @description The page where the customer authorises the permit */
+            /**
+             * Format: uri
+             * @description The page where the customer authorises the permit
+             */
             authorizationUrl: string;
             customer: {
                 name?: string;
@@ -1635,7 +2117,9 @@ export interface components {
             customData: {
                 [key: string]: string | number | boolean;
             } | null;
+            /** Format: uri */
             returnUrl: string;
+            /** Format: uri */
             cancelUrl: string;
             /** @description The channel provider B reports once authorised */
             paymentMethod: string | null;
@@ -2134,6 +2618,7 @@ export interface components {
             /** @description Endpoints whose deliveries fail, or that the gateway disabled (not those the merchant switched off) */
             webhookEndpoints: {
                 id: string;
+                /** Format: uri */
                 url: string;
                 enabled: boolean;
                 /** @description Why the gateway disabled it */
@@ -2275,12 +2760,18 @@ export interface components {
             } | null;
             /** @description Provider A's payment_method, or the channel provider B reports */
             paymentMethod: string | null;
-            /** @description A direct payment's callback_url */
+            /**
+             * Format: uri
+             * @description A direct payment's callback_url
+             */
             callbackUrl: string | null;
             /** @description True while the provider may have acted on a request whose answer never came; the sync job settles it */
             outcomeUnknown: boolean;
             failureCode: string | null;
-            /** @description Provider B: the receipt's URL, as confirmed; null otherwise */
+            /**
+             * Format: uri
+             * @description Provider B: the receipt's URL, as confirmed; null otherwise
+             */
             receiptUrl: string | null;
             /** @description Provider B: the receipt's identifier, as confirmed; null otherwise */
             receiptIdentifier: string | null;
@@ -2370,11 +2861,139 @@ export interface components {
              */
             error_description: string;
         };
+        /** @description A payment that completed, failed or was cancelled */
+        PaymentEventData: {
+            /**
+             * @description Our payment id (pay_…)
+             * @example pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+             */
+            paymentId: string;
+            /** @example providerA */
+            provider: string;
+            /** @enum {string} */
+            kind: "direct_payment" | "checkout" | "permit_charge";
+            /** @description The provider's id: provider A's transaction id, provider B's invoice token */
+            providerTransactionId: string | null;
+            /** @description A direct payment: provider A's integer transaction id, else null */
+            transactionId?: number | null;
+            reference: string | null;
+            /** @description The provider's own word for the outcome (provider A: approved, declined…; provider B: completed, cancelled…) */
+            status: string;
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            amount: number;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            description: string | null;
+            customer: (components["schemas"]["PaymentCustomer"] | {
+                [key: string]: unknown;
+            }) | null;
+            /** @description The merchant's own data, as given at creation (a checkout's); null for a direct payment */
+            customData: {
+                [key: string]: unknown;
+            } | null;
+            paymentMethod: string | null;
+            /**
+             * Format: uri
+             * @description Provider B: the receipt's URL, as confirmed
+             */
+            receiptUrl: string | null;
+            /** @description A direct payment: the failure's code, else null */
+            errorCode?: string | null;
+            /** @description A failed checkout: provider B's error code */
+            failReason?: string | null;
+        };
+        /** @description A payment refunded in full */
+        PaymentRefundedEventData: {
+            paymentId: string;
+            provider: string;
+            /** @enum {string} */
+            kind: "direct_payment" | "checkout" | "permit_charge";
+            /** @constant */
+            state: "refunded";
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            amount: number;
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            amountRefunded: number;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            description: string | null;
+            /** @description The refund that completed it (rf_…) */
+            lastRefundId: string;
+        };
+        /** @description A permit, and for a charge event its charge */
+        PermitEventData: {
+            /** @example prm_01JD3Z6Q5W8B8Y4G1M7T2N9XKC */
+            permitId: string;
+            /** @description The charge the event is about; null for the permit itself */
+            chargeId: string | null;
+            paymentId: string | null;
+            amount: number | null;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            /** @description The charge's status for a charge event (pending, succeeded, failed; past_due for a schedule), else the permit's */
+            status: string;
+            failReason: string | null;
+            customData: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            permitStatus: "pending" | "active" | "declined" | "revoked" | "expired";
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            maxAmount: number;
+            customer: {
+                [key: string]: unknown;
+            };
+            description?: string | null;
+            invoiceToken?: string | null;
+            chargeCustomData?: {
+                [key: string]: unknown;
+            };
+            scheduleId?: string | null;
+            period?: string | null;
+            attempt?: number | null;
+            /**
+             * @description permit.schedule.past_due: the period's last charge
+             * @enum {string}
+             */
+            chargeStatus?: "pending" | "succeeded" | "failed";
+            /** @description permit.schedule.past_due: the charges tried for the period */
+            attempts?: number;
+        };
+        WebhookTestData: {
+            endpointId: string;
+            /** @example A test event from Passerelle */
+            message: string;
+        };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's `x-request-id` when it is 1–128 characters of `[A-Za-z0-9._:-]`, else a UUID */
+        "x-request-id": string;
+        /** @description The tenant's budget (draft-ietf-httpapi-ratelimit-headers): `"default";q=<burst>;w=<seconds>`. Sent on every call the rate limit counted (a tenant's token or API key) */
+        "ratelimit-policy": string;
+        /** @description What is left of the budget after this call: `"default";r=<remaining>;t=<seconds until full>` (`r=0` on a 429) */
+        ratelimit: string;
+        /** @description `true` when this answer is the stored answer to an earlier call with the same `Idempotency-Key` (the call did not run again) */
+        "idempotent-replayed": "true";
+        /** @description Seconds to wait before trying again */
+        "retry-after": string;
+        /** @description The Bearer challenge (RFC 6750): `Bearer realm="passerelle"`, with `error="invalid_token"` and its description when a token was sent and refused */
+        "www-authenticate": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2422,7 +3041,11 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2432,6 +3055,11 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2441,8 +3069,13 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     /** @description Always `Basic realm="passerelle"` */
                     "www-authenticate"?: string;
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2452,6 +3085,11 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2460,6 +3098,20 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2470,6 +3122,11 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2479,6 +3136,12 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    /** @description Always `no-store` (RFC 6749 §5.1) */
+                    "cache-control"?: "no-store";
+                    /** @description Always `no-cache` (RFC 6749 §5.1) */
+                    pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,7 +3162,7 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2508,6 +3171,17 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2518,6 +3192,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +3202,8 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2550,7 +3227,7 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2563,6 +3240,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2572,6 +3250,8 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2580,6 +3260,16 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2590,6 +3280,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2599,6 +3290,8 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2634,7 +3327,8 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2644,6 +3338,8 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2653,6 +3349,9 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2662,6 +3361,8 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2671,6 +3372,8 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +3383,8 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2689,6 +3394,8 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2697,6 +3404,17 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2707,6 +3425,8 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2716,6 +3436,9 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2727,7 +3450,10 @@ export interface operations {
     "tenants-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description ten_… */
                 tenant_id: string;
@@ -2739,7 +3465,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,6 +3477,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,6 +3489,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2767,6 +3502,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2776,6 +3514,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2785,8 +3526,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2796,6 +3548,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2805,6 +3560,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2844,7 +3603,7 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2854,6 +3613,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2863,6 +3623,8 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2872,6 +3634,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2881,6 +3644,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +3654,7 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2898,6 +3663,16 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2908,6 +3683,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2917,6 +3693,8 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2931,6 +3709,8 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description ten_… */
@@ -2943,7 +3723,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2957,6 +3740,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2966,6 +3753,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2975,6 +3767,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2984,6 +3780,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2993,6 +3793,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3002,6 +3806,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3011,8 +3819,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3022,6 +3842,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,6 +3855,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3042,7 +3871,10 @@ export interface operations {
     "credentials-providerB-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3053,7 +3885,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3065,6 +3899,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3074,6 +3911,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3083,6 +3924,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3092,6 +3936,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3101,8 +3948,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +3970,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3121,6 +3982,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3132,7 +3997,10 @@ export interface operations {
     "credentials-providerB-put": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3158,7 +4026,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3168,6 +4038,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3177,6 +4050,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3186,6 +4063,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3195,6 +4075,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3204,6 +4087,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +4099,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3222,8 +4111,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +4133,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3242,6 +4145,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3253,7 +4160,10 @@ export interface operations {
     "credentials-providerB-versions": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3264,7 +4174,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3276,6 +4188,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3285,6 +4200,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3294,6 +4213,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3303,6 +4225,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3312,8 +4237,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3323,6 +4259,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +4271,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3343,7 +4286,10 @@ export interface operations {
     "credentials-providerB-delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
                 environment: "sandbox" | "live";
@@ -3355,7 +4301,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,6 +4319,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3380,6 +4331,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3389,6 +4344,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +4356,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3407,8 +4368,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3418,6 +4390,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3427,6 +4402,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3438,7 +4417,10 @@ export interface operations {
     "credentials-providerA-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3449,7 +4431,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3461,6 +4445,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3470,6 +4457,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3479,6 +4470,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,6 +4482,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3497,8 +4494,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3508,6 +4516,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3517,6 +4528,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3528,7 +4543,10 @@ export interface operations {
     "credentials-providerA-put": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3550,7 +4568,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3560,6 +4580,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,6 +4592,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3578,6 +4605,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,6 +4617,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3596,6 +4629,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3605,6 +4641,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3614,8 +4653,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3625,6 +4675,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3634,6 +4687,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3645,7 +4702,10 @@ export interface operations {
     "credentials-providerA-versions": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3656,7 +4716,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3668,6 +4730,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3677,6 +4742,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3686,6 +4755,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3695,6 +4767,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3704,8 +4779,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3715,6 +4801,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3724,6 +4813,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3735,7 +4828,10 @@ export interface operations {
     "credentials-providerA-delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
                 environment: "sandbox" | "live";
@@ -3747,7 +4843,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3763,6 +4861,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3772,6 +4873,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3781,6 +4886,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3790,6 +4898,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3799,8 +4910,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,6 +4932,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3819,6 +4944,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3830,7 +4959,10 @@ export interface operations {
     "apiKeys-list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
             };
@@ -3841,7 +4973,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3853,6 +4987,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3862,6 +4999,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3871,6 +5012,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3880,6 +5024,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3889,8 +5036,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3900,6 +5058,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3909,6 +5070,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3923,6 +5088,8 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 tenant_id: string;
@@ -3943,7 +5110,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3953,6 +5123,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3962,6 +5136,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3971,6 +5150,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3980,6 +5163,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3989,6 +5176,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3998,6 +5189,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4007,6 +5202,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4016,6 +5215,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4025,8 +5228,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4036,6 +5251,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4045,6 +5264,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,7 +5280,10 @@ export interface operations {
     "apiKeys-revoke": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 tenant_id: string;
                 key_id: string;
@@ -4068,7 +5295,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4082,6 +5311,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4091,6 +5323,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4100,6 +5336,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4109,6 +5348,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4118,8 +5360,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4129,6 +5382,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4138,6 +5394,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4154,7 +5414,12 @@ export interface operations {
                 type?: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test";
                 paymentId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -4163,7 +5428,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4176,6 +5443,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4185,6 +5455,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4194,6 +5468,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4203,6 +5480,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4212,8 +5492,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4223,6 +5514,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4232,6 +5526,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4243,7 +5541,12 @@ export interface operations {
     "events-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 event_id: string;
             };
@@ -4254,7 +5557,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4264,6 +5569,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,6 +5581,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4282,6 +5594,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4291,6 +5606,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4300,8 +5618,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4311,6 +5640,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4320,6 +5652,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4331,7 +5667,12 @@ export interface operations {
     "webhooks-list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -4340,7 +5681,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4352,6 +5695,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4361,6 +5707,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4370,6 +5720,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4379,6 +5732,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4388,8 +5744,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4399,6 +5766,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4408,6 +5778,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4422,6 +5796,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -4429,7 +5807,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example https://merchant.example/passerelle/webhooks */
+                    /**
+                     * Format: uri
+                     * @example https://merchant.example/passerelle/webhooks
+                     */
                     url: string;
                     /** @description Event types to receive; absent or empty: all */
                     events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[];
@@ -4442,7 +5823,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4452,6 +5836,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4461,6 +5849,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4470,6 +5863,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4479,6 +5876,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4488,6 +5889,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4497,6 +5902,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4506,6 +5915,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4515,6 +5928,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4524,8 +5941,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4535,6 +5964,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4544,6 +5977,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4555,7 +5993,12 @@ export interface operations {
     "webhooks-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 webhook_id: string;
             };
@@ -4566,7 +6009,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,6 +6021,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,6 +6033,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,6 +6046,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4603,6 +6058,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4612,8 +6070,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4623,6 +6092,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4632,6 +6104,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4643,7 +6119,12 @@ export interface operations {
     "webhooks-delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 webhook_id: string;
             };
@@ -4654,7 +6135,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4668,6 +6151,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4677,6 +6163,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4686,6 +6176,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4695,6 +6188,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,8 +6200,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4715,6 +6222,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4724,6 +6234,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4735,7 +6249,12 @@ export interface operations {
     "webhooks-update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 webhook_id: string;
             };
@@ -4744,7 +6263,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example https://merchant.example/passerelle/webhooks */
+                    /**
+                     * Format: uri
+                     * @example https://merchant.example/passerelle/webhooks
+                     */
                     url?: string;
                     events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[] | null;
                     description?: string | null;
@@ -4756,7 +6278,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4766,6 +6290,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4775,6 +6302,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4784,6 +6315,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4793,6 +6327,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4802,6 +6339,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4811,6 +6351,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4820,8 +6363,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4831,6 +6385,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4840,6 +6397,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4854,6 +6415,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 webhook_id: string;
@@ -4865,7 +6430,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4879,6 +6447,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4888,6 +6460,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4897,6 +6474,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4906,6 +6487,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4915,6 +6500,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4924,6 +6513,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4933,8 +6526,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4944,6 +6549,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4953,6 +6562,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4967,6 +6581,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 webhook_id: string;
@@ -4978,7 +6596,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4991,6 +6612,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,6 +6625,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,6 +6639,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5018,6 +6652,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5027,6 +6665,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5036,6 +6678,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5045,8 +6691,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5056,6 +6714,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5065,6 +6727,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5079,7 +6746,12 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 webhook_id: string;
             };
@@ -5090,7 +6762,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5103,6 +6777,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5112,6 +6789,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5121,6 +6802,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +6814,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5139,8 +6826,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5150,6 +6848,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5159,6 +6860,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5170,7 +6875,12 @@ export interface operations {
     "webhooks-retry": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 delivery_id: string;
             };
@@ -5181,7 +6891,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5191,6 +6903,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5200,6 +6915,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5209,6 +6928,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5218,6 +6940,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5227,6 +6952,9 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5236,8 +6964,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5247,6 +6986,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5256,6 +6998,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +7016,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 webhook_id: string;
@@ -5296,7 +7046,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5311,6 +7064,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5320,6 +7077,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5329,6 +7091,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5338,6 +7104,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,6 +7117,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5356,6 +7130,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5365,6 +7143,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5374,6 +7156,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5383,8 +7169,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5394,6 +7192,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5403,6 +7205,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5427,7 +7234,12 @@ export interface operations {
                 amountMax?: number;
                 phone?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -5436,7 +7248,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5446,6 +7260,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5455,6 +7272,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5464,6 +7285,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5473,6 +7297,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5482,8 +7309,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5493,6 +7331,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5502,6 +7343,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,6 +7361,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -5561,6 +7410,7 @@ export interface operations {
                         email?: string;
                     };
                     /**
+                     * Format: uri
                      * @description Where we send this payment's events (signed with the tenant's callback secret); never sent to the provider
                      * @example https://merchant.example/passerelle/callback
                      */
@@ -5581,7 +7431,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5591,6 +7444,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5600,6 +7457,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5609,6 +7471,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5618,6 +7484,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5627,6 +7497,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5636,6 +7510,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5645,6 +7523,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5654,6 +7536,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +7549,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5672,8 +7562,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5683,6 +7585,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5692,6 +7598,10 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5701,6 +7611,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,6 +7625,10 @@ export interface operations {
             /** @description Gateway Timeout */
             504: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5721,7 +7640,12 @@ export interface operations {
     "payments-quote": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -5766,6 +7690,7 @@ export interface operations {
                         email?: string;
                     };
                     /**
+                     * Format: uri
                      * @description Where we send this payment's events (signed with the tenant's callback secret); never sent to the provider
                      * @example https://merchant.example/passerelle/callback
                      */
@@ -5786,7 +7711,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5796,6 +7723,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5805,6 +7735,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5814,6 +7748,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5823,6 +7760,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5832,6 +7772,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5841,6 +7784,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5850,8 +7796,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5861,6 +7818,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5870,6 +7830,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5881,7 +7845,12 @@ export interface operations {
     "payments-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Our payment id (pay_…) */
                 payment_id: string;
@@ -5893,7 +7862,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5903,6 +7874,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5912,6 +7886,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5921,6 +7899,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5930,6 +7911,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5939,8 +7923,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5950,6 +7945,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5959,6 +7957,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5973,7 +7975,12 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Our payment id (pay_…) */
                 payment_id: string;
@@ -5985,7 +7992,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5998,6 +8007,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6007,6 +8019,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6016,6 +8032,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6025,6 +8044,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6034,8 +8056,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6045,6 +8078,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6054,6 +8090,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6068,6 +8108,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -6093,8 +8137,11 @@ export interface operations {
                     phone_number: {
                         /** @example +22997000000 */
                         number: string;
-                        /** @example bj */
-                        country: string;
+                        /**
+                         * @example bj
+                         * @enum {string}
+                         */
+                        country: "bj" | "tg" | "gn" | "ci" | "ne" | "sn";
                     };
                     /** @example Awa */
                     firstname?: string;
@@ -6106,6 +8153,7 @@ export interface operations {
                      */
                     email?: string;
                     /**
+                     * Format: uri
                      * @description Where we send this payment's events (signed with the tenant's callback secret); never sent to provider A
                      * @example https://merchant.example/passerelle/callback
                      */
@@ -6117,7 +8165,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +8178,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6136,6 +8191,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6145,6 +8205,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6154,6 +8218,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6163,6 +8231,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6172,6 +8244,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6181,6 +8257,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6190,6 +8270,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6199,6 +8283,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,8 +8296,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6219,6 +8319,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6228,6 +8332,10 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6237,6 +8345,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6246,6 +8359,10 @@ export interface operations {
             /** @description Gateway Timeout */
             504: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6257,7 +8374,12 @@ export interface operations {
     "providerA-transactionStatus": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Provider A's integer transaction id */
                 transaction_id: number;
@@ -6269,7 +8391,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6279,6 +8403,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6288,6 +8415,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6297,6 +8428,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6306,6 +8440,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6315,8 +8452,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,6 +8474,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6335,6 +8486,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6346,7 +8501,12 @@ export interface operations {
     "providerA-transactionIsApproved": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Provider A's integer transaction id */
                 transaction_id: number;
@@ -6358,7 +8518,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6368,6 +8530,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6377,6 +8542,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6386,6 +8555,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6395,6 +8567,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6404,8 +8579,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6415,6 +8601,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6424,6 +8613,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6440,6 +8633,8 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description The calling tenant (spec rule 1) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -6458,11 +8653,13 @@ export interface operations {
                      */
                     description: string;
                     /**
+                     * Format: uri
                      * @description The customer is sent here after payment
                      * @example https://merchant.example/orders/1042
                      */
                     returnUrl: string;
                     /**
+                     * Format: uri
                      * @description The customer is sent here on cancel
                      * @example https://merchant.example/orders/1042
                      */
@@ -6501,7 +8698,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6511,6 +8711,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6520,6 +8724,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6529,6 +8738,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6538,6 +8751,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6547,6 +8764,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6556,6 +8777,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6565,6 +8790,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6574,6 +8803,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6583,6 +8816,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6592,8 +8829,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6603,6 +8852,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6612,6 +8865,10 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6621,6 +8878,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6630,6 +8892,10 @@ export interface operations {
             /** @description Gateway Timeout */
             504: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6648,6 +8914,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -6657,7 +8925,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6667,6 +8937,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6676,6 +8949,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6685,6 +8962,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6694,6 +8974,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6703,8 +8986,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6714,6 +9008,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6723,6 +9020,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6739,6 +9040,8 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -6768,11 +9071,13 @@ export interface operations {
                      */
                     maxAmount: number;
                     /**
+                     * Format: uri
                      * @description The customer is sent here after authorising
                      * @example https://merchant.example/subscriptions/77
                      */
                     returnUrl: string;
                     /**
+                     * Format: uri
                      * @description The customer is sent here after declining
                      * @example https://merchant.example/subscriptions/77
                      */
@@ -6793,7 +9098,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6803,6 +9111,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6812,6 +9124,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6821,6 +9138,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6830,6 +9151,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6839,6 +9164,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6848,6 +9177,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6857,6 +9190,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6866,6 +9203,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6875,6 +9216,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6884,8 +9229,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +9252,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6904,6 +9265,10 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6913,6 +9278,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6922,6 +9292,10 @@ export interface operations {
             /** @description Gateway Timeout */
             504: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6936,6 +9310,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description Our permit id (prm_…) */
@@ -6948,7 +9324,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6958,6 +9336,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6967,6 +9348,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6976,6 +9361,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6985,6 +9373,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6994,8 +9385,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7005,6 +9407,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7014,6 +9419,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7028,6 +9437,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description Our permit id (prm_…) */
@@ -7040,7 +9451,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +9463,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7059,6 +9475,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,6 +9488,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7077,6 +9500,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,6 +9512,9 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7095,6 +9524,9 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7104,8 +9536,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7115,6 +9558,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7124,6 +9570,9 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7133,6 +9582,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7142,6 +9595,9 @@ export interface operations {
             /** @description Gateway Timeout */
             504: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7159,6 +9615,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description Our permit id (prm_…) */
@@ -7171,7 +9629,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7181,6 +9641,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7190,6 +9653,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7199,6 +9666,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7208,6 +9678,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7217,8 +9690,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7228,6 +9712,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7237,6 +9724,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7253,6 +9744,8 @@ export interface operations {
                 "idempotency-key"?: string;
                 /** @description The calling tenant (required) */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description Our permit id (prm_…) */
@@ -7286,7 +9779,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7296,6 +9792,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7305,6 +9805,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7314,6 +9819,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7323,6 +9832,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7332,6 +9845,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7341,6 +9858,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +9871,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7359,6 +9884,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7368,8 +9897,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7379,6 +9920,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7388,6 +9933,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7402,6 +9952,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description The permit (prm_…) */
@@ -7414,7 +9966,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7424,6 +9978,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7433,6 +9990,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7442,6 +10003,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7451,6 +10015,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7460,8 +10027,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7471,6 +10049,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7480,6 +10061,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7494,6 +10079,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description The permit (prm_…) */
@@ -7539,7 +10126,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7549,6 +10138,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7558,6 +10150,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7567,6 +10163,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7576,6 +10175,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7585,6 +10187,9 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7594,6 +10199,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7603,6 +10211,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7612,8 +10223,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7623,6 +10245,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7632,6 +10257,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7646,6 +10275,8 @@ export interface operations {
             header: {
                 /** @description The calling tenant */
                 "x-tenant-id": string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description The permit (prm_…) */
@@ -7658,7 +10289,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7668,6 +10301,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7677,6 +10313,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7686,6 +10326,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7695,6 +10338,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7704,8 +10350,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7715,6 +10372,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7724,6 +10384,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7741,7 +10405,12 @@ export interface operations {
                 from?: string;
                 to?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -7750,7 +10419,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7760,6 +10431,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +10443,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7778,6 +10456,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7787,6 +10468,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7796,8 +10480,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7807,6 +10502,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7816,6 +10514,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7830,6 +10532,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path?: never;
             cookie?: never;
@@ -7890,7 +10596,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7900,6 +10609,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7909,6 +10622,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7918,6 +10636,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7927,6 +10649,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7936,6 +10662,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7945,6 +10675,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7954,6 +10688,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7963,6 +10701,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7972,6 +10714,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7981,8 +10727,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7992,6 +10750,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8001,6 +10763,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8012,7 +10779,12 @@ export interface operations {
     "payouts-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Our payout id (po_…) */
                 payout_id: string;
@@ -8024,7 +10796,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8034,6 +10808,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8043,6 +10820,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8052,6 +10833,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8061,6 +10845,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8070,8 +10857,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8081,6 +10879,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8090,6 +10891,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8105,7 +10910,12 @@ export interface operations {
                 cursor?: string;
                 state?: "pending" | "succeeded" | "failed";
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Our payment id (pay_…) */
                 payment_id: string;
@@ -8117,7 +10927,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8127,6 +10939,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8136,6 +10951,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8145,6 +10964,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8154,6 +10976,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8163,8 +10988,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8174,6 +11010,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8183,6 +11022,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8197,6 +11040,10 @@ export interface operations {
             header?: {
                 /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
                 "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
             };
             path: {
                 /** @description Our payment id (pay_…) */
@@ -8224,7 +11071,10 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8234,6 +11084,10 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8243,6 +11097,11 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,6 +11111,10 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8261,6 +11124,10 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8270,6 +11137,10 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8279,6 +11150,10 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8288,6 +11163,10 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8297,6 +11176,10 @@ export interface operations {
             /** @description Unprocessable Entity */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8306,6 +11189,10 @@ export interface operations {
             /** @description Failed Dependency */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8315,8 +11202,20 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8326,6 +11225,10 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8335,6 +11238,11 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8346,7 +11254,12 @@ export interface operations {
     "payouts-getRefund": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path: {
                 /** @description Our refund id (rf_…) */
                 refund_id: string;
@@ -8358,7 +11271,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8368,6 +11283,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8377,6 +11295,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8386,6 +11308,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8395,6 +11320,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8404,8 +11332,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8415,6 +11354,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8424,6 +11366,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8435,7 +11381,12 @@ export interface operations {
     "balance-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8444,7 +11395,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8454,6 +11407,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8463,6 +11419,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8472,6 +11432,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8481,6 +11444,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8490,8 +11456,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8501,6 +11478,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8510,6 +11490,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8525,7 +11509,12 @@ export interface operations {
                 cursor?: string;
                 subjectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8534,7 +11523,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8544,6 +11535,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8553,6 +11547,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8562,6 +11560,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8571,6 +11572,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8580,8 +11584,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8591,6 +11606,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8600,6 +11618,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8614,7 +11636,12 @@ export interface operations {
                 from?: string;
                 to?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8623,16 +11650,22 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Reconciliation"];
+                    "text/csv": string;
                 };
             };
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8642,6 +11675,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8651,6 +11688,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8660,6 +11700,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8669,8 +11712,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8680,6 +11734,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8689,6 +11746,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8704,7 +11765,10 @@ export interface operations {
                 to?: string;
                 tenantId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The environment to report on (default: the token's) */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8713,16 +11777,18 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AdminReconciliation"];
+                    "text/csv": string;
                 };
             };
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8732,6 +11798,8 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8740,6 +11808,16 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8750,6 +11828,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8759,6 +11838,8 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8773,7 +11854,12 @@ export interface operations {
                 period?: "today" | "7d" | "30d";
                 timeZone?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8782,7 +11868,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8792,6 +11880,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8801,6 +11892,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8810,6 +11905,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8819,6 +11917,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8828,8 +11929,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8839,6 +11951,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8848,6 +11963,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8859,7 +11978,12 @@ export interface operations {
     "routing-get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8868,7 +11992,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8878,6 +12004,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8887,6 +12016,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8896,6 +12029,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8905,6 +12041,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8914,8 +12053,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8925,6 +12075,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8934,6 +12087,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8945,7 +12102,12 @@ export interface operations {
     "routing-put": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -8960,7 +12122,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8970,6 +12134,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8979,6 +12146,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8988,6 +12159,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8997,6 +12171,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9006,6 +12183,9 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9015,6 +12195,9 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9024,8 +12207,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9035,6 +12229,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9044,6 +12241,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9055,7 +12256,12 @@ export interface operations {
     "routing-stats": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -9064,7 +12270,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9074,6 +12282,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9083,6 +12294,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9092,6 +12307,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9101,6 +12319,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9110,8 +12331,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9121,6 +12353,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9130,6 +12365,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9143,7 +12382,12 @@ export interface operations {
             query: {
                 country: string;
             };
-            header?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
             path?: never;
             cookie?: never;
         };
@@ -9152,7 +12396,9 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9162,6 +12408,9 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9171,6 +12420,10 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9180,6 +12433,9 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9189,6 +12445,9 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9198,8 +12457,19 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again */
-                    "retry-after"?: number;
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9209,6 +12479,9 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9218,6 +12491,10 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,7 +12521,7 @@ export interface operations {
             /** @description Successful response */
             200: {
                 headers: {
-                    "x-request-id"?: string;
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9254,6 +12531,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9263,6 +12541,8 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9271,6 +12551,16 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9281,6 +12571,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9290,6 +12581,8 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9310,6 +12603,7 @@ export interface operations {
             /** @description The index (when `Accept` does not name text/html) */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9330,10 +12624,20 @@ export interface operations {
             /** @description A browser (`Accept: text/html`) is sent to the merchant's dashboard */
             302: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };
@@ -9349,6 +12653,7 @@ export interface operations {
             /** @description Up */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9359,6 +12664,15 @@ export interface operations {
                             [key: string]: "ok" | "down";
                         };
                     };
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9375,6 +12689,7 @@ export interface operations {
             /** @description Ready */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9387,9 +12702,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A dependency is down */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9434,6 +12760,7 @@ export interface operations {
             /** @description Received */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9443,9 +12770,71 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Bad, old or foreign signature */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9486,6 +12875,7 @@ export interface operations {
             /** @description Received */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9495,9 +12885,71 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Bad, old or foreign signature */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9529,15 +12981,38 @@ export interface operations {
             /** @description Received */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["IpnReceived"];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The hash does not match the merchant account */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9547,6 +13022,7 @@ export interface operations {
             /** @description Another content type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9556,6 +13032,38 @@ export interface operations {
             /** @description Too many IPNs with a wrong hash */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9585,15 +13093,38 @@ export interface operations {
             /** @description Received (or an empty check) */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DisburseCallbackReceived"];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The hash does not match the merchant account */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9603,11 +13134,822 @@ export interface operations {
             /** @description Another content type */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook-payment-completed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.completed";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-failed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.failed";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.cancelled";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.refunded";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentRefundedEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-activated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.activated";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-declined": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.declined";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-revoked": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.revoked";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-charge-succeeded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.charge.succeeded";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-charge-failed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.charge.failed";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-permit-schedule-past_due": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "permit.schedule.past_due";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PermitEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payout-sent": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payout.sent";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["Payout"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payout-failed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payout.failed";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["Payout"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-refund-succeeded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "refund.succeeded";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["Refund"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-refund-failed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "refund.failed";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["Refund"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-webhook-test": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "webhook.test";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["WebhookTestData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI description of the OAuth2 token endpoint (the procedures with `meta.oauthErrors`): its
- * errors are the `OAuthError` schema (RFC 6749 §5.2, `error-body.ts`), a 401 carries the Basic
+ * errors are the `OAuthError` schema (RFC 6749 §5.2, `error-body.ts`), every answer says `no-store`, a 401 carries the Basic
  * challenge, and the client authenticates with HTTP Basic (`clientBasic`) or with its credentials in the
  * body — hence `security: [{ clientBasic: [] }, {}]`.
  */
@@ -11,6 +11,11 @@ import type { Meta } from "../routers/trpc.ts";
 import { BASIC_CHALLENGE, oauthErrorBodySchema } from "./error-body.ts";
 
 const OAUTH_ERROR_REF = { $ref: "#/components/schemas/OAuthError" };
+
+const NO_STORE = {
+  "cache-control": { description: "Always `no-store` (RFC 6749 §5.1)", schema: { type: "string", enum: ["no-store"] } },
+  pragma: { description: "Always `no-cache` (RFC 6749 §5.1)", schema: { type: "string", enum: ["no-cache"] } },
+};
 
 interface ResponseObject {
   headers?: Record<string, unknown>;
@@ -42,6 +47,8 @@ export function describeOAuthTokenEndpoints(document: OpenAPIObject, router: Any
     if (!operation?.responses) continue;
     operation.security = [{ clientBasic: [] }, {}];
     for (const [status, response] of Object.entries(operation.responses)) {
+      // RFC 6749 §5.1: a token answer is never cached.
+      if (status !== "431") response.headers = { ...response.headers, ...NO_STORE };
       if (Number(status) < 400) continue;
       response.content = { "application/json": { schema: OAUTH_ERROR_REF } };
       if (status === "401")

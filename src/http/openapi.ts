@@ -10,7 +10,18 @@
  * - every operation has an `operationId`: a procedure's is its router path with `-` for `.`
  *   (`tenants.create` → `tenants-create`, trpc-to-openapi's rule), a plain route's is its own or its path
  *   without parameters (`/providerB/webhook` → `providerB-webhook`);
- * - the plain routes (health, provider webhooks) are added so `/docs` shows every path.
+ * - the plain routes (health, provider webhooks) are added so `/docs` shows every path, with their common
+ *   answers (`openapi-shape.ts`);
+ * - every response declares its headers (`openapi-headers.ts`: `x-request-id`, the rate-limit budget,
+ *   `Idempotent-Replayed`, `Retry-After`, `WWW-Authenticate`), and the tenant bases' request headers
+ *   (`x-tenant-id`, `x-environment`) are parameters;
+ * - every procedure's description opens with who may call it, and operator-only ones carry the tag
+ *   `operator only` (`openapi-tags.ts`, which also describes every tag);
+ * - the `webhooks` section describes every event a tenant's endpoint receives (`openapi-webhooks.ts`);
+ * - its server is the gateway's `PUBLIC_BASE_URL` (`serverOf`); URL fields are `format: uri`.
+ *
+ * Spectral's `spectral:oas` and Redocly's `recommended-strict` pass it with no rule off (CI), and the tests
+ * check every gateway response they receive against it (test/support/openapi-validation.ts).
  */
 import type { AnyTRPCRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
@@ -18,10 +29,19 @@ import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { ERROR_CODES } from "../errors.ts";
 import { adminProcedure, authedProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
-import { errorBodySchema, reasonPhrase } from "./error-body.ts";
+import { errorBodySchema } from "./error-body.ts";
+import { ENVIRONMENT_HEADER_PARAMETER, HEADER_COMPONENTS, headerRef, TENANT_HEADER_PARAMETER } from "./openapi-headers.ts";
 import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
+import { describePlainRoutes, describeUrlFormats, DOCUMENTED_BASE_URL, documentTags, serverOf, statusDescription } from "./openapi-shape.ts";
+import { BASE_DESCRIPTIONS, OPERATOR_TAG } from "./openapi-tags.ts";
+import { describeWebhooks } from "./openapi-webhooks.ts";
+import { RATE_LIMIT_HEADERS } from "./ratelimit-headers.ts";
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
+
+const CSV_CONTENT = {
+  schema: { type: "string", description: "The same report as CSV (`Accept: text/csv`): a header row, then one row per line of the report" },
+};
 
 /** The error body as documented: the contract's, with `code` the closed list of contract §1. */
 const documentedErrorBody = errorBodySchema.extend({
@@ -34,7 +54,7 @@ const documentedErrorBody = errorBodySchema.extend({
 });
 
 /** How a procedure's base authorises a call, and the statuses that gives it. */
-type Base = "public" | "authenticated" | "admin" | "tenant";
+type Base = "public" | "authenticated" | "admin" | "tenant" | "tenantOwner";
 
 const BASE_ERRORS: Record<Base, number[]> = {
   public: [],
@@ -45,22 +65,29 @@ const BASE_ERRORS: Record<Base, number[]> = {
   // …x-tenant-id missing with an admin token or a bad x-environment (400); x-tenant-id not the token's,
   // a disabled tenant, a sandbox token on live (403); an unknown tenant (404); the tenant's budget (429).
   tenant: [400, 401, 403, 404, 429],
+  // …a tenant token on another tenant's path (404), x-tenant-id not the token's (403), a bad x-environment (400).
+  tenantOwner: [400, 401, 403, 404, 429],
 };
 
-/** Every operation: a bug (500), the database or Redis down (503). */
-const ALWAYS = [500, 503];
+/**
+ * Every operation: request headers over the server's limit (431, answered before the gateway reads the
+ * request: no `x-request-id`), a bug (500), the database or Redis down (503).
+ */
+export const ALWAYS = [431, 500, 503];
 
 /** The last middleware each base adds: a procedure built on that base runs it (identity, not name). */
 const BASE_MARKERS: [Base, unknown][] = [
   ["admin", adminProcedure._def.middlewares.at(-1)],
   ["tenant", tenantProcedure._def.middlewares.at(-1)],
-  ["tenant", tenantOwnerProcedure._def.middlewares.at(-1)],
+  ["tenantOwner", tenantOwnerProcedure._def.middlewares.at(-1)],
   ["authenticated", authedProcedure._def.middlewares.at(-1)],
 ];
 
 interface ProcedureFacts {
   base: Base;
   declared: readonly number[];
+  /** The REST route also answers `text/csv` (`meta.csv`). */
+  csv: boolean;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
@@ -70,7 +97,7 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
   for (const [path, procedure] of Object.entries(procedures)) {
     const middlewares = procedure._def.middlewares;
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
-    facts.set(path.replaceAll(".", "-"), { base, declared: procedure._def.meta?.errors ?? [] });
+    facts.set(path.replaceAll(".", "-"), { base, declared: procedure._def.meta?.errors ?? [], csv: procedure._def.meta?.csv !== undefined });
   }
   return facts;
 }
@@ -83,18 +110,56 @@ interface ResponseObject {
 
 interface OperationObject {
   operationId?: string;
+  tags?: string[];
+  description?: string;
   security?: unknown[];
-  parameters?: { name?: string; in?: string }[];
+  parameters?: { name?: string; in?: string; schema?: Record<string, unknown> }[];
   requestBody?: unknown;
   responses?: Record<string, ResponseObject>;
 }
 
-const RETRY_AFTER = { "retry-after": { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } } };
-
 function errorResponse(status: number): ResponseObject {
-  const response: ResponseObject = { description: reasonPhrase(status), content: { "application/json": { schema: ERROR_REF } } };
-  if (status === 429) response.headers = RETRY_AFTER;
+  const response: ResponseObject = { description: statusDescription(status), content: { "application/json": { schema: ERROR_REF } } };
+  if (status === 429 || status === 503) response.headers = { "retry-after": headerRef("retry-after") };
+  if (status === 401) response.headers = { "www-authenticate": headerRef("www-authenticate") };
   return response;
+}
+
+/**
+ * The headers every response of a procedure's operation may carry: its request id; the rate-limit budget on
+ * a tenant base (counted for a tenant's token); `idempotent-replayed` when it takes `Idempotency-Key`.
+ */
+function describeResponseHeaders(operation: OperationObject, procedure: ProcedureFacts): void {
+  const idempotent = operation.parameters?.some((parameter) => parameter.in === "header" && parameter.name?.toLowerCase() === "idempotency-key");
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    if (status === "431") continue;
+    const headers: Record<string, unknown> = { "x-request-id": headerRef("x-request-id") };
+    if (procedure.base === "tenant" || procedure.base === "tenantOwner") for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
+    if (idempotent) headers["idempotent-replayed"] = headerRef("idempotent-replayed");
+    response.headers = { ...headers, ...response.headers };
+  }
+}
+
+/** The request headers a base reads, added to the operation's parameters unless it declares them itself. */
+function describeRequestHeaders(operation: OperationObject, procedure: ProcedureFacts): void {
+  const wanted =
+    procedure.base === "tenant"
+      ? [TENANT_HEADER_PARAMETER, ENVIRONMENT_HEADER_PARAMETER]
+      : procedure.base === "tenantOwner"
+        ? [ENVIRONMENT_HEADER_PARAMETER]
+        : [];
+  for (const parameter of wanted) {
+    const declared = operation.parameters?.find((given) => given.in === "header" && given.name?.toLowerCase() === parameter.name);
+    if (declared) declared.schema = { ...parameter.schema, ...declared.schema };
+    else (operation.parameters ??= []).push({ ...parameter, schema: { ...parameter.schema } });
+  }
+}
+
+/** Tags operator-only operations and opens every procedure's description with who may call it. */
+function describeCaller(operation: OperationObject, procedure: ProcedureFacts): void {
+  if (procedure.base === "admin" && !operation.tags?.includes(OPERATOR_TAG)) operation.tags = [...(operation.tags ?? []), OPERATOR_TAG];
+  const who = BASE_DESCRIPTIONS[procedure.base];
+  operation.description = operation.description ? `${who}\n\n${operation.description}` : who;
 }
 
 /** The statuses an operation of a procedure can answer, from what it is and what it declares. */
@@ -124,15 +189,28 @@ function dropSafeIntegerBounds(node: unknown): void {
   for (const value of Object.values(schema)) dropSafeIntegerBounds(value);
 }
 
-/** Generates the document for `router` plus the given plain-route paths. */
-export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenApiPathsObject, version: string): OpenAPIObject {
+/**
+ * Generates the document for `router` plus the given plain-route paths; `baseUrl` is the gateway's public
+ * address (`PUBLIC_BASE_URL`; by default its documented default), the document's one server.
+ */
+export function buildOpenApiDocument(
+  router: AnyTRPCRouter,
+  plainPaths: ZodOpenApiPathsObject,
+  version: string,
+  baseUrl: string = DOCUMENTED_BASE_URL,
+): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
     title: "Passerelle",
     description:
       "A multi-tenant payment gateway proxy for West-African mobile money and cards. " +
-      "Every error has the shape of the `Error` schema; every response carries `x-request-id`.",
+      "Every error has the shape of the `Error` schema; every response carries `x-request-id`. " +
+      "Events reach the tenant's endpoints as Standard Webhooks (the `webhooks` section; docs/verifying-webhooks.md).",
     version,
-    baseUrl: "/",
+    baseUrl,
+    // Each operator runs its own gateway: the contact is that operator, at the gateway's own address. The
+    // software is not published under a public licence: an SPDX `LicenseRef-` says so.
+    contact: { name: "The operator of this gateway", url: baseUrl },
+    license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     paths: plainPaths,
   });
@@ -163,10 +241,19 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, plainPaths: ZodOpenA
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
       for (const status of errorStatuses(operation, procedure)) responses[String(status)] = errorResponse(status);
       const ok = responses["200"];
-      if (ok) ok.headers = { "x-request-id": { schema: { type: "string" } } };
+      if (ok && procedure.csv) ok.content = { ...ok.content, "text/csv": CSV_CONTENT };
+      describeResponseHeaders(operation, procedure);
+      describeRequestHeaders(operation, procedure);
+      describeCaller(operation, procedure);
     }
   }
+  document.components.headers = structuredClone(HEADER_COMPONENTS) as unknown as NonNullable<typeof document.components.headers>;
   describeOAuthTokenEndpoints(document, router);
+  describePlainRoutes(document, plainPaths);
+  describeWebhooks(document);
   dropSafeIntegerBounds(document);
+  describeUrlFormats(document);
+  document.servers = [serverOf(baseUrl)];
+  document.tags = documentTags(document);
   return document;
 }

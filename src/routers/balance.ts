@@ -94,6 +94,9 @@ export const balanceRouter = router({
           "As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; " +
           "and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, " +
           `what the provider reports, and the difference. Admin token only.${csvNote}`,
+        requestHeaders: z.object({
+          "x-environment": z.enum(["sandbox", "live"]).optional().meta({ description: "The environment to report on (default: the token's)" }),
+        }),
       },
       csv: reconciliationCsv,
     })

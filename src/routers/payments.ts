@@ -17,6 +17,7 @@ import {
 } from "../services/payments/mod.ts";
 import { paymentDetailSchema } from "../services/payments/payment-view.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
+import { ID_BOUNDS } from "./documented-id-bounds.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { deliverySchema } from "./webhooks.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
@@ -135,7 +136,7 @@ export const paymentsRouter = router({
       },
       tenantHeader: "accepted",
     })
-    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }) }))
+    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)", ...ID_BOUNDS }) }))
     .output(paymentDetailSchema)
     .query(({ ctx, input }) => getPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, paymentId: input.payment_id })),
   deliveries: tenantProcedure
@@ -148,7 +149,7 @@ export const paymentsRouter = router({
         description: "To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.",
       },
     })
-    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)" }), ...pageQuery }))
+    .input(z.object({ payment_id: z.string().meta({ description: "Our payment id (pay_…)", ...ID_BOUNDS }), ...pageQuery }))
     .output(pageOf(deliverySchema))
     .query(({ ctx, input }) =>
       listDeliveries(

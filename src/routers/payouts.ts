@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { pageOf, pageQuery } from "../services/paging.ts";
+import { ID_BOUNDS } from "./documented-id-bounds.ts";
 import { createPayout, payoutRequest } from "../services/payouts/create-payout.ts";
 import { createRefund, refundRequest } from "../services/payouts/create-refund.ts";
 import { PAYOUT_STATES, payoutSchema, REFUND_STATES, refundSchema } from "../services/payouts/payout-view.ts";
@@ -18,7 +19,7 @@ const moneyRuleErrors =
   "pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each " +
   "holding account); 424 when the provider has no account for the tenant there.";
 
-const paymentIdField = z.string().meta({ description: "Our payment id (pay_…)" });
+const paymentIdField = z.string().meta({ description: "Our payment id (pay_…)", ...ID_BOUNDS });
 
 export const payoutsRouter = router({
   create: tenantProcedure
@@ -89,7 +90,7 @@ export const payoutsRouter = router({
       },
       tenantHeader: "accepted",
     })
-    .input(z.object({ payout_id: z.string().meta({ description: "Our payout id (po_…)" }) }))
+    .input(z.object({ payout_id: z.string().meta({ description: "Our payout id (po_…)", ...ID_BOUNDS }) }))
     .output(payoutSchema)
     .query(({ ctx, input }) => getPayout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, payoutId: input.payout_id })),
 
@@ -156,7 +157,7 @@ export const payoutsRouter = router({
       },
       tenantHeader: "accepted",
     })
-    .input(z.object({ refund_id: z.string().meta({ description: "Our refund id (rf_…)" }) }))
+    .input(z.object({ refund_id: z.string().meta({ description: "Our refund id (rf_…)", ...ID_BOUNDS }) }))
     .output(refundSchema)
     .query(({ ctx, input }) => getRefund(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, refundId: input.refund_id })),
 });

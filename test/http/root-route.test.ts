@@ -52,6 +52,6 @@ describe("GET /", () => {
 
   it("is in the OpenAPI document", async () => {
     const document = (await (await tg.request("/openapi.json")).json()) as { paths: Record<string, { get?: { responses: object } }> };
-    expect(Object.keys(document.paths["/"]?.get?.responses ?? {}).sort()).toEqual(["200", "302"]);
+    expect(Object.keys(document.paths["/"]?.get?.responses ?? {}).sort()).toEqual(["200", "302", "431"]);
   });
 });

@@ -9,6 +9,7 @@ import { createJobQueue } from "../../src/jobs/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway, type GatewayParts, mintToken } from "../../src/mod.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { unwatchGatewayOrigin, validateGatewayResponse, watchGatewayOrigin } from "./openapi-validation.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 
 /** Fixed secrets for tests only. */
@@ -32,7 +33,10 @@ export interface TestGateway {
   config: Config;
   /** Every log line the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
-  /** Calls the gateway in-process with `http://localhost` + path. */
+  /**
+   * Calls the gateway in-process with `http://localhost` + path; the response is checked against the
+   * OpenAPI document (`openapi-validation.ts`: an undocumented status, content type, header or body throws).
+   */
   request(path: string, init?: RequestInit): Promise<Response>;
   adminToken(env?: "sandbox" | "live"): Promise<string>;
   tenantToken(tenantId: string, env?: "sandbox" | "live"): Promise<string>;
@@ -63,12 +67,31 @@ export async function startTestGateway(
     ...(parts.providers ? { providers: parts.providers } : {}),
   });
 
+  // A gateway the test starts listening is checked too: every `fetch` to its address (openapi-validation.ts).
+  const start = gateway.start.bind(gateway);
+  const stop = gateway.stop.bind(gateway);
+  let listening: string | undefined;
+  gateway.start = async (options) => {
+    const addresses = await start(options);
+    if (addresses.url) watchGatewayOrigin((listening = addresses.url));
+    return addresses;
+  };
+  gateway.stop = async () => {
+    if (listening) unwatchGatewayOrigin(listening);
+    await stop();
+  };
+
   return {
     gateway,
     database,
     config,
     logs,
-    request: (path, init) => gateway.fetch(new Request(`http://localhost${path}`, init)),
+    async request(path, init) {
+      const request = new Request(`http://localhost${path}`, init);
+      const response = await gateway.fetch(request);
+      await validateGatewayResponse(request.method, request.url, response);
+      return response;
+    },
     adminToken: (environment = "sandbox") => mintToken(config.jwt, { sub: "operator", role: "admin", environment }),
     tenantToken: (tenantId, environment = "sandbox") => mintToken(config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment }),
     async insertTenant(fields = {}) {

@@ -13,6 +13,7 @@ import { createGateway, mintToken, type Gateway } from "../../src/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulator } from "../../src/providers/providerB/simulator/mod.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { TEST_ENV } from "./gateway.ts";
+import { unwatchGatewayOrigin, watchGatewayOrigin } from "./openapi-validation.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 import { freePort } from "./ports.ts";
 
@@ -114,6 +115,7 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
   let server: ReturnType<typeof Bun.serve> | undefined;
   const up = () => {
     server ??= Bun.serve({ hostname: "127.0.0.1", port, fetch: gateway.fetch });
+    watchGatewayOrigin(url);
   };
   up();
   const rig: RigGateway = {
@@ -125,6 +127,7 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
     async down() {
       await server?.stop(true);
       server = undefined;
+      unwatchGatewayOrigin(url);
     },
     adminToken: () => mintToken(config.jwt, { sub: "operator", role: "admin", environment: "sandbox" }),
     tenantToken: (tenantId) => mintToken(config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment: "sandbox" }),

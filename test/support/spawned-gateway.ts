@@ -1,4 +1,5 @@
 /** For tests that run the gateway's own command (`bun src/main.ts …`) as a child process. */
+import { watchGatewayOrigin } from "./openapi-validation.ts";
 import { waitUntil } from "./wait.ts";
 
 /** The environment of a fresh machine (no PASSERELLE variables, nothing from the test runner's own), plus `extra`. */
@@ -6,7 +7,10 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string> 
   return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...extra };
 }
 
-/** Polls `http://127.0.0.1:<port>/health/ready` until it answers 200; fails the test after `timeoutMs` (default 30 s). */
+/**
+ * Polls `http://127.0.0.1:<port>/health/ready` until it answers 200; fails the test after `timeoutMs` (default
+ * 30 s). Then watches the port: the gateway's responses to later `fetch` calls are checked against the document.
+ */
 export async function waitReady(port: number, timeoutMs = 30_000): Promise<void> {
   await waitUntil(
     () =>
@@ -16,6 +20,8 @@ export async function waitReady(port: number, timeoutMs = 30_000): Promise<void>
       ),
     { what: `the gateway on port ${port} to answer /health/ready with 200`, timeoutMs, intervalMs: 100 },
   );
+  // From now on every `fetch` to it is checked against the OpenAPI document (openapi-validation.ts).
+  watchGatewayOrigin(`http://127.0.0.1:${port}`);
 }
 
 /**

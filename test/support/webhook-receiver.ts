@@ -2,7 +2,11 @@
  * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every request it gets and
  * answers what the test tells it to (a status, a slow answer, a request held until released). Waiting
  * for what it received: `waitUntil` in `wait.ts`.
+ *
+ * Every delivery it gets (a request with `webhook-id`) is checked against the OpenAPI document's `webhooks`
+ * section (`openapi-validation.ts`): `stop()` throws when one did not match, failing the test.
  */
+import { webhookDeliveryProblems } from "./openapi-validation.ts";
 
 /** One request the receiver got. */
 export interface Receipt {
@@ -28,13 +32,15 @@ export interface WebhookReceiver {
   receiptsOf(webhookId: string, path?: string): Receipt[];
   /** Answered requests with a 2xx status, by `<path> <webhook-id>`. */
   successesByTarget(): Map<string, number>;
+  /** Stops the server; throws if a delivery did not match the OpenAPI document. */
   stop(): Promise<void>;
 }
 
 const ok: Responder = () => new Response("ok");
 
 /**
- * Starts a receiver on 127.0.0.1 (a free port, or `port`).
+ * Starts a receiver on 127.0.0.1 (a free port, or `port`). `syntheticEvents`: the test records events with
+ * made-up `data` (it tests delivery, not payloads), so their bodies are not checked against the document.
  *
  * @example
  * ```ts
@@ -42,10 +48,11 @@ const ok: Responder = () => new Response("ok");
  * receiver.respondWith((_, index) => new Response(null, { status: index === 0 ? 503 : 200 }));
  * ```
  */
-export async function startReceiver(options: { port?: number; respond?: Responder } = {}): Promise<WebhookReceiver> {
+export async function startReceiver(options: { port?: number; respond?: Responder; syntheticEvents?: true } = {}): Promise<WebhookReceiver> {
   let responder = options.respond ?? ok;
   const receipts: Receipt[] = [];
   const seen = new Map<string, number>();
+  const problems: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: options.port ?? 0,
@@ -59,6 +66,8 @@ export async function startReceiver(options: { port?: number; respond?: Responde
         status: null,
       };
       receipts.push(receipt);
+      if (receipt.headers["webhook-id"] !== undefined && !options.syntheticEvents)
+        problems.push(...(await webhookDeliveryProblems(receipt.headers, receipt.body)));
       const id = `${receipt.path} ${receipt.headers["webhook-id"] ?? ""}`;
       const index = seen.get(id) ?? 0;
       seen.set(id, index + 1);
@@ -89,6 +98,7 @@ export async function startReceiver(options: { port?: number; respond?: Responde
     },
     async stop() {
       await server.stop(true);
+      if (problems.length > 0) throw new Error(`webhook deliveries that do not match the OpenAPI document's webhooks section:\n- ${problems.join("\n- ")}`);
     },
   };
 }

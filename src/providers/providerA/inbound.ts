@@ -162,7 +162,7 @@ function describe(withTenant: boolean): ZodOpenApiPathItemObject {
       requestParams: {
         path: z.object({
           environment: z.enum(["sandbox", "live"]),
-          ...(withTenant ? { tenant_id: z.string().meta({ description: "The tenant whose own provider A account sends it" }) } : {}),
+          ...(withTenant ? { tenant_id: z.string().min(1).max(64).meta({ description: "The tenant whose own provider A account sends it" }) } : {}),
         }),
         header: z.object({ "x-fedapay-signature": z.string().meta({ description: "t=<unix>,s=<hex>[,s=<hex>]" }) }),
       },

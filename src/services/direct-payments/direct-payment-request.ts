@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
-import { PAYMENT_METHODS } from "./payment-methods.ts";
+import { DIRECT_PAYMENT_COUNTRIES, PAYMENT_METHODS } from "./payment-methods.ts";
 
 export const directPaymentRequest = z
   .object({
@@ -18,7 +18,11 @@ export const directPaymentRequest = z
       maximum: DOCUMENTED_MAX_AMOUNT,
     }),
     payment_method: z.enum(PAYMENT_METHODS).meta({ description: "The operator; it must serve the phone's country" }),
-    phone_number: z.object({ number: phoneNumberField, country: countryField }),
+    phone_number: z.object({
+      number: phoneNumberField,
+      // Documented as the enum it is (create-direct-payment.ts refuses the others with the spec's enum message).
+      country: countryField.meta({ enum: [...DIRECT_PAYMENT_COUNTRIES], example: "bj" }),
+    }),
     ...customerNameFields,
     callback_url: z.string().max(2048).optional().meta({
       example: "https://merchant.example/passerelle/callback",

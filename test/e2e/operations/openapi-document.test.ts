@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { getExampleFromSchema } from "@scalar/workspace-store/request-example";
 import { loadConfig } from "../../../src/config.ts";
 import { ERROR_CODES } from "../../../src/errors.ts";
+import { EVENT_TYPES } from "../../../src/services/events/event-types.ts";
 import { generateOpenApi } from "../../../src/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gateway.ts";
 
@@ -62,14 +63,15 @@ describe("the OpenAPI document's error responses", () => {
 
   it("lists the statuses each operation can answer: its base's, its input's, Idempotency-Key's and its own", () => {
     // A tenant route: bad headers, token, another tenant or a sandbox token on live, an unknown tenant, its budget.
-    expect(statuses(operation("GET", "/payments"))).toEqual([200, 400, 401, 403, 404, 429, 500, 503]);
+    // Every operation: headers over the server's limit (431), a bug (500), the database or Redis down (503).
+    expect(statuses(operation("GET", "/payments"))).toEqual([200, 400, 401, 403, 404, 429, 431, 500, 503]);
     expect(operation("GET", "/payments").responses["429"]!.headers).toHaveProperty("retry-after");
     // An operators' route: no tenant budget, no tenant to miss.
-    expect(statuses(operation("GET", "/admin/payments/stuck"))).toEqual([200, 400, 401, 403, 500, 503]);
+    expect(statuses(operation("GET", "/admin/payments/stuck"))).toEqual([200, 400, 401, 403, 431, 500, 503]);
     // Any token, no input.
-    expect(statuses(operation("GET", "/auth/whoami"))).toEqual([200, 401, 500, 503]);
+    expect(statuses(operation("GET", "/auth/whoami"))).toEqual([200, 401, 431, 500, 503]);
     // A provider call with an Idempotency-Key and a JSON body.
-    expect(statuses(operation("POST", "/providerA/direct-payment"))).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 424, 429, 500, 502, 503, 504]);
+    expect(statuses(operation("POST", "/providerA/direct-payment"))).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 424, 429, 431, 500, 502, 503, 504]);
     expect(statuses(operation("POST", "/providerB/checkout"))).toEqual(expect.arrayContaining([422, 424, 502, 504]));
     expect(statuses(operation("PATCH", "/tenants/{tenant_id}"))).toContain(404);
     expect(statuses(operation("PUT", "/providerB/permits/{permit_id}/schedule"))).toContain(409);
@@ -108,6 +110,80 @@ describe("the OpenAPI document's operations", () => {
     expect(maximum("/providerB/checkout", "amount")).toBe(maxAmount);
     expect(maximum("/providerB/permits", "maxAmount")).toBe(maxAmount);
     expect(JSON.stringify(document)).not.toContain(String(Number.MAX_SAFE_INTEGER));
+  });
+});
+
+describe("what the OpenAPI document declares beyond bodies", () => {
+  const full = document as unknown as {
+    tags: { name: string; description?: string }[];
+    components: { headers: Record<string, unknown>; schemas: Record<string, { properties?: Record<string, { format?: string }> }> };
+  };
+  type Described = Operation & { tags?: string[]; description?: string };
+
+  it("tags every operator-only operation `operator only` and says so first in its description; no other operation", () => {
+    const operatorOnly = operations
+      .filter(({ operation: op }) => (op as Described).tags?.includes("operator only"))
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(operatorOnly.sort()).toEqual(
+      ["GET /admin/payments/stuck", "GET /admin/reports/reconciliation", "GET /tenants", "PATCH /tenants/{tenant_id}", "POST /tenants"].sort(),
+    );
+    for (const { operation: op } of operations.filter(({ operation: op }) => (op as Described).tags?.includes("operator only")))
+      expect((op as Described).description).toStartWith("**Operator only**");
+    expect(full.tags.every((tag) => (tag.description ?? "").length > 0)).toBe(true);
+  });
+
+  it("declares the response headers: x-request-id everywhere, the rate-limit budget on tenant calls, Idempotent-Replayed, WWW-Authenticate on every 401", () => {
+    expect(Object.keys(full.components.headers).sort()).toEqual(
+      ["idempotent-replayed", "ratelimit", "ratelimit-policy", "retry-after", "www-authenticate", "x-request-id"].sort(),
+    );
+    const payments = operation("GET", "/payments");
+    expect(Object.keys(payments.responses["200"]!.headers!)).toEqual(expect.arrayContaining(["x-request-id", "ratelimit", "ratelimit-policy"]));
+    expect(Object.keys(operation("POST", "/payments").responses["200"]!.headers!)).toContain("idempotent-replayed");
+    for (const { path, method, operation: op } of operations) {
+      if (op.responses["401"])
+        expect({ path, method, headers: Object.keys(op.responses["401"].headers ?? {}) }).toEqual({
+          path,
+          method,
+          headers: expect.arrayContaining(["www-authenticate"]),
+        });
+      for (const [status, response] of Object.entries(op.responses))
+        if (status !== "431")
+          expect({ path, method, status, headers: Object.keys(response.headers ?? {}) }).toEqual({
+            path,
+            method,
+            status,
+            headers: expect.arrayContaining(["x-request-id"]),
+          });
+    }
+    // The request headers an operator's token uses on a tenant call.
+    expect(payments.parameters!.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(["x-tenant-id", "x-environment"]));
+  });
+
+  it("documents the reconciliation reports' CSV, URL fields as URIs and the direct payment's countries as an enum", () => {
+    for (const path of ["/reports/reconciliation", "/admin/reports/reconciliation"])
+      expect(Object.keys(operation("GET", path).responses["200"]!.content!)).toEqual(["application/json", "text/csv"]);
+    expect(full.components.schemas.WebhookEndpoint!.properties!.url!.format).toBe("uri");
+    expect(full.components.schemas.Payment!.properties!.callbackUrl!.format).toBe("uri");
+  });
+});
+
+describe("the OpenAPI document's webhooks section", () => {
+  type Delivery = Omit<Operation, "parameters"> & { parameters: { name: string; required: boolean }[] };
+  const webhooks = (document as unknown as { webhooks: Record<string, { post: Delivery }> }).webhooks;
+
+  it("describes every event type a delivery can carry, with the Standard Webhooks headers", () => {
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const [type, { post }] of Object.entries(webhooks)) {
+      expect({ type, headers: post.parameters.filter((p) => p.required).map((p) => p.name) }).toEqual({
+        type,
+        headers: ["webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"],
+      });
+      const envelope = post.requestBody!.content["application/json"]!.schema as { properties: { type: { const: string }; data: unknown } };
+      expect(envelope.properties.type.const).toBe(type);
+      expect(envelope.properties.data).toBeDefined();
+    }
+    const payout = webhooks["payout.sent"]!.post.requestBody!.content["application/json"]!.schema as { properties: { data: unknown } };
+    expect(payout.properties.data).toEqual({ $ref: "#/components/schemas/Payout" });
   });
 });
 

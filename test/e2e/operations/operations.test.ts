@@ -112,11 +112,18 @@ describe("operations endpoints", () => {
     expect((await fetch(`${url}/metrics`)).status).toBe(404);
   });
 
-  it("GET /openapi.json is the committed document, and errors are described by the contract's shape", async () => {
+  it("GET /openapi.json is the committed document with the gateway's PUBLIC_BASE_URL as its server, and errors are described by the contract's shape", async () => {
     const served = await (await fetch(`${url}/openapi.json`)).json();
-    expect(served).toEqual((await generateOpenApi()) as unknown as Record<string, unknown>);
+    expect(served).toEqual((await generateOpenApi(tg.config.publicBaseUrl)) as unknown as Record<string, unknown>);
+    const publicUrl = new URL(tg.config.publicBaseUrl);
+    expect(served.servers).toHaveLength(1);
+    expect(served.servers[0].url).toBe("{scheme}://{host}");
+    expect(served.servers[0].variables.scheme.default).toBe(publicUrl.protocol.slice(0, -1));
+    expect(served.servers[0].variables.host.default).toBe(publicUrl.host);
     const committed = JSON.parse(readFileSync(new URL("../../../openapi/openapi.json", import.meta.url), "utf8"));
-    expect(served).toEqual(committed);
+    // The committed document's server is PUBLIC_BASE_URL's documented default, http://localhost:3000.
+    expect(committed.servers[0].variables.host.default).toBe("localhost:3000");
+    expect({ ...served, servers: committed.servers, info: committed.info }).toEqual(committed);
     const whoami = served.paths["/auth/whoami"].get;
     expect(whoami.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     expect(Object.keys(served.components.schemas.Error.properties)).toEqual(expect.arrayContaining(["statusCode", "message", "error", "code", "requestId"]));

@@ -16,6 +16,7 @@ import { addWebhookEndpoint, startSimulator, type RigGateway, type SimulatorServ
 import { waitUntil } from "../../support/wait.ts";
 import type { WebhookReceiver } from "../../support/webhook-receiver.ts";
 import type { Json } from "../../support/json.ts";
+import { validateGatewayResponse } from "../../support/openapi-validation.ts";
 
 let rig: PermitRig<SimulatorServer>;
 let sim: SimulatorServer;
@@ -73,11 +74,14 @@ function isolationGateway(): TestGateway {
     database: rig.database,
     config: gw.config,
     logs: gw.logs,
-    request(path, init) {
+    async request(path, init) {
       const headers = new Headers(init?.headers);
       const tenantId = tenantOf(init);
       if (!headers.has("x-tenant-id") && tenantId) headers.set("x-tenant-id", tenantId);
-      return gw.gateway.fetch(new Request(`http://localhost${path}`, { ...init, headers }));
+      const request = new Request(`http://localhost${path}`, { ...init, headers });
+      const response = await gw.gateway.fetch(request);
+      await validateGatewayResponse(request.method, request.url, response);
+      return response;
     },
     adminToken: (environment = "sandbox") => mintToken(gw.config.jwt, { sub: "operator", role: "admin", environment }),
     tenantToken: (tenantId, environment = "sandbox") => mintToken(gw.config.jwt, { sub: `tenant:${tenantId}`, tenantId, environment }),

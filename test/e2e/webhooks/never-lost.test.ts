@@ -95,7 +95,7 @@ describe(`never lost — ${driver}`, () => {
       const id = deliveryIds[0]!;
       await waitUntil(async () => (await rowsOf(dg, [id]))[0]!.attempts >= 1, { what: "the first attempt", timeoutMs: 3000 });
 
-      receiver = await startReceiver({ port, respond: (_, i) => new Response(null, { status: i === 0 ? 503 : 200 }) });
+      receiver = await startReceiver({ syntheticEvents: true, port, respond: (_, i) => new Response(null, { status: i === 0 ? 503 : 200 }) });
       await allSucceeded(dg, [id], 5000, "the delivery once the receiver is back");
       const attempts = await dg.deps.db.selectFrom("delivery_attempts").selectAll().where("delivery_id", "=", id).orderBy("attempt").execute();
       expect(attempts.map((a) => [a.status, a.error])).toEqual([
@@ -115,7 +115,7 @@ describe(`never lost — ${driver}`, () => {
     async () => {
       const dg = await startDeliveryGateway({ env: { WEBHOOK_RETRY_SCHEDULE: "1s,300ms,300ms" }, workers: { sweepEveryMs: SWEEP_EVERY_MS } });
       // Every event's first request fails: its second attempt then waits in Redis as a delayed job.
-      const receiver = await startReceiver({ respond: (_, i) => new Response(null, { status: i === 0 ? 503 : 200 }) });
+      const receiver = await startReceiver({ syntheticEvents: true, respond: (_, i) => new Response(null, { status: i === 0 ? 503 : 200 }) });
       try {
         const scope = await tenantOf(dg);
         for (const path of ["/b1", "/b2"]) await createEndpoint(dg.deps, { ...scope, url: `${receiver.url}${path}` });
@@ -156,7 +156,7 @@ describe(`never lost — ${driver}`, () => {
       const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_SCHEDULE: "300ms" };
       let release: () => void = () => {};
       const held = new Promise<Response>((resolve) => (release = () => resolve(new Response("too late"))));
-      const receiver = await startReceiver({ respond: (_, i) => (i === 0 ? held : new Response("ok")) });
+      const receiver = await startReceiver({ syntheticEvents: true, respond: (_, i) => (i === 0 ? held : new Response("ok")) });
       const parent = await startDeliveryGateway({ env, workers: { sweepEveryMs: SWEEP_EVERY_MS }, start: false, databaseUrl: database.url, prefix });
       const child = Bun.spawn(["bun", "test/support/delivery-worker-process.ts"], {
         env: { ...process.env, DATABASE_URL: database.url, REDIS_URL: REDIS_URL!, QUEUE_PREFIX: prefix, ...env, SWEEP_EVERY_MS: String(SWEEP_EVERY_MS) },
@@ -204,7 +204,7 @@ describe(`never lost — ${driver}`, () => {
     async () => {
       const a = await startDeliveryGateway({ start: false });
       const b = await startDeliveryGateway({ start: false, database: a.database, prefix: a.prefix });
-      const receiver = await startReceiver({ respond: async () => (await Bun.sleep(5), new Response(null, { status: 200 })) });
+      const receiver = await startReceiver({ syntheticEvents: true, respond: async () => (await Bun.sleep(5), new Response(null, { status: 200 })) });
       try {
         const scope = await tenantOf(a);
         for (const path of ["/e1", "/e2", "/e3"]) await createEndpoint(a.deps, { ...scope, url: `${receiver.url}${path}` });
@@ -238,6 +238,7 @@ describe(`never lost — ${driver}`, () => {
     // Slow enough that attempts overlap; one request in three fails first, so retries join the race.
     let n = 0;
     const receiver = await startReceiver({
+      syntheticEvents: true,
       respond: async (_, i) => (await Bun.sleep(20), new Response(null, { status: i === 0 && n++ % 3 === 0 ? 500 : 200 })),
     });
     try {

@@ -28,7 +28,7 @@ const send = (method: string, path: string, body?: unknown) =>
 beforeAll(async () => {
   tg = await startTestGateway({ WEBHOOK_RETRY_SCHEDULE: "100ms,100ms" });
   await tg.gateway.start({ http: false, workers: true });
-  receiver = await startReceiver();
+  receiver = await startReceiver({ syntheticEvents: true });
   tenant = await tg.insertTenant();
   token = await tg.tenantToken(tenant);
 }, 60_000);

@@ -49,7 +49,8 @@ const settled = (endpointId: string, deliveryId: string, attempts: number) =>
 beforeAll(async () => {
   tg = await startTestGateway({ WEBHOOK_RETRY_SCHEDULE: "100ms,100ms" });
   await tg.gateway.start({ http: false, workers: true });
-  receiver = await startReceiver();
+  // Some events here are recorded by the test itself, with made-up data.
+  receiver = await startReceiver({ syntheticEvents: true });
   tenantA = await tg.insertTenant({ liveEnabled: true });
   tenantB = await tg.insertTenant({ liveEnabled: true });
   tokenA = await tg.tenantToken(tenantA);
@@ -58,7 +59,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await tg.close();
-  receiver.stop();
+  await receiver.stop();
 }, 30_000);
 
 describe("webhook delivery routes", () => {

@@ -31,7 +31,10 @@ const routes = new Map<string, Responder>();
 let pathCounter = 0;
 
 beforeAll(async () => {
-  receiver = await startReceiver({ respond: (receipt, index) => (routes.get(receipt.path) ?? (() => new Response("ok")))(receipt, index) });
+  receiver = await startReceiver({
+    syntheticEvents: true,
+    respond: (receipt, index) => (routes.get(receipt.path) ?? (() => new Response("ok")))(receipt, index),
+  });
   dg = await startDeliveryGateway({
     env: { WEBHOOK_RETRY_SCHEDULE: "200ms,400ms", WEBHOOK_TIMEOUT_MS: "500" },
     now: () => new Date(Date.now() + clock.offsetMs),

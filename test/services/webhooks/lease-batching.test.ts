@@ -13,7 +13,7 @@ let dg: DeliveryGateway;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
+  receiver = await startReceiver({ syntheticEvents: true });
   // Workers off: only the calls below deliver.
   dg = await startDeliveryGateway({ start: false });
 }, 60_000);

@@ -1,0 +1,43 @@
+/**
+ * The document's tags, each with its description (a tag missing here is listed undescribed, which the
+ * linters refuse), and what each procedure base means for
+ * the caller, which becomes the start of an operation's description.
+ *
+ * @module
+ */
+
+/** The tag every operator-only operation carries, besides its area's. */
+export const OPERATOR_TAG = "operator only";
+
+/** Every tag, in the order the reference shows them. */
+export const TAGS: Record<string, string> = {
+  auth: "Tokens: exchange an API key for a short-lived token (OAuth2 client credentials), and see who a token is",
+  payments: "Collections: create a payment (the gateway picks the provider), read and list them",
+  providerA: "Provider A (USSD mobile money): direct payments and their status, and the provider's webhooks",
+  providerB: "Provider B (hosted checkout): checkouts and the provider's IPN",
+  permits: "Provider B's pre-authorised debits: permits, their charges and renewal schedules",
+  payouts: "Money out to a wallet",
+  refunds: "Refunds of a payment, paid as payouts",
+  balance: "The tenant's ledger: balance and entries",
+  reports: "Reconciliation reports, as JSON or CSV",
+  routing: "Which provider serves which operator and country, and how well",
+  events: "The event log: everything that happened to the tenant's payments, payouts and permits (30 days)",
+  webhooks: "Webhook endpoints, their deliveries, retries and replays (Standard Webhooks; see the `webhooks` section)",
+  tenants: "Tenants and their callback secret",
+  credentials: "A tenant's own provider accounts (sealed at rest, shown masked)",
+  "api keys": "A tenant's API keys",
+  admin: "Operator reports across tenants",
+  [OPERATOR_TAG]: "Operations that need an operator's (admin) token: a tenant's token or API key gets 403 `forbidden`",
+  operations: "Health probes and the index",
+};
+
+/** How each procedure base authorises a call, as the first sentence of its operations' descriptions. */
+export const BASE_DESCRIPTIONS = {
+  public: "Public: no token.",
+  authenticated: "Any valid token: an operator's or a tenant's.",
+  admin: "**Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.",
+  tenantOwner:
+    "A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).",
+  tenant:
+    "A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).",
+} as const;
