@@ -313,10 +313,11 @@ export interface PayoutRequest extends PayoutRef {
   /**
    * Called right before each call that may move money (provider A's start, provider B's submit), after
    * the provider said nothing was sent: the domain's last word. It throws {@link SendingStopped} when the
-   * payout must not be sent (a refund whose payment its provider gave back meanwhile); the adapter lets it
-   * through and sends nothing.
+   * payout must not be sent (a refund whose payment its provider gave back meanwhile, or a fee the tenant's
+   * money on the service's pooled account cannot cover); the adapter lets it through and sends nothing.
+   * `announced.fee`: the fee the provider said it will charge (provider A's create answer), when it said one.
    */
-  beforeSending?(): Promise<void>;
+  beforeSending?(announced?: { fee: number | null }): Promise<void>;
 }
 
 /** The domain stopped a payout before its sending call ({@link PayoutRequest.beforeSending}): nothing was sent. */

@@ -18,8 +18,13 @@ export interface ProviderARig {
 }
 
 /** Starts the simulator (`approveDelayMs`, default 50) and a gateway on its account; `env` adds configuration. */
-export async function startProviderARig(options: { approveDelayMs?: number; env?: Record<string, string> } = {}): Promise<ProviderARig> {
-  const simulator = createProviderASimulator({ approveDelayMs: options.approveDelayMs ?? 50 });
+export async function startProviderARig(
+  options: { approveDelayMs?: number; payoutFeeRate?: number; env?: Record<string, string> } = {},
+): Promise<ProviderARig> {
+  const simulator = createProviderASimulator({
+    approveDelayMs: options.approveDelayMs ?? 50,
+    ...(options.payoutFeeRate !== undefined && { payoutFeeRate: options.payoutFeeRate }),
+  });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
   const simBase = server.url.toString().replace(/\/$/, "");
   const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };

@@ -88,7 +88,7 @@ async function send(deps: Deps, request: PayoutRequest): Promise<PayoutReport> {
     if (request.providerPayoutId !== providerPayoutId) await request.recorded({ providerPayoutId, providerStatus: wire.status });
     if (wire.status !== "pending") return reportOf(deps, request.payoutId, wire);
     // The domain's last word before money moves (a refund whose payment was given back meanwhile is stopped).
-    await request.beforeSending?.();
+    await request.beforeSending?.({ fee: typeof wire.fees === "number" ? wire.fees : null });
     step = "start";
     const started = (await client.startPayout(wire.id)).find((candidate) => candidate.id === wire!.id) ?? { ...wire, status: "started" };
     step = "read";

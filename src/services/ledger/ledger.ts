@@ -16,7 +16,9 @@
  * | `<po_/rf_…>.reserved`   | available −amount, pending +amount                     | a payout or refund is created                  |
  * | `<po_/rf_…>.sent`       | pending −amount, provider +amount                      | the provider says it was sent                  |
  * | `<po_/rf_…>.released`   | pending −amount, available +amount                     | the provider says it failed                    |
- * | `<po_/rf_…>.fee`        | available −fee, fees +fee                              | the provider reports a fee                     |
+ * | `<po_/rf_…>.fee_reserved` | available −fee, pending +fee                         | a pooled payout's fee announced before sending |
+ * | `<po_/rf_…>.fee`        | pending −reserved, available −(fee − reserved), fees +fee | the provider reports a fee                 |
+ * | `<po_/rf_…>.fee_released` | pending −reserved, available +reserved             | it failed after its fee was set aside          |
  *
  * Every entry also names its **holding account** (migration 0014): where the money physically sits —
  * `pooled:<provider>`, the service's own account at a provider shared by the tenants it collects for, or
@@ -136,12 +138,50 @@ export function release(db: Executor, now: Date, subject: LedgerSubject, amount:
   ]);
 }
 
-/** The provider charged a fee for it. */
-export function chargeFee(db: Executor, now: Date, subject: LedgerSubject, fee: number): Promise<void> {
+/** What `<id>.fee_reserved` set aside for a payout's fee (0: nothing). */
+async function feeReservedFor(db: Executor, subjectId: string): Promise<number> {
+  const row = await db
+    .selectFrom("ledger_entries")
+    .select("amount")
+    .where("journal", "=", `${subjectId}.fee_reserved`)
+    .where("account", "=", "pending")
+    .executeTakeFirst();
+  return row ? amountFrom(row.amount) : 0;
+}
+
+/**
+ * The fee a provider announced before sending (provider A's create answer) is set aside from `available`,
+ * like the amount, so that what the fee takes was there when the payout left (`advance-payout.ts`).
+ */
+export function reserveFee(db: Executor, now: Date, subject: LedgerSubject, fee: number): Promise<void> {
   if (fee <= 0) return Promise.resolve();
-  return writeJournal(db, now, { ...subject, kind: "fee" }, `${subject.subjectId}.fee`, [
+  return writeJournal(db, now, { ...subject, kind: "fee" }, `${subject.subjectId}.fee_reserved`, [
     ["available", -fee],
-    ["fees", fee],
+    ["pending", fee],
+  ]);
+}
+
+/**
+ * The provider charged a fee for it: from what was set aside for it, the rest (or the difference back) from
+ * `available`. `null`: the provider's final word named no fee, so the one it announced is charged.
+ */
+export async function chargeFee(db: Executor, now: Date, subject: LedgerSubject, reported: number | null): Promise<void> {
+  const reserved = await feeReservedFor(db, subject.subjectId);
+  const fee = reported ?? reserved;
+  if (fee <= 0 && reserved <= 0) return;
+  const legs: [string, number][] = reserved > 0 ? [["pending", -reserved]] : [];
+  if (fee - reserved !== 0) legs.push(["available", -(fee - reserved)]);
+  if (fee > 0) legs.push(["fees", fee]);
+  return writeJournal(db, now, { ...subject, kind: "fee" }, `${subject.subjectId}.fee`, legs);
+}
+
+/** A payout that failed gives back what was set aside for its fee. */
+export async function releaseFee(db: Executor, now: Date, subject: LedgerSubject): Promise<void> {
+  const reserved = await feeReservedFor(db, subject.subjectId);
+  if (reserved <= 0) return;
+  return writeJournal(db, now, { ...subject, kind: "fee" }, `${subject.subjectId}.fee_released`, [
+    ["pending", -reserved],
+    ["available", reserved],
   ]);
 }
 

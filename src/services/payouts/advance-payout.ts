@@ -23,6 +23,7 @@ import { syncOffsetMs, syncWindowStart } from "../payments/sync-chain.ts";
 import { applyPayoutReport } from "./apply-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "./payout-sync-chain.ts";
 import { clearToSend } from "./refund-guard.ts";
+import { coverFee } from "./fee-guard.ts";
 import { nationalNumber } from "../countries.ts";
 
 /** How long a worker holds a payout while it calls its provider: longer than its calls can take (a read, a create, a send, a read). */
@@ -65,8 +66,9 @@ function send(deps: Deps, payouts: Payouts, row: PayoutRow): Promise<PayoutRepor
     ...refOf(row),
     description: row.description,
     recipient: { phone: { number: nationalNumber(row.phone_number, row.country), country: row.country }, operator: row.operator, ...row.recipient },
-    beforeSending: async () => {
+    beforeSending: async (announced) => {
       if ((await clearToSend(deps, row)).stopped) throw new SendingStopped(row.id);
+      if ((await coverFee(deps, row, announced?.fee ?? null)).stopped) throw new SendingStopped(row.id);
     },
     recorded: async (started) => {
       await deps.db

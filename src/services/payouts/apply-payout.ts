@@ -17,7 +17,7 @@ import type { Database, EventType, JsonValue, PayoutRow } from "../../db/schema.
 import type { PayoutReport } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
-import { chargeFee, release, settleSent } from "../ledger/ledger.ts";
+import { chargeFee, release, releaseFee, settleSent } from "../ledger/ledger.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { moneyOutEventData } from "./payout-view.ts";
@@ -97,9 +97,10 @@ async function finish(
   const ids: string[] = [];
   if (row.state === "sent") {
     await settleSent(tx, now, subject, amount);
-    if (row.fee !== null) await chargeFee(tx, now, subject, Number(row.fee));
+    await chargeFee(tx, now, subject, row.fee === null ? null : Number(row.fee));
   } else {
     await release(tx, now, subject, amount);
+    await releaseFee(tx, now, subject);
   }
   const recorded = await recordEvent(tx, now, {
     tenantId: row.tenant_id,
