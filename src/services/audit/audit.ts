@@ -62,7 +62,8 @@ type AuditDeps<WithProviders extends boolean | undefined> = WithProviders extend
 const ENVIRONMENTS: readonly Environment[] = ["sandbox", "live"];
 
 /**
- * Every violation found in `environment` (default both), the provider balances read only when `withProviders`.
+ * Every violation found in `environment` (default both), the provider balances read only when `withProviders`
+ * (`pooled`: the pooled accounts already read with them, so that they are not read again).
  *
  * @example
  * ```ts
@@ -72,7 +73,7 @@ const ENVIRONMENTS: readonly Environment[] = ["sandbox", "live"];
  */
 export async function audit<WithProviders extends boolean | undefined = undefined>(
   deps: AuditDeps<WithProviders>,
-  options: { environment?: Environment; withProviders?: WithProviders } = {},
+  options: { environment?: Environment; withProviders?: WithProviders; pooled?: readonly PooledAccount[] } = {},
 ): Promise<Violation[]> {
   const found: Violation[] = [];
   for (const environment of options.environment ? [options.environment] : ENVIRONMENTS) {
@@ -182,7 +183,8 @@ export async function audit<WithProviders extends boolean | undefined = undefine
                  group by holding, currency`,
       ))
         spendable.set(`${r.holding} ${r.currency}`, Number(r.available));
-      for (const account of await pooledAccounts(deps as Deps, environment)) {
+      const accounts = options.pooled?.filter((a) => a.environment === environment) ?? (await pooledAccounts(deps as Deps, environment));
+      for (const account of accounts) {
         const key = `${account.holding} ${account.currency}`;
         const available = spendable.get(key) ?? 0;
         if (account.reported !== null && account.reported < available)
@@ -213,9 +215,10 @@ export interface AuditResult {
  * (warn, at most 20 lines): the periodic audit of the sweeper (`auditIfDue`) and `passerelle audit`.
  */
 export async function runAudit(deps: Deps, options: { environment?: Environment } = {}): Promise<AuditResult> {
-  const violations = await audit(deps, { ...options, withProviders: true });
   const pooled: PooledAccount[] = [];
   for (const environment of options.environment ? [options.environment] : ENVIRONMENTS) pooled.push(...(await pooledAccounts(deps, environment)));
+  // The providers' balances are read once, for the gauges and the check alike.
+  const violations = await audit(deps, { ...options, withProviders: true, pooled });
   for (const violation of violations.slice(0, 20))
     deps.logger.warn({ invariant: violation.invariant, environment: violation.environment, subject: violation.subject }, violation.message);
   return { violations, pooled };

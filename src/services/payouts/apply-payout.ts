@@ -120,24 +120,25 @@ async function finish(
 }
 
 /**
- * Stops a pending refund that no longer fits what its payment's provider left of it: `failed` with
- * `failureCode`, its reservation released, `refund.failed` — in the caller's transaction, which holds the
- * payment's row and then the refund's. Answers the deliveries to schedule after commit.
+ * Stops a pending payout or refund before anything was sent — a refund that no longer fits what its
+ * payment's provider left of it, a pooled payout whose fee the tenant's money there cannot cover: `failed`
+ * with `failureCode`, its reservation released, `payout.failed` / `refund.failed` — in the caller's
+ * transaction, which holds its rows ({@link lockPayout}). Answers the deliveries to schedule after commit.
  */
-export async function stopRefund(
+export async function stopBeforeSending(
   tx: Transaction<Database>,
   now: Date,
-  refundId: string,
+  payoutId: string,
   failureCode: string,
 ): Promise<{ row: PayoutRow; deliveryIds: string[] }> {
-  return finish(tx, now, refundId, { state: "failed", failed_at: now, failure_code: failureCode, outcome_unknown: false, updated_at: now });
+  return finish(tx, now, payoutId, { state: "failed", failed_at: now, failure_code: failureCode, outcome_unknown: false, updated_at: now });
 }
 
 /**
  * Locks the payout's row for a decision about it; a refund's payment first, in the order every writer
  * of a payment's refunds takes them (payment, then refund), so none waits on another in a circle.
  */
-async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
+export async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
   const ref = await tx.selectFrom("payouts").select("payment_id").where("id", "=", payoutId).executeTakeFirstOrThrow();
   if (ref.payment_id !== null) await lockPayment(tx, ref.payment_id);
   return tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();

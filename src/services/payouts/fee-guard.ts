@@ -12,11 +12,10 @@
  */
 import type { PayoutRow } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
-import { availableOf, holdingOf, POOLED_ACCOUNT, reserveFee } from "../ledger/ledger.ts";
+import { availableOf, POOLED_ACCOUNT, reserveFee } from "../ledger/ledger.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { lockPayment } from "./refund-room.ts";
 import { ledgerSubjectOf } from "./record-money-out.ts";
-import { stopRefund } from "./apply-payout.ts";
+import { lockPayout, stopBeforeSending } from "./apply-payout.ts";
 
 /** The failure code of a payout stopped because the tenant's money on the pooled account could not pay its fee. */
 export const FEE_NOT_COVERED = "insufficient_balance";
@@ -30,19 +29,18 @@ export async function coverFee(deps: Pick<Deps, "db" | "now" | "queue" | "logger
   const now = deps.now();
   const decided = await deps.db.transaction().execute(async (tx) => {
     // The payment's row (a refund's), the payout's, then the tenant's: the order every writer takes them.
-    if (row.payment_id !== null) await lockPayment(tx, row.payment_id);
-    const locked = await tx.selectFrom("payouts").selectAll().where("id", "=", row.id).forUpdate().executeTakeFirstOrThrow();
+    const locked = await lockPayout(tx, row.id);
     if (locked.state !== "pending") return { stopped: true, deliveryIds: [] as string[] };
     const aside = await tx.selectFrom("ledger_entries").select("id").where("journal", "=", `${row.id}.fee_reserved`).executeTakeFirst();
     if (aside) return { stopped: false, deliveryIds: [] as string[] };
     await tx.selectFrom("tenants").select("id").where("id", "=", row.tenant_id).forUpdate().executeTakeFirstOrThrow();
-    const holding = holdingOf(row.provider, POOLED_ACCOUNT);
-    const available = await availableOf(tx, { tenantId: row.tenant_id, environment: row.environment, currency: row.currency, holding });
+    const subject = ledgerSubjectOf(locked);
+    const available = await availableOf(tx, { ...subject, holding: subject.holding });
     if (available >= fee) {
-      await reserveFee(tx, now, ledgerSubjectOf(locked), fee);
+      await reserveFee(tx, now, subject, fee);
       return { stopped: false, deliveryIds: [] as string[] };
     }
-    const stopped = await stopRefund(tx, now, row.id, FEE_NOT_COVERED);
+    const stopped = await stopBeforeSending(tx, now, row.id, FEE_NOT_COVERED);
     return { stopped: true, deliveryIds: stopped.deliveryIds };
   });
   if (decided.stopped)

@@ -16,8 +16,6 @@ import { newId } from "../ids.ts";
 import { availableOf, holdingOf, POOLED_ACCOUNT, reserve } from "../ledger/ledger.ts";
 import { payoutChain } from "./payout-sync-chain.ts";
 
-export { POOLED_ACCOUNT };
-
 /** A provider that sends money to `operator` wallets in `country`, and the currency there. */
 export interface PayoutRoute {
   provider: PaymentProvider;

@@ -25,7 +25,7 @@ import type { Database, Payment, PayoutRow } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { stopRefund } from "./apply-payout.ts";
+import { stopBeforeSending } from "./apply-payout.ts";
 import { excessOf, lockPayment, noteRefundBeyondProvider, refundsNotFailed } from "./refund-room.ts";
 
 /** The failure code of a refund stopped because the payment's provider gave the payment back by itself. */
@@ -56,7 +56,7 @@ async function stopRefundsBeyondProvider(tx: Transaction<Database>, now: Date, p
   for (const refund of refunds) {
     if (excess <= 0) break;
     if (refund.state !== "pending" || refund.provider_payout_id !== null) continue;
-    deliveryIds.push(...(await stopRefund(tx, now, refund.id, REFUNDED_AT_PROVIDER)).deliveryIds);
+    deliveryIds.push(...(await stopBeforeSending(tx, now, refund.id, REFUNDED_AT_PROVIDER)).deliveryIds);
     excess -= Number(refund.amount);
   }
   // What was sent already cannot be stopped: beyond what the provider left, each sent refund is a difference.
@@ -104,7 +104,7 @@ export async function clearToSend(deps: Pick<Deps, "db" | "now" | "queue" | "log
     const locked = await tx.selectFrom("payouts").selectAll().where("id", "=", row.id).forUpdate().executeTakeFirstOrThrow();
     if (locked.state !== "pending") return { row: locked, stopped: true, deliveryIds: [] as string[] };
     if (excessOf(payment, await refundsNotFailed(tx, payment.id)) <= 0) return { row: locked, stopped: false, deliveryIds: [] as string[] };
-    const stopped = await stopRefund(tx, now, locked.id, REFUNDED_AT_PROVIDER);
+    const stopped = await stopBeforeSending(tx, now, locked.id, REFUNDED_AT_PROVIDER);
     return { row: stopped.row, stopped: true, deliveryIds: stopped.deliveryIds };
   });
   if (decided.stopped && decided.row.state === "failed")
