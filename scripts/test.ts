@@ -30,6 +30,8 @@ const child = Bun.spawn(["bun", "test", "--timeout", "15000", ...parallel, ...ti
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+// The failed tests' lines, printed again under the summary: a CI log shown only in part still names them.
+const failures: string[] = [];
 const decoder = new TextDecoder();
 let pending = "";
 for await (const chunk of child.stderr) {
@@ -39,6 +41,7 @@ for await (const chunk of child.stderr) {
   const lines = pending.split("\n");
   pending = lines.pop() ?? "";
   for (const line of lines) {
+    if (line.startsWith("(fail)")) failures.push(line);
     const match = /^\s*(\d+) (pass|fail|skip)\s*$/.exec(line);
     if (!match) continue;
     if (match[2] === "pass") passed = Number(match[1]);
@@ -48,5 +51,8 @@ for await (const chunk of child.stderr) {
 }
 const code = await child.exited;
 const summary = `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`;
+if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join("\n")}\n`);
+// CI names a file per pass (TEST_FAILURES_FILE) and prints them all again at its very end.
+if (process.env.TEST_FAILURES_FILE) await Bun.write(process.env.TEST_FAILURES_FILE, failures.map((line) => `${line}\n`).join(""));
 process.stdout.write(`\n${summary}\n`);
 process.exit(code);
