@@ -452,7 +452,7 @@ export interface paths {
          * The delivery log of an endpoint
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
          *
-         *     Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer.
+         *     Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer; `state` keeps one state only.
          */
         get: operations["webhooks-deliveries"];
         put?: never;
@@ -497,6 +497,28 @@ export interface paths {
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
          */
         post: operations["webhooks-replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again the failed deliveries of a window (at most 14 days)
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         *
+         *     Only deliveries that failed (used up their attempts, or were refused for good) and were made in the window; those that succeeded or are still being tried are left alone. Each gets one more attempt, then the rest of the retry schedule.
+         */
+        post: operations["webhooks-recover"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1701,8 +1723,32 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            health: components["schemas"]["WebhookEndpointHealth"];
             /** @description Shown this once */
             secret: string;
+        };
+        WebhookEndpointHealth: {
+            /**
+             * @description disabled: switched off (disabledReason says why); failing: its attempts have failed without a success since failingSince; idle: nothing delivered to it yet; healthy: otherwise
+             * @enum {string}
+             */
+            status: "healthy" | "failing" | "disabled" | "idle";
+            /**
+             * @description Succeeded over finished among its last 100 deliveries; null when none finished
+             * @example 0.97
+             */
+            successRate: number | null;
+            /** @description Its last 100 deliveries by state */
+            recent: {
+                succeeded: number;
+                failed: number;
+                pending: number;
+            };
+            lastDeliveredAt: string | null;
+            /** @description The error of its latest delivery that has one */
+            lastError: string | null;
+            lastErrorAt: string | null;
+            failingSince: string | null;
         };
         WebhookEndpoint: {
             id: string;
@@ -1719,6 +1765,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            health: components["schemas"]["WebhookEndpointHealth"];
         };
         Delivery: {
             id: string;
@@ -6743,6 +6790,7 @@ export interface operations {
     "webhooks-deliveries": {
         parameters: {
             query?: {
+                state?: "pending" | "succeeded" | "failed";
                 limit?: number;
                 cursor?: string;
             };
@@ -7058,6 +7106,214 @@ export interface operations {
                         since: string;
                         until: string;
                         replayed: number;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhooks-recover": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
+                "idempotency-key"?: string;
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-05T00:00:00Z
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-06T00:00:00Z
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpointId: string;
+                        since: string;
+                        until: string;
+                        recovered: number;
                     };
                 };
             };

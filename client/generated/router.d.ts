@@ -362,6 +362,19 @@ export declare const procedures: {
                 environment: "live" | "sandbox";
                 createdAt: string;
                 updatedAt: string;
+                health: {
+                    status: "disabled" | "failing" | "healthy" | "idle";
+                    successRate: number | null;
+                    recent: {
+                        succeeded: number;
+                        failed: number;
+                        pending: number;
+                    };
+                    lastDeliveredAt: string | null;
+                    lastError: string | null;
+                    lastErrorAt: string | null;
+                    failingSince: string | null;
+                };
                 secret: string;
             };
             meta: object;
@@ -379,6 +392,19 @@ export declare const procedures: {
                     environment: "live" | "sandbox";
                     createdAt: string;
                     updatedAt: string;
+                    health: {
+                        status: "disabled" | "failing" | "healthy" | "idle";
+                        successRate: number | null;
+                        recent: {
+                            succeeded: number;
+                            failed: number;
+                            pending: number;
+                        };
+                        lastDeliveredAt: string | null;
+                        lastError: string | null;
+                        lastErrorAt: string | null;
+                        failingSince: string | null;
+                    };
                 }[];
             };
             meta: object;
@@ -397,6 +423,19 @@ export declare const procedures: {
                 environment: "live" | "sandbox";
                 createdAt: string;
                 updatedAt: string;
+                health: {
+                    status: "disabled" | "failing" | "healthy" | "idle";
+                    successRate: number | null;
+                    recent: {
+                        succeeded: number;
+                        failed: number;
+                        pending: number;
+                    };
+                    lastDeliveredAt: string | null;
+                    lastError: string | null;
+                    lastErrorAt: string | null;
+                    failingSince: string | null;
+                };
             };
             meta: object;
         }>;
@@ -418,6 +457,19 @@ export declare const procedures: {
                 environment: "live" | "sandbox";
                 createdAt: string;
                 updatedAt: string;
+                health: {
+                    status: "disabled" | "failing" | "healthy" | "idle";
+                    successRate: number | null;
+                    recent: {
+                        succeeded: number;
+                        failed: number;
+                        pending: number;
+                    };
+                    lastDeliveredAt: string | null;
+                    lastError: string | null;
+                    lastErrorAt: string | null;
+                    failingSince: string | null;
+                };
             };
             meta: object;
         }>;
@@ -456,6 +508,7 @@ export declare const procedures: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
                 webhook_id: string;
+                state?: "failed" | "pending" | "succeeded" | undefined;
             };
             output: {
                 data: {
@@ -527,6 +580,20 @@ export declare const procedures: {
                 since: string;
                 until: string;
                 replayed: number;
+            };
+            meta: object;
+        }>;
+        recover: TRPCMutationProcedure<{
+            input: {
+                webhook_id: string;
+                since: string;
+                until?: string | undefined;
+            };
+            output: {
+                endpointId: string;
+                since: string;
+                until: string;
+                recovered: number;
             };
             meta: object;
         }>;

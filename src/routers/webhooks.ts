@@ -7,14 +7,15 @@ import { EVENT_TYPES } from "../services/events/event-types.ts";
 import {
   createEndpoint,
   deleteEndpoint,
-  endpointView,
+  endpointViews,
   findEndpoint,
   listEndpoints,
   rotateEndpointSecret,
   updateEndpoint,
 } from "../services/webhooks/endpoints.ts";
 import { validateTargetUrl } from "../services/webhooks/url-safety.ts";
-import { replayEndpoint, retryDelivery, sendTestEvent } from "../services/webhooks/delivery-actions.ts";
+import { recoverEndpoint, replayEndpoint, retryDelivery, sendTestEvent } from "../services/webhooks/delivery-actions.ts";
+import { HEALTH_WINDOW } from "../services/webhooks/endpoint-health.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
@@ -25,6 +26,29 @@ import type { Environment } from "../config.ts";
 const webhookId = z.string().min(1).max(64);
 const url = z.string().min(1).max(2048).meta({ example: "https://merchant.example/passerelle/webhooks" });
 const events = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).meta({ description: "Event types to receive; absent or empty: all" });
+
+const healthSchema = z
+  .object({
+    status: z.enum(["healthy", "failing", "disabled", "idle"]).meta({
+      description:
+        "disabled: switched off (disabledReason says why); failing: its attempts have failed without a success since failingSince; " +
+        "idle: nothing delivered to it yet; healthy: otherwise",
+    }),
+    successRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .meta({ description: `Succeeded over finished among its last ${HEALTH_WINDOW} deliveries; null when none finished`, example: 0.97 }),
+    recent: z
+      .object({ succeeded: z.number().int(), failed: z.number().int(), pending: z.number().int() })
+      .meta({ description: `Its last ${HEALTH_WINDOW} deliveries by state` }),
+    lastDeliveredAt: z.string().meta({ format: "date-time" }).nullable(),
+    lastError: z.string().nullable().meta({ description: "The error of its latest delivery that has one" }),
+    lastErrorAt: z.string().meta({ format: "date-time" }).nullable(),
+    failingSince: z.string().meta({ format: "date-time" }).nullable(),
+  })
+  .meta({ id: "WebhookEndpointHealth" });
 
 export const endpointSchema = z
   .object({
@@ -37,6 +61,7 @@ export const endpointSchema = z
     environment: z.enum(["sandbox", "live"]),
     createdAt: z.string().meta({ format: "date-time" }),
     updatedAt: z.string().meta({ format: "date-time" }),
+    health: healthSchema,
   })
   .meta({ id: "WebhookEndpoint" });
 
@@ -105,7 +130,10 @@ export const webhooksRouter = router({
     .meta({ openapi: { method: "GET", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Read a webhook endpoint" } })
     .input(z.object({ webhook_id: webhookId }))
     .output(endpointSchema)
-    .query(async ({ ctx, input }) => endpointView(await findEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id))),
+    .query(async ({ ctx, input }) => {
+      const [view] = await endpointViews(ctx.deps, [await findEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id)]);
+      return view!;
+    }),
   update: tenantProcedure
     .meta({ openapi: { method: "PATCH", path: "/webhooks/{webhook_id}", tags: ["webhooks"], summary: "Change url, events, description or enabled" } })
     .input(
@@ -163,12 +191,14 @@ export const webhooksRouter = router({
         path: "/webhooks/{webhook_id}/deliveries",
         tags: ["webhooks"],
         summary: "The delivery log of an endpoint",
-        description: "Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer.",
+        description: "Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer; `state` keeps one state only.",
       },
     })
-    .input(z.object({ webhook_id: webhookId, ...pageQuery }))
+    .input(z.object({ webhook_id: webhookId, state: z.enum(["pending", "succeeded", "failed"]).optional(), ...pageQuery }))
     .output(pageOf(deliverySchema))
-    .query(({ ctx, input }) => listDeliveries(ctx.deps, scopeOf({ ctx }), { endpointId: input.webhook_id, limit: input.limit, cursor: input.cursor })),
+    .query(({ ctx, input }) =>
+      listDeliveries(ctx.deps, scopeOf({ ctx }), { endpointId: input.webhook_id, state: input.state, limit: input.limit, cursor: input.cursor }),
+    ),
   retry: tenantProcedure
     .meta({ openapi: { method: "POST", path: "/webhooks/deliveries/{delivery_id}/retry", tags: ["webhooks"], summary: "Deliver again now" }, errors: [409] })
     .input(z.object({ delivery_id: z.string().min(1).max(64) }))
@@ -194,4 +224,28 @@ export const webhooksRouter = router({
     )
     .output(z.object({ endpointId: z.string(), since: z.string(), until: z.string(), replayed: z.number().int() }))
     .mutation(({ ctx, input }) => replayEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id, { since: input.since, until: input.until })),
+  recover: tenantProcedure
+    .use(idempotent())
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhooks/{webhook_id}/recover",
+        tags: ["webhooks"],
+        summary: "Deliver again the failed deliveries of a window (at most 14 days)",
+        description:
+          "Only deliveries that failed (used up their attempts, or were refused for good) and were made in the window; " +
+          "those that succeeded or are still being tried are left alone. Each gets one more attempt, then the rest of the retry schedule.",
+        requestHeaders: idempotencyKeyHeader,
+      },
+      errors: [409],
+    })
+    .input(
+      z.object({
+        webhook_id: webhookId,
+        since: z.iso.datetime({ offset: true }).meta({ example: "2026-01-05T00:00:00Z" }),
+        until: z.iso.datetime({ offset: true }).optional().meta({ example: "2026-01-06T00:00:00Z" }),
+      }),
+    )
+    .output(z.object({ endpointId: z.string(), since: z.string(), until: z.string(), recovered: z.number().int() }))
+    .mutation(({ ctx, input }) => recoverEndpoint(ctx.deps, scopeOf({ ctx }), input.webhook_id, { since: input.since, until: input.until })),
 });

@@ -174,6 +174,67 @@ export async function replayEndpoint(
 }
 
 /**
+ * Delivers again every delivery to this endpoint that failed — used up its attempts, or was refused for
+ * good — among those made in a window (at most 14 days), as Svix's "recover failed messages" does. Unlike
+ * {@link replayEndpoint}, deliveries that succeeded or are still under way are left alone, and no delivery
+ * is added. Each re-opened delivery gets one more attempt, then the rest of the retry schedule if it
+ * fails again (see the module's comment).
+ *
+ * @example
+ * ```ts
+ * await recoverEndpoint(deps, { tenantId, environment: "sandbox" }, "whe_01J…", { since: "2026-01-05T00:00:00Z" });
+ * // { endpointId: "whe_01J…", since, until, recovered: 3 }
+ * ```
+ * @throws {NotFoundError} when the endpoint is not the caller's.
+ * @throws {ValidationError} for an empty window or one over 14 days.
+ * @throws {ConflictError} when the endpoint is disabled.
+ */
+export async function recoverEndpoint(
+  deps: Deps,
+  scope: DeliveryScope,
+  endpointId: string,
+  window: { since: Date | string; until?: Date | string | undefined },
+): Promise<{ endpointId: string; since: string; until: string; recovered: number }> {
+  const endpoint = await findEndpoint(deps, scope, endpointId);
+  const now = deps.now();
+  const since = toDate(window.since, "since");
+  const until = window.until === undefined ? now : toDate(window.until, "until");
+  if (until.getTime() <= since.getTime()) throw new ValidationError(["until must be after since"]);
+  if (until.getTime() - since.getTime() > MAX_REPLAY_WINDOW_MS) throw new ValidationError(["since must be at most 14 days before until"]);
+  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+
+  let recovered = 0;
+  for (;;) {
+    // A failed delivery has no lease; `skip locked` still keeps off a row a concurrent retry or replay is
+    // re-opening right now (it will be pending, which is what this call wants too). Each batch is its own
+    // statement: a re-opened row is pending, so the next batch does not see it again.
+    const reopened = await deps.db
+      .updateTable("deliveries")
+      .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("deliveries as d")
+          .select("d.id")
+          .where("d.endpoint_id", "=", endpointId)
+          .where("d.tenant_id", "=", scope.tenantId)
+          .where("d.state", "=", "failed")
+          .where("d.created_at", ">=", since)
+          .where("d.created_at", "<=", until)
+          .orderBy("d.id")
+          .limit(REPLAY_BATCH)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returning(["id", "attempts"])
+      .execute();
+    for (const row of reopened) await enqueueManualDelivery(deps, { deliveryId: row.id, attempt: row.attempts + 1 });
+    recovered += reopened.length;
+    if (reopened.length < REPLAY_BATCH) break;
+  }
+  return { endpointId, since: since.toISOString(), until: until.toISOString(), recovered };
+}
+
+/**
  * Records a `webhook.test` event for one endpoint (whatever its filters) and sends it.
  *
  * @example

@@ -124,11 +124,12 @@ async function withAttempts(deps: Pick<Deps, "db">, rows: (Delivery & { event_ty
 export async function listDeliveries(
   deps: Pick<Deps, "db">,
   scope: DeliveryScope,
-  input: { endpointId?: string; paymentId?: string; limit: number; cursor?: string },
+  input: { endpointId?: string; paymentId?: string; state?: DeliveryState | undefined; limit: number; cursor?: string },
 ): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
   let query = deliveriesOf(deps, scope)
     .orderBy("deliveries.id", "desc")
     .limit(input.limit + 1);
+  if (input.state !== undefined) query = query.where("deliveries.state", "=", input.state);
   if (input.endpointId !== undefined) {
     await findEndpoint(deps, scope, input.endpointId);
     query = query.where("deliveries.endpoint_id", "=", input.endpointId);

@@ -10,6 +10,7 @@ import { mintSigningSecret } from "../../crypto/secrets.ts";
 import { ConflictError, NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import { type EndpointHealth, endpointHealth } from "./endpoint-health.ts";
 
 /** At most this many endpoints per tenant, all environments together. */
 export const MAX_ENDPOINTS_PER_TENANT = 20;
@@ -29,9 +30,27 @@ export interface EndpointView {
   environment: Environment;
   createdAt: string;
   updatedAt: string;
+  health: EndpointHealth;
 }
 
-export function endpointView(row: WebhookEndpoint): EndpointView {
+/** A new endpoint's health: nothing delivered yet. */
+const NEW_ENDPOINT_HEALTH: EndpointHealth = {
+  status: "idle",
+  successRate: null,
+  recent: { succeeded: 0, failed: 0, pending: 0 },
+  lastDeliveredAt: null,
+  lastError: null,
+  lastErrorAt: null,
+  failingSince: null,
+};
+
+/** The endpoints as the API shows them, each with its health (one statement for all). */
+export async function endpointViews(deps: Pick<Deps, "db">, rows: readonly WebhookEndpoint[]): Promise<EndpointView[]> {
+  const health = await endpointHealth(deps, rows);
+  return rows.map((row) => endpointView(row, health.get(row.id) ?? NEW_ENDPOINT_HEALTH));
+}
+
+function endpointView(row: WebhookEndpoint, health: EndpointHealth): EndpointView {
   return {
     id: row.id,
     url: row.url,
@@ -42,6 +61,7 @@ export function endpointView(row: WebhookEndpoint): EndpointView {
     environment: row.environment,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    health,
   };
 }
 
@@ -96,7 +116,7 @@ export async function createEndpoint(
       .returningAll()
       .executeTakeFirstOrThrow();
     const secret = await insertSecret(deps, tx, row.id, input.tenantId, now);
-    return { ...endpointView(row), secret };
+    return { ...endpointView(row, NEW_ENDPOINT_HEALTH), secret };
   });
 }
 
@@ -122,7 +142,7 @@ export async function listEndpoints(deps: Pick<Deps, "db">, scope: Scope): Promi
     .where("environment", "=", scope.environment)
     .orderBy("id", "desc")
     .execute();
-  return rows.map(endpointView);
+  return endpointViews(deps, rows);
 }
 
 /** Changes url, events, description or enabled; re-enabling clears the reason it was disabled. */
@@ -146,7 +166,8 @@ export async function updateEndpoint(
     .where("id", "=", endpointId)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return endpointView(row);
+  const [view] = await endpointViews(deps, [row]);
+  return view!;
 }
 
 /** Deletes an endpoint; its pending deliveries will fail (their target is gone), its log stays. */
