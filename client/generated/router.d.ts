@@ -1432,6 +1432,48 @@ export declare const procedures: {
             };
             meta: object;
         }>;
+        allRefunds: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                state?: "failed" | "pending" | "succeeded" | undefined;
+                from?: string | undefined;
+                to?: string | undefined;
+            };
+            output: {
+                data: {
+                    provider: string;
+                    providerStatus: string | null;
+                    providerPayoutId: string | null;
+                    amount: number;
+                    currency: "GNF" | "XOF";
+                    fee: number | null;
+                    recipient: {
+                        phone: {
+                            number: string;
+                            country: string;
+                        };
+                        operator: string;
+                        firstname?: string | undefined;
+                        lastname?: string | undefined;
+                        email?: string | undefined;
+                    };
+                    failureCode: string | null;
+                    outcomeUnknown: boolean;
+                    environment: "live" | "sandbox";
+                    createdAt: string;
+                    updatedAt: string;
+                    failedAt: string | null;
+                    id: string;
+                    paymentId: string;
+                    state: "failed" | "pending" | "succeeded";
+                    reason: string | null;
+                    succeededAt: string | null;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
         getRefund: TRPCQueryProcedure<{
             input: {
                 refund_id: string;

@@ -43,6 +43,15 @@ const CSV_CONTENT = {
   schema: { type: "string", description: "The same report as CSV (`Accept: text/csv`): a header row, then one row per line of the report" },
 };
 
+const CSV_LIST_CONTENT = {
+  schema: {
+    type: "string",
+    description:
+      "Every matching item as CSV (`Accept: text/csv`), streamed: a header row of the item's fields (nested ones named with dots, " +
+      "lists and maps as JSON text), then one row per item, newest first; `limit` is ignored, `cursor` is where it starts",
+  },
+};
+
 /** The error body as documented: the contract's, with `code` the closed list of contract §1. */
 const documentedErrorBody = errorBodySchema.extend({
   statusCode: z.number().int().min(400).max(599).meta({ example: 400 }),
@@ -86,8 +95,8 @@ const BASE_MARKERS: [Base, unknown][] = [
 interface ProcedureFacts {
   base: Base;
   declared: readonly number[];
-  /** The REST route also answers `text/csv` (`meta.csv`). */
-  csv: boolean;
+  /** The REST route also answers `text/csv`: a report (`meta.csv`) or a whole list (`meta.csvList`). */
+  csv: "report" | "list" | null;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
@@ -97,7 +106,9 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
   for (const [path, procedure] of Object.entries(procedures)) {
     const middlewares = procedure._def.middlewares;
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
-    facts.set(path.replaceAll(".", "-"), { base, declared: procedure._def.meta?.errors ?? [], csv: procedure._def.meta?.csv !== undefined });
+    const meta = procedure._def.meta;
+    const csv = meta?.csv !== undefined ? "report" : meta?.csvList !== undefined ? "list" : null;
+    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv });
   }
   return facts;
 }
@@ -241,7 +252,7 @@ export function buildOpenApiDocument(
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
       for (const status of errorStatuses(operation, procedure)) responses[String(status)] = errorResponse(status);
       const ok = responses["200"];
-      if (ok && procedure.csv) ok.content = { ...ok.content, "text/csv": CSV_CONTENT };
+      if (ok && procedure.csv) ok.content = { ...ok.content, "text/csv": procedure.csv === "report" ? CSV_CONTENT : CSV_LIST_CONTENT };
       describeResponseHeaders(operation, procedure);
       describeRequestHeaders(operation, procedure);
       describeCaller(operation, procedure);

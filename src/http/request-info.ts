@@ -12,4 +12,6 @@ export interface RequestInfo {
   tenantId?: string;
   /** Headers a procedure adds to its HTTP response (e.g. `idempotent-replayed`), on either surface. */
   responseHeaders?: Record<string, string>;
+  /** Set once the request was counted against its tenant's rate limit: a CSV export calls its procedure once per page, and counts once. */
+  rateLimited?: true;
 }

@@ -12,6 +12,8 @@ import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
 import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
+import { MAX_PAGE_SIZE } from "../services/paging.ts";
+import type { CsvList } from "../services/reports/csv-list.ts";
 import { readRawBody } from "./body-limit.ts";
 import { mapError } from "./error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
@@ -67,6 +69,8 @@ interface RouteSpec {
   oauthErrors: boolean;
   /** Renders the output as CSV for a request that accepts `text/csv` (errors stay JSON). */
   csv: ((output: unknown) => string) | undefined;
+  /** A list streamed as CSV, page by page, for a request that accepts `text/csv`. */
+  csvList: CsvList | undefined;
 }
 
 function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
@@ -89,6 +93,7 @@ function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
       coercers,
       oauthErrors: meta.oauthErrors === true,
       csv: meta.csv,
+      csvList: meta.csvList,
     });
   }
   return specs;
@@ -102,10 +107,51 @@ function wantsCsv(request: Request): boolean {
   return csv !== -1 && (json === -1 || csv < json);
 }
 
-function csvResponse(text: string, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
+function csvResponse(text: string | ReadableStream<Uint8Array>, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
   const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8", "x-request-id": requestId };
   if (responseHeaders) for (const name in responseHeaders) headers[name.toLowerCase()] = responseHeaders[name]!;
   return new Response(text, { status: 200, headers });
+}
+
+interface ListPage {
+  data: unknown[];
+  nextCursor: string | null;
+}
+
+/**
+ * A list as CSV: the first page is read before answering (so a refusal is still a JSON error with its
+ * status), then each next page only when the client has taken the one before (`pull`): one page in memory
+ * at a time, whatever the export's length. A page that fails midway ends the stream with an error (the
+ * client sees a truncated transfer, never a short file that looks complete); the caller logs it.
+ */
+async function csvListStream(
+  csv: CsvList,
+  readPage: (cursor: string | undefined) => Promise<ListPage>,
+  cursor: string | undefined,
+  onError: (error: unknown) => void,
+) {
+  const encoder = new TextEncoder();
+  const first = await readPage(cursor);
+  let next = first.nextCursor;
+  let pending: string | null = csv.header + csv.rows(first.data);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (pending !== null) {
+          controller.enqueue(encoder.encode(pending));
+          pending = null;
+        } else if (next !== null) {
+          const page = await readPage(next);
+          next = page.nextCursor;
+          if (page.data.length > 0) controller.enqueue(encoder.encode(csv.rows(page.data)));
+        }
+        if (pending === null && next === null) controller.close();
+      } catch (error) {
+        onError(error);
+        controller.error(error);
+      }
+    },
+  });
 }
 
 async function readBody(request: Request, contentTypes: string[]): Promise<Record<string, unknown>> {
@@ -167,6 +213,21 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           const value = params[key]!;
           const coerce = spec.coercers.get(key);
           input[key] = coerce ? coerce([value]) : value;
+        }
+        if (spec.csvList && wantsCsv(request)) {
+          const csvList = spec.csvList;
+          const readPage = (cursor: string | undefined) =>
+            spec.procedure({
+              ctx,
+              getRawInput: async () => ({ ...input, limit: MAX_PAGE_SIZE, cursor }),
+              path: spec.procedurePath,
+              type,
+              signal: undefined,
+              batchIndex: 0,
+            }) as Promise<ListPage>;
+          const cursor = typeof input.cursor === "string" ? input.cursor : undefined;
+          const body = await csvListStream(csvList, readPage, cursor, (error) => bridge.onUnexpectedError(error, ctx.request));
+          return csvResponse(body, ctx.request.requestId, ctx.request.responseHeaders);
         }
         const output = await spec.procedure({
           ctx,

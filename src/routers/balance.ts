@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { balanceSchema, getBalance, ledgerEntrySchema, listLedgerEntries } from "../services/ledger/balance.ts";
 import { pageOf, pageQuery } from "../services/paging.ts";
+import { CSV_NOTE, csvListOf } from "../services/reports/csv-list.ts";
 import {
   adminReconciliationReport,
   adminReconciliationSchema,
@@ -46,9 +47,10 @@ export const balanceRouter = router({
         path: "/balance/entries",
         tags: ["balance"],
         summary: "The ledger's entries",
-        description: "Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero.",
+        description: `Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero.${CSV_NOTE}`,
       },
       tenantHeader: "accepted",
+      csvList: csvListOf(ledgerEntrySchema),
     })
     .input(
       z.object({ ...pageQuery, subjectId: z.string().min(1).max(64).optional().meta({ description: "Only the entries of this payment, payout or refund" }) }),

@@ -2,6 +2,7 @@
  * `/payments` (contract §6): the tenant's payments of every kind, in the caller's environment.
  */
 import { z } from "zod";
+import { CSV_NOTE, csvListOf } from "../services/reports/csv-list.ts";
 import {
   createPayment,
   getPayment,
@@ -109,9 +110,10 @@ export const paymentsRouter = router({
         summary: "List payments",
         description:
           "The tenant's payments of every kind in the token's environment, newest first. " +
-          "Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.",
+          `Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.${CSV_NOTE}`,
       },
       tenantHeader: "accepted",
+      csvList: csvListOf(paymentSchema),
     })
     .input(listPaymentsInput)
     .output(paymentListSchema)

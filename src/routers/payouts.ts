@@ -9,7 +9,8 @@ import { ID_BOUNDS } from "./documented-id-bounds.ts";
 import { createPayout, payoutRequest } from "../services/payouts/create-payout.ts";
 import { createRefund, refundRequest } from "../services/payouts/create-refund.ts";
 import { PAYOUT_STATES, payoutSchema, REFUND_STATES, refundSchema } from "../services/payouts/payout-view.ts";
-import { getPayout, getRefund, listPayouts, listRefunds } from "../services/payouts/read-payouts.ts";
+import { getPayout, getRefund, listAllRefunds, listPayouts, listRefunds } from "../services/payouts/read-payouts.ts";
+import { CSV_NOTE, csvListOf } from "../services/reports/csv-list.ts";
 import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
@@ -18,6 +19,8 @@ const moneyRuleErrors =
   "422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that " +
   "pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each " +
   "holding account); 424 when the provider has no account for the tenant there.";
+
+const refundListSchema = pageOf(refundSchema).meta({ id: "RefundList" });
 
 const paymentIdField = z.string().meta({ description: "Our payment id (pay_…)", ...ID_BOUNDS });
 
@@ -54,9 +57,10 @@ export const payoutsRouter = router({
         path: "/payouts",
         tags: ["payouts"],
         summary: "List payouts",
-        description: "The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive).",
+        description: `The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive).${CSV_NOTE}`,
       },
       tenantHeader: "accepted",
+      csvList: csvListOf(payoutSchema),
     })
     .input(
       z.object({
@@ -134,7 +138,7 @@ export const payoutsRouter = router({
       tenantHeader: "accepted",
     })
     .input(z.object({ payment_id: paymentIdField, ...pageQuery, state: z.enum(REFUND_STATES).optional() }))
-    .output(pageOf(refundSchema).meta({ id: "RefundList" }))
+    .output(refundListSchema)
     .query(({ ctx, input }) =>
       listRefunds(ctx.deps, {
         tenantId: ctx.tenant.id,
@@ -143,6 +147,39 @@ export const payoutsRouter = router({
         limit: input.limit,
         ...(input.cursor !== undefined && { cursor: input.cursor }),
         ...(input.state !== undefined && { state: input.state }),
+      }),
+    ),
+
+  allRefunds: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/refunds",
+        tags: ["refunds"],
+        summary: "List refunds",
+        description: `The tenant's refunds of every payment in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive).${CSV_NOTE}`,
+      },
+      tenantHeader: "accepted",
+      csvList: csvListOf(refundSchema),
+    })
+    .input(
+      z.object({
+        ...pageQuery,
+        state: z.enum(REFUND_STATES).optional(),
+        from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)" }),
+        to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)" }),
+      }),
+    )
+    .output(refundListSchema)
+    .query(({ ctx, input }) =>
+      listAllRefunds(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        limit: input.limit,
+        ...(input.cursor !== undefined && { cursor: input.cursor }),
+        ...(input.state !== undefined && { state: input.state }),
+        ...(input.from !== undefined && { from: new Date(input.from) }),
+        ...(input.to !== undefined && { to: new Date(input.to) }),
       }),
     ),
 

@@ -11,6 +11,7 @@ import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../http/error-body
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import type { RequestInfo } from "../http/request-info.ts";
+import type { CsvList } from "../services/reports/csv-list.ts";
 import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import { API_KEY_BEARER_PREFIX, apiKeyBearerPrincipal } from "../services/api-keys/bearer-keys.ts";
@@ -45,6 +46,11 @@ export type Meta = OpenApiMeta<{
   oauthErrors?: true;
   /** The REST route also answers `Accept: text/csv`, with the output rendered by this function (`/reports/reconciliation`). */
   csv?: (output: unknown) => string;
+  /**
+   * A list (`{ data, nextCursor }`) whose REST route also answers `Accept: text/csv`: every item that matches
+   * the filters, streamed page by page (`http/rest-bridge.ts`); `limit` is ignored, `cursor` is where it starts.
+   */
+  csvList?: CsvList;
 }>;
 
 const t = initTRPC
@@ -133,7 +139,8 @@ function environmentOf(principal: Principal, headers: Headers): Environment {
  * admin tokens are not limited by a tenant's budget.
  */
 async function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> {
-  if (principal.role === "admin") return;
+  if (principal.role === "admin" || ctx.request.rateLimited) return;
+  ctx.request.rateLimited = true;
   const limit = tenant.rateLimit ?? ctx.deps.config.rateLimit;
   const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), limit);
   // The budget on every answer, a 429 included; a request let through unchecked (Redis failed) was not counted.

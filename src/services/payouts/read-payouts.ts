@@ -73,6 +73,26 @@ export async function listRefunds(
   return { data: page.rows.map(toRefundView), nextCursor: page.nextCursor };
 }
 
+/** The tenant's refunds of every payment, newest first; by state and creation time (`from` inclusive, `to` exclusive). */
+export async function listAllRefunds(
+  deps: Pick<Deps, "db">,
+  input: Scope & { limit: number; cursor?: string; state?: RefundState; from?: Date; to?: Date },
+): Promise<{ data: RefundView[]; nextCursor: string | null }> {
+  let query = scoped(deps, input).where("purpose", "=", "refund");
+  if (input.state !== undefined) query = query.where("state", "=", input.state === "succeeded" ? "sent" : input.state);
+  if (input.from !== undefined) query = query.where("created_at", ">=", input.from);
+  if (input.to !== undefined) query = query.where("created_at", "<", input.to);
+  if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor("rf", input.cursor));
+  const page = toPage(
+    await query
+      .orderBy("id", "desc")
+      .limit(input.limit + 1)
+      .execute(),
+    input.limit,
+  );
+  return { data: page.rows.map(toRefundView), nextCursor: page.nextCursor };
+}
+
 /** One refund of the tenant. @throws {NotFoundError} */
 export async function getRefund(deps: Pick<Deps, "db">, input: Scope & { refundId: string }): Promise<RefundView> {
   const row = await scoped(deps, input).where("purpose", "=", "refund").where("id", "=", input.refundId).executeTakeFirst();

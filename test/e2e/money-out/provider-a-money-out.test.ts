@@ -5,6 +5,7 @@
  * up to more than it collected, even when 20 arrive at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { parse } from "csv-parse/sync";
 import { followPayment } from "../../../src/mod.ts";
 import type { TestGateway } from "../../support/gateway.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
@@ -383,6 +384,26 @@ describe("the reconciliation report", () => {
     expect((await api("/admin/reports/reconciliation")).status).toBe(403);
     const badWindow = await api("/reports/reconciliation?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z");
     expect(badWindow.status).toBe(400);
+
+    // The lists behind the report, as CSV files: the same items as the JSON lists, field by field.
+    const rowsOf = async (path: string) => {
+      const answer = await api(path, { headers: { accept: "text/csv" } });
+      expect(answer.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+      const [header, ...rows] = parse(answer.text) as string[][];
+      return rows.map((row) => Object.fromEntries(header!.map((name, i) => [name, row[i]])));
+    };
+    const [refundRow] = await rowsOf("/refunds");
+    expect(refundRow).toMatchObject({ id: refund.body.id, paymentId: payment.id, state: "succeeded", amount: "100", "recipient.phone.number": "+22997000015" });
+    const [payoutRow] = await rowsOf("/payouts");
+    expect(payoutRow).toMatchObject({ id: payout.body.id, state: "sent", amount: "200", "recipient.operator": "mtn", "recipient.firstname": "Kofi" });
+    const entries = await rowsOf("/balance/entries");
+    const json = (await api("/balance/entries?limit=100")).body.data as Body[];
+    expect(entries.map((entry) => [entry.id, entry.journal, entry.account, entry.holding, Number(entry.amount)])).toEqual(
+      json.map((entry) => [entry.id, entry.journal, entry.account, entry.holding, entry.amount]),
+    );
+    expect(entries.reduce((sum, entry) => sum + Number(entry.amount), 0)).toBe(0);
+    const [paymentRow] = await rowsOf("/payments");
+    expect(paymentRow).toMatchObject({ id: payment.id, state: "succeeded", amount: "900", amountRefunded: "100", operator: "mtn" });
   });
 });
 
