@@ -536,7 +536,7 @@ export interface paths {
          * List payments
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
          *
-         *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
+         *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description or the customer's name (q), dates, amounts and phone; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
         get: operations["payments-list"];
         put?: never;
@@ -1850,6 +1850,11 @@ export interface components {
             /** @description Provider A's reference, when it gave one */
             reference: string | null;
             /**
+             * @description Your own reference of the payment (your order number), as given at creation
+             * @example order-1042
+             */
+            merchantReference: string | null;
+            /**
              * @description Whole units of the currency (no minor unit)
              * @example 5000
              */
@@ -1982,6 +1987,11 @@ export interface components {
             providerTransactionId: string | null;
             /** @description Provider A's reference, when it gave one */
             reference: string | null;
+            /**
+             * @description Your own reference of the payment (your order number), as given at creation
+             * @example order-1042
+             */
+            merchantReference: string | null;
             /**
              * @description Whole units of the currency (no minor unit)
              * @example 5000
@@ -2804,6 +2814,11 @@ export interface components {
             providerTransactionId: string | null;
             /** @description Provider A's reference, when it gave one */
             reference: string | null;
+            /**
+             * @description Your own reference of the payment (your order number), as given at creation
+             * @example order-1042
+             */
+            merchantReference: string | null;
             /**
              * @description Whole units of the currency (no minor unit)
              * @example 5000
@@ -7506,6 +7521,8 @@ export interface operations {
                 state?: "pending" | "succeeded" | "failed" | "cancelled" | "refunded";
                 providerTransactionId?: string;
                 reference?: string;
+                merchantReference?: string;
+                q?: string;
                 from?: string;
                 to?: string;
                 amountMin?: number;
@@ -7699,6 +7716,11 @@ export interface operations {
                      * @example 123456
                      */
                     otp?: string;
+                    /**
+                     * @description Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=
+                     * @example order-1042
+                     */
+                    merchantReference?: string;
                     /** @description Up to 20 keys of your own, shown back as customData */
                     metadata?: {
                         [key: string]: string | number | boolean;
@@ -7979,6 +8001,11 @@ export interface operations {
                      * @example 123456
                      */
                     otp?: string;
+                    /**
+                     * @description Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=
+                     * @example order-1042
+                     */
+                    merchantReference?: string;
                     /** @description Up to 20 keys of your own, shown back as customData */
                     metadata?: {
                         [key: string]: string | number | boolean;
@@ -8954,6 +8981,11 @@ export interface operations {
                         /** @example +221770000000 */
                         phone?: string;
                     };
+                    /**
+                     * @description Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=
+                     * @example order-1042
+                     */
+                    merchantReference?: string;
                     /**
                      * @description Flat key/value pairs of your choice (at most 50), sent back in every event with their types
                      * @example {

@@ -616,6 +616,7 @@ export declare const procedures: {
                 };
                 callback_url?: string | undefined;
                 otp?: string | undefined;
+                merchantReference?: string | undefined;
                 metadata?: Record<string, string | number | boolean> | undefined;
             };
             output: {
@@ -626,6 +627,7 @@ export declare const procedures: {
                 providerStatus: string | null;
                 providerTransactionId: string | null;
                 reference: string | null;
+                merchantReference: string | null;
                 amount: number;
                 amountRefunded: number;
                 refundStatus: "none" | "partially_refunded" | "refunded";
@@ -693,6 +695,7 @@ export declare const procedures: {
                 };
                 callback_url?: string | undefined;
                 otp?: string | undefined;
+                merchantReference?: string | undefined;
                 metadata?: Record<string, string | number | boolean> | undefined;
             };
             output: {
@@ -725,6 +728,8 @@ export declare const procedures: {
                 state?: "cancelled" | "failed" | "pending" | "refunded" | "succeeded" | undefined;
                 providerTransactionId?: string | undefined;
                 reference?: string | undefined;
+                merchantReference?: string | undefined;
+                q?: string | undefined;
                 from?: string | undefined;
                 to?: string | undefined;
                 amountMin?: number | undefined;
@@ -740,6 +745,7 @@ export declare const procedures: {
                     providerStatus: string | null;
                     providerTransactionId: string | null;
                     reference: string | null;
+                    merchantReference: string | null;
                     amount: number;
                     amountRefunded: number;
                     refundStatus: "none" | "partially_refunded" | "refunded";
@@ -795,6 +801,7 @@ export declare const procedures: {
                 providerStatus: string | null;
                 providerTransactionId: string | null;
                 reference: string | null;
+                merchantReference: string | null;
                 amount: number;
                 amountRefunded: number;
                 refundStatus: "none" | "partially_refunded" | "refunded";
@@ -958,6 +965,7 @@ export declare const procedures: {
                     email?: string | undefined;
                     phone?: string | undefined;
                 };
+                merchantReference?: string | undefined;
                 customData?: Record<string, string | number | boolean> | undefined;
                 channels?: string[] | undefined;
             };
@@ -1850,6 +1858,7 @@ export declare const procedures: {
                     providerStatus: string | null;
                     providerTransactionId: string | null;
                     reference: string | null;
+                    merchantReference: string | null;
                     amount: number;
                     amountRefunded: number;
                     refundStatus: "none" | "partially_refunded" | "refunded";

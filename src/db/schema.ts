@@ -223,6 +223,8 @@ export interface PaymentsTable {
   provider_transaction_id: Nullable<string>;
   /** Provider A's reference (`trx_…`), when it gave one. */
   reference: Nullable<string>;
+  /** The merchant's own reference (its order number), as given at creation (migration 0021). */
+  merchant_reference: Nullable<string>;
   /** The provider's raw status word (`approved`, `completed`, `canceled`…). */
   provider_status: Nullable<string>;
   state: Generated<PaymentState>;

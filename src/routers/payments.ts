@@ -31,6 +31,14 @@ const listPaymentsInput = z.object({
   state: z.enum(PAYMENT_STATES).optional(),
   providerTransactionId: z.string().min(1).max(255).meta({ description: "Provider A's integer transaction id, or provider B's invoice token" }).optional(),
   reference: z.string().min(1).max(255).meta({ description: "Provider A's reference" }).optional(),
+  merchantReference: z.string().min(1).max(255).meta({ description: "Your own reference, as given at creation", example: "order-1042" }).optional(),
+  q: z
+    .string()
+    .trim()
+    .min(2)
+    .max(100)
+    .optional()
+    .meta({ description: "Text in the description or the customer's name, any case (at least 2 characters)", example: "awa" }),
   from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)", example: "2026-11-01T00:00:00Z" }),
   to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)", example: "2026-12-01T00:00:00Z" }),
   amountMin: z.int().min(1).optional().meta({ description: "At least this amount (whole units)", example: 1000 }),
@@ -110,7 +118,8 @@ export const paymentsRouter = router({
         summary: "List payments",
         description:
           "The tenant's payments of every kind in the token's environment, newest first. " +
-          `Filter by provider, kind, state, providerTransactionId or reference; page with limit and cursor.${CSV_NOTE}`,
+          "Filter by provider, kind, state, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description " +
+          `or the customer's name (q), dates, amounts and phone; page with limit and cursor.${CSV_NOTE}`,
       },
       tenantHeader: "accepted",
       csvList: csvListOf(paymentSchema),

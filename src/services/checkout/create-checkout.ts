@@ -41,6 +41,7 @@ const insertCheckout = precompile<{
   description: string;
   customer: PaymentCustomer;
   custom_data: CustomData | null;
+  merchant_reference: string | null;
   credential_version: number;
   created_at: Date;
 }>()((db, p) =>
@@ -63,6 +64,7 @@ const insertCheckout = precompile<{
           description: p.description,
           customer: p.customer,
           custom_data: p.custom_data,
+          merchant_reference: p.merchant_reference,
           credential_version: p.credential_version,
           created_at: p.created_at,
           updated_at: p.created_at,
@@ -140,6 +142,7 @@ export async function createCheckout(
     description: input.description,
     customer,
     custom_data: input.customData ?? null,
+    merchant_reference: input.merchantReference ?? null,
     credential_version: account.credentialVersion!,
     created_at: now,
   });

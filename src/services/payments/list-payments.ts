@@ -21,6 +21,10 @@ export interface ListPaymentsInput {
   state?: PaymentState;
   providerTransactionId?: string;
   reference?: string;
+  /** The merchant's own reference, exactly. */
+  merchantReference?: string;
+  /** Text in the description or the customer's names, any case. */
+  q?: string;
   /** Created at or after. */
   from?: Date;
   /** Created before. */
@@ -78,6 +82,19 @@ export function paymentsMatching(db: Kysely<Database>, input: Omit<ListPaymentsI
   if (input.state !== undefined) query = query.where("state", "=", input.state);
   if (input.providerTransactionId !== undefined) query = query.where("provider_transaction_id", "=", input.providerTransactionId);
   if (input.reference !== undefined) query = query.where("reference", "=", input.reference);
+  if (input.merchantReference !== undefined) query = query.where("merchant_reference", "=", input.merchantReference);
+  if (input.q !== undefined) {
+    // A substring, any case, of the description or a name the customer gave (a checkout's `name`, a payment's
+    // first and last names); `%`, `_` and `\` in the text are matched as themselves.
+    const pattern = `%${input.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([
+        eb("description", "ilike", pattern),
+        sql<boolean>`(customer->>'name') ilike ${pattern}`,
+        sql<boolean>`concat_ws(' ', customer->>'firstname', customer->>'lastname') ilike ${pattern}`,
+      ]),
+    );
+  }
   if (input.from !== undefined) query = query.where("created_at", ">=", input.from);
   if (input.to !== undefined) query = query.where("created_at", "<", input.to);
   if (input.amountMin !== undefined) query = query.where("amount", ">=", input.amountMin);

@@ -73,6 +73,10 @@ export const paymentSchema = z
       .nullable()
       .meta({ description: "Provider A's integer transaction id (as a string) or provider B's invoice token; null until the provider answered" }),
     reference: z.string().nullable().meta({ description: "Provider A's reference, when it gave one" }),
+    merchantReference: z
+      .string()
+      .nullable()
+      .meta({ description: "Your own reference of the payment (your order number), as given at creation", example: "order-1042" }),
     amount: z.number().int().meta({ description: "Whole units of the currency (no minor unit)", example: 5000 }),
     amountRefunded: z.number().int().meta({ description: "The sum of its refunds that succeeded (whole units)", example: 0 }),
     refundStatus: z
@@ -162,6 +166,7 @@ export function toPaymentView(row: Payment): PaymentView {
     providerStatus: row.provider_status,
     providerTransactionId: row.provider_transaction_id,
     reference: row.reference,
+    merchantReference: row.merchant_reference ?? null,
     // postgres.js and PGlite both read int8 as a number (see db/connect.ts); Number() keeps the type honest.
     amount: Number(row.amount),
     amountRefunded: Number(row.amount_refunded ?? 0),

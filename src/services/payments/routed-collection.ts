@@ -46,6 +46,8 @@ export interface RoutedCollection {
   otp?: string;
   callbackUrl: string | undefined;
   metadata?: CustomData;
+  /** The merchant's own reference of the payment. */
+  merchantReference?: string;
   /** The tenant's routing counter the candidates were planned at: the payment is written only while it holds. */
   routingVersion: number;
 }
@@ -77,6 +79,7 @@ const insertRoutedPayment = precompile<{
   callback_url: string | null;
   operator: string;
   custom_data: CustomData | null;
+  merchant_reference: string | null;
   now: Date;
   reason: string;
   routing_version: number;
@@ -101,6 +104,7 @@ const insertRoutedPayment = precompile<{
           "callback_url",
           "operator",
           "custom_data",
+          "merchant_reference",
           "created_at",
           "updated_at",
         ])
@@ -122,6 +126,7 @@ const insertRoutedPayment = precompile<{
               eb.val(p.callback_url).as("callback_url"),
               eb.val(p.operator).as("operator"),
               eb.val(p.custom_data).as("custom_data"),
+              eb.val(p.merchant_reference).as("merchant_reference"),
               eb.val(p.now).as("created_at"),
               eb.val(p.now).as("updated_at"),
             ])
@@ -236,6 +241,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
     callback_url: input.callbackUrl ?? null,
     operator: input.operator,
     custom_data: input.metadata ?? null,
+    merchant_reference: input.merchantReference ?? null,
     now,
     reason: first.reason,
     routing_version: input.routingVersion,

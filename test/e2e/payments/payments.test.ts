@@ -345,6 +345,7 @@ describe("GET /payments/{payment_id}", () => {
       providerStatus: "completed",
       providerTransactionId: "inv_read_one",
       reference: null,
+      merchantReference: null,
       amount: 5000,
       amountRefunded: 0,
       refundStatus: "none",

@@ -28,6 +28,7 @@ const checkoutBody = (over: Json = {}) => ({
   cancelUrl: "https://shop.example/panier",
   customer: { name: "Awa Diop", email: "awa@example.com", phone: "+221770000000" },
   customData: { orderRef: "ORD-42", quantity: 3, gift: true },
+  merchantReference: "ORD-42",
   ...over,
 });
 
@@ -98,6 +99,7 @@ describe("POST /providerB/checkout", () => {
       currency: "XOF",
     });
     expect(payment.customData).toEqual({ orderRef: "ORD-42", quantity: 3, gift: true });
+    expect(payment.merchantReference).toBe("ORD-42");
     const row = await gw.gateway.deps.db.selectFrom("payments").selectAll().where("id", "=", answer.paymentId).executeTakeFirstOrThrow();
     expect(row.credential_version).toBe(1);
     expect(row.provider_account).toMatch(/^pcr_/);
