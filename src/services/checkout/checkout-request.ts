@@ -29,16 +29,10 @@ export const checkoutRequest = z
         .optional()
         .meta({ example: "+221770000000" }),
     }),
-    merchantReference: z
-      .string()
-      .trim()
-      .min(1)
-      .max(255)
-      .optional()
-      .meta({
-        description: "Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=",
-        example: "order-1042",
-      }),
+    merchantReference: z.string().trim().min(1).max(255).optional().meta({
+      description: "Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=",
+      example: "order-1042",
+    }),
     customData: z
       .record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
       .refine((value) => Object.keys(value).length <= 50, { message: "must have at most 50 keys" })

@@ -48,16 +48,10 @@ export const paymentRequest = z
       .regex(/^[0-9]{4,8}$/, { error: "must be the 4 to 8 digits the customer got from the operator" })
       .optional()
       .meta({ description: "For an operator whose flow is otp (GET /payment-methods): the code the customer got by USSD", example: "123456" }),
-    merchantReference: z
-      .string()
-      .trim()
-      .min(1)
-      .max(255)
-      .optional()
-      .meta({
-        description: "Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=",
-        example: "order-1042",
-      }),
+    merchantReference: z.string().trim().min(1).max(255).optional().meta({
+      description: "Your own reference of the payment (your order number): shown back, searchable with GET /payments?merchantReference=",
+      example: "order-1042",
+    }),
     metadata: z
       .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
       .refine((value) => Object.keys(value).length <= 20, { message: "must have at most 20 keys" })
