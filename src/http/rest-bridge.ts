@@ -6,13 +6,15 @@
  *
  * What the bridge owns: the content types a route takes (415), the body size limit (413, read through
  * `body-limit.ts`), JSON and form parsing (400), path parameters and query-string coercion — computed from
- * the schema once, without mutating it — and answering every thrown error as `error-body.ts` maps it.
+ * the schema once, without mutating it — answering every thrown error as `error-body.ts` maps it, and
+ * compressing a successful answer of 1 KiB or more by `Accept-Encoding` (`compression.ts`).
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
 import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { readRawBody } from "./body-limit.ts";
+import { negotiatedBody } from "./compression.ts";
 import { mapError } from "./error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -102,10 +104,10 @@ function wantsCsv(request: Request): boolean {
   return csv !== -1 && (json === -1 || csv < json);
 }
 
-function csvResponse(text: string, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
+function csvResponse(request: Request, text: string, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
   const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8", "x-request-id": requestId };
   if (responseHeaders) for (const name in responseHeaders) headers[name.toLowerCase()] = responseHeaders[name]!;
-  return new Response(text, { status: 200, headers });
+  return new Response(negotiatedBody(request, text, headers), { status: 200, headers });
 }
 
 async function readBody(request: Request, contentTypes: string[]): Promise<Record<string, unknown>> {
@@ -178,8 +180,9 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           signal: undefined,
           batchIndex: 0,
         });
-        if (spec.csv && wantsCsv(request)) return csvResponse(spec.csv(output), ctx.request.requestId, ctx.request.responseHeaders);
-        return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
+        if (spec.csv && wantsCsv(request)) return csvResponse(request, spec.csv(output), ctx.request.requestId, ctx.request.responseHeaders);
+        // A large answer (a list, a report) is compressed as the client accepts; errors are small and never are.
+        return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
       } catch (error) {
         const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");
         if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
