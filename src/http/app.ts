@@ -12,7 +12,8 @@ import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
-import { docsPage, scalarBundlePath } from "./docs.ts";
+import { docsPage, scalarBundle } from "./docs.ts";
+import { prepareStaticBody, type StaticBody, staticResponse } from "./static-body.ts";
 import { createCors } from "./cors.ts";
 import { DASHBOARD_ROUTES, dashboardAsset, dashboardPage } from "./dashboard-routes.ts";
 import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
@@ -90,14 +91,18 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const createContext = (request: Request, requestInfo?: RequestInfo): Context => ({ deps, headers: request.headers, request: requestInfo ?? infoOf(request) });
   const onUnexpectedError = (error: unknown, request: RequestInfo) => deps.logger.error({ err: error, requestId: request.requestId }, "unexpected error");
 
-  let openapiBody: Promise<string> | undefined;
-  const openapiJson = (): Promise<string> =>
-    (openapiBody ??= options.openapi().then(JSON.stringify, (error: unknown) => {
-      openapiBody = undefined; // a later request tries again
-      throw error;
-    }));
-  const docsHtml = docsPage();
-  const scalarFile = Bun.file(scalarBundlePath());
+  // The document, the docs page and Scalar's bundle never change in a process: each is compressed once
+  // (static-body.ts), on first request, and answered with an ETag.
+  let openapiBody: Promise<StaticBody> | undefined;
+  const openapiJson = (): Promise<StaticBody> =>
+    (openapiBody ??= options
+      .openapi()
+      .then((document) => prepareStaticBody(JSON.stringify(document)))
+      .catch((error: unknown) => {
+        openapiBody = undefined; // a later request tries again
+        throw error;
+      }));
+  const docsHtml = prepareStaticBody(docsPage());
 
   const app = new Elysia({ normalize: false })
     .onError(({ code, error, request }) => {
@@ -118,11 +123,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const ready = entries.every(([, state]) => state === "ok");
       return jsonResponse(ready ? 200 : 503, { status: ready ? "ok" : "unavailable", checks });
     })
-    .get("/openapi.json", async () => new Response(await openapiJson(), { headers: { "content-type": "application/json" } }))
-    .get("/docs", () => new Response(docsHtml, { headers: { "content-type": "text/html; charset=utf-8" } }))
-    .get("/docs/scalar.js", () => new Response(scalarFile, { headers: { "content-type": "text/javascript", "cache-control": "public, max-age=86400" } }))
-    .get("/dashboard", () => dashboardPage())
-    .get("/dashboard/assets/:name", ({ params }) => dashboardAsset(params.name))
+    .get("/openapi.json", async ({ request }) =>
+      staticResponse(request, await openapiJson(), { "content-type": "application/json", "cache-control": "no-cache" }),
+    )
+    .get("/docs", async ({ request }) => staticResponse(request, await docsHtml, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" }))
+    .get("/docs/scalar.js", async ({ request }) =>
+      staticResponse(request, await scalarBundle(), { "content-type": "text/javascript", "cache-control": "public, max-age=86400" }),
+    )
+    .get("/dashboard", ({ request }) => dashboardPage(request))
+    .get("/dashboard/assets/:name", ({ request, params }) => dashboardAsset(request, params.name))
     .all(
       "/trpc/*",
       async ({ request }) => {

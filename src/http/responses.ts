@@ -1,6 +1,7 @@
 /**
  * JSON responses, built the same way everywhere (the REST bridge, Elysia's error hook, plain routes).
  */
+import { negotiatedBody } from "./compression.ts";
 import type { MappedError } from "./error-body.ts";
 
 const JSON_TYPE = "application/json";
@@ -21,6 +22,7 @@ export function errorResponse(mapped: MappedError): Response {
  * A JSON response carrying the request's id and the headers a procedure added, built in one go (the
  * REST bridge's answers): the same headers, in the same order, as {@link jsonResponse} followed by the
  * `fetch` wrapper's `x-request-id` and `responseHeaders`, without re-opening the response's headers.
+ * With `request`, a body of 1 KiB or more is compressed as its `Accept-Encoding` asks (`compression.ts`).
  */
 export function stampedJsonResponse(
   status: number,
@@ -28,10 +30,12 @@ export function stampedJsonResponse(
   requestId: string,
   responseHeaders: Record<string, string> | undefined,
   headers?: Record<string, string>,
+  request?: Request,
 ): Response {
   const all: Record<string, string> = { "content-type": JSON_TYPE };
   if (headers) for (const name in headers) all[name.toLowerCase()] = headers[name]!;
   all["x-request-id"] = requestId;
   if (responseHeaders) for (const name in responseHeaders) all[name.toLowerCase()] = responseHeaders[name]!;
-  return new Response(JSON.stringify(body), { status, headers: all });
+  const text = JSON.stringify(body);
+  return new Response(request ? negotiatedBody(request, text, all) : text, { status, headers: all });
 }

@@ -6,7 +6,8 @@
  *
  * What the bridge owns: the content types a route takes (415), the body size limit (413, read through
  * `body-limit.ts`), JSON and form parsing (400), path parameters and query-string coercion — computed from
- * the schema once, without mutating it — and answering every thrown error as `error-body.ts` maps it.
+ * the schema once, without mutating it — answering every thrown error as `error-body.ts` maps it, and
+ * compressing a successful answer of 1 KiB or more by `Accept-Encoding` (`compression.ts`).
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
@@ -15,6 +16,7 @@ import type { Context, Meta, RequestInfo } from "../routers/trpc.ts";
 import { MAX_PAGE_SIZE } from "../services/paging.ts";
 import type { CsvList } from "../services/reports/csv-list.ts";
 import { readRawBody } from "./body-limit.ts";
+import { negotiatedBody, preferredCoding, varyOnEncoding } from "./compression.ts";
 import { mapError } from "./error-body.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -107,10 +109,23 @@ function wantsCsv(request: Request): boolean {
   return csv !== -1 && (json === -1 || csv < json);
 }
 
-function csvResponse(text: string | ReadableStream<Uint8Array>, requestId: string, responseHeaders: Record<string, string> | undefined): Response {
+function csvResponse(
+  request: Request,
+  body: string | ReadableStream<Uint8Array>,
+  requestId: string,
+  responseHeaders: Record<string, string> | undefined,
+): Response {
   const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8", "x-request-id": requestId };
   if (responseHeaders) for (const name in responseHeaders) headers[name.toLowerCase()] = responseHeaders[name]!;
-  return new Response(text, { status: 200, headers });
+  if (typeof body === "string") return new Response(negotiatedBody(request, body, headers), { status: 200, headers });
+  // A streamed list: gzip as it goes (the web platform's CompressionStream) when the client takes it.
+  varyOnEncoding(headers);
+  // CompressionStream has no brotli: ask whether gzip is acceptable with brotli left out of the client's list.
+  const withoutBrotli = (request.headers.get("accept-encoding") ?? "").replace(/\bbr\b[^,]*/gi, "");
+  if (preferredCoding(withoutBrotli) !== "gzip") return new Response(body, { status: 200, headers });
+  headers["content-encoding"] = "gzip";
+  // (bun-types and the DOM library disagree on CompressionStream's chunk type; it takes and gives bytes.)
+  return new Response(body.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), { status: 200, headers });
 }
 
 interface ListPage {
@@ -227,7 +242,7 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
             }) as Promise<ListPage>;
           const cursor = typeof input.cursor === "string" ? input.cursor : undefined;
           const body = await csvListStream(csvList, readPage, cursor, (error) => bridge.onUnexpectedError(error, ctx.request));
-          return csvResponse(body, ctx.request.requestId, ctx.request.responseHeaders);
+          return csvResponse(request, body, ctx.request.requestId, ctx.request.responseHeaders);
         }
         const output = await spec.procedure({
           ctx,
@@ -239,8 +254,9 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           signal: undefined,
           batchIndex: 0,
         });
-        if (spec.csv && wantsCsv(request)) return csvResponse(spec.csv(output), ctx.request.requestId, ctx.request.responseHeaders);
-        return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders);
+        if (spec.csv && wantsCsv(request)) return csvResponse(request, spec.csv(output), ctx.request.requestId, ctx.request.responseHeaders);
+        // A large answer (a list, a report) is compressed as the client accepts; errors are small and never are.
+        return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
       } catch (error) {
         const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");
         if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);

@@ -73,6 +73,12 @@ function plainPath(url: string): string | undefined {
 export function createRouteTable(): RouteTable {
   const root = newNode();
   const prefixes: string[] = [];
+  /**
+   * `METHOD path` of the routes without a parameter, and of every route's path that a parameter route
+   * could also match: one Map lookup answers `/auth/whoami`; null means "walk the tree" (see `add`).
+   */
+  const exact = new Map<string, Route | null>();
+  let hasParamRoutes = false;
 
   /**
    * Depth-first, static before parameter, backtracking; `params` collects name, value, name, value… along
@@ -118,7 +124,10 @@ export function createRouteTable(): RouteTable {
         }
       }
       if (node.methods.has(method)) deferToElysia = true;
-      node.methods.set(method, deferToElysia || !handler ? null : { handler, route: path });
+      const route = deferToElysia || !handler ? null : { handler, route: path };
+      node.methods.set(method, route);
+      if (path.includes("{")) hasParamRoutes = true;
+      else exact.set(`${method} ${path}`, route);
     },
 
     reservePrefix(prefix) {
@@ -129,6 +138,10 @@ export function createRouteTable(): RouteTable {
       const path = plainPath(url);
       if (path === undefined) return undefined;
       for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return undefined;
+      // A static route wins over a parameter at every level (the tree's order), so an exact hit is the answer.
+      const hit = exact.get(`${method} ${path}`);
+      if (hit) return { handler: hit.handler, params: {}, route: hit.route };
+      if (hit === null || !hasParamRoutes) return undefined;
       const found: string[] = [];
       const entry = find(root, path.split("/"), 1, method, found); // segments[0] is the "" before the first "/"
       if (!entry) return undefined;

@@ -46,6 +46,23 @@ describe("the route table", () => {
       expect(table.match("GET", url(path))).toBeUndefined();
   });
 
+  it("answers a route without parameters exactly, and a static route wins over a parameter at its level", () => {
+    const mixed = createRouteTable();
+    mixed.add("GET", "/auth/whoami", named("whoami"));
+    mixed.add("GET", "/auth/{thing}", named("thing"));
+    mixed.add("GET", "/reports/summary", named("summary"));
+    mixed.add("GET", "/reports/summary", named("again")); // the same route twice: Elysia decides
+    expect(mixed.match("GET", url("/auth/whoami"))).toEqual({ handler: expect.any(Function), params: {}, route: "/auth/whoami" });
+    expect(nameOf(mixed.match("GET", url("/auth/whoami")))).toBe("whoami");
+    expect(mixed.match("GET", url("/auth/other"))?.params).toEqual({ thing: "other" });
+    expect(mixed.match("POST", url("/auth/whoami"))).toBeUndefined();
+    expect(mixed.match("GET", url("/reports/summary"))).toBeUndefined();
+    const onlyStatic = createRouteTable();
+    onlyStatic.add("GET", "/auth/whoami", named("whoami"));
+    expect(onlyStatic.match("GET", url("/auth/who"))).toBeUndefined();
+    expect(nameOf(onlyStatic.match("GET", url("/auth/whoami?x=1")))).toBe("whoami");
+  });
+
   it("steps aside where two routes name one parameter level differently", () => {
     const ambiguous = createRouteTable();
     ambiguous.add("GET", "/a/{x}", named("x"));

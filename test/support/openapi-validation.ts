@@ -16,10 +16,21 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { brotliDecompressSync } from "node:zlib";
 import { generateOpenApi } from "../../src/mod.ts";
 
 /** Headers of HTTP itself, CORS and caching, which no operation declares. */
-const TRANSPORT_HEADERS = new Set(["content-type", "content-length", "date", "connection", "keep-alive", "transfer-encoding", "vary", "server"]);
+const TRANSPORT_HEADERS = new Set([
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "date",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "vary",
+  "server",
+]);
 const isTransportHeader = (name: string) => TRANSPORT_HEADERS.has(name) || name.startsWith("access-control-");
 
 interface HeaderObject {
@@ -103,6 +114,22 @@ function resolveHeader(state: Validator, header: HeaderObject): HeaderObject {
   return header.$ref ? (state.document.components.headers?.[header.$ref.replace("#/components/headers/", "")] ?? {}) : header;
 }
 
+/**
+ * The body as text. A response from `gateway.fetch` in the process still has its `content-encoding`; one
+ * through `fetch` over HTTP was decoded on the way (the header stays): decode only what is still encoded.
+ */
+function decodedText(bytes: Uint8Array<ArrayBuffer>, encoding: string | null): string {
+  if (encoding === "gzip" && bytes[0] === 0x1f && bytes[1] === 0x8b) return new TextDecoder().decode(Bun.gunzipSync(bytes));
+  if (encoding === "br") {
+    try {
+      return new TextDecoder().decode(brotliDecompressSync(bytes));
+    } catch {
+      // already decoded by fetch
+    }
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 /** Thrown when a response does not match the document. */
 export class UndocumentedResponseError extends Error {
   override name = "UndocumentedResponseError";
@@ -140,7 +167,7 @@ export async function validateGatewayResponse(method: string, url: string, respo
   for (const [name, header] of Object.entries(declared))
     if (resolveHeader(state, header).required && !response.headers.has(name)) problems.push(`required header ${name} missing`);
 
-  const text = await response.clone().text();
+  const text = decodedText(new Uint8Array(await response.clone().arrayBuffer()), response.headers.get("content-encoding"));
   const contentType = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
   if (text.length > 0 || contentType) {
     const media = contentType ? documented.content?.[contentType] : undefined;

@@ -1,14 +1,14 @@
 /**
  * Is the API key behind a token still usable? Tokens minted from a key carry its `key_id`; a revoked
  * key's tokens must stop working within 5 seconds (contract §2), so each answer is kept at most
- * {@link KEY_STATUS_CACHE_MS} per process — one small query per key per 2 seconds, not per request.
+ * {@link KEY_STATUS_CACHE_MS} per process — one small query per key per second, not per request.
  */
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
 import type { Database } from "../../db/schema.ts";
 
-export const KEY_STATUS_CACHE_MS = 2_000;
+export const KEY_STATUS_CACHE_MS = 1_000;
 
 /** How long a process remembers which key a secret sent as a bearer is (see `bearer-keys.ts`). */
 export const KEY_OF_SECRET_CACHE_MS = 10 * 60_000;

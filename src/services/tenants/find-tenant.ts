@@ -1,6 +1,6 @@
 /**
  * Reads the tenant behind a request. Every authenticated tenant-scoped call needs it (is it disabled?), so
- * answers are kept for a few seconds per process — never longer: a disabled tenant is refused within
+ * answers are kept for a second per process — never longer: a disabled tenant is refused within
  * {@link TENANT_CACHE_MS} on every instance.
  */
 import type { Kysely } from "kysely";
@@ -8,7 +8,7 @@ import { LRUCache } from "lru-cache";
 import type { Database } from "../../db/schema.ts";
 import type { RateLimit } from "../rate-limit/token-bucket.ts";
 
-export const TENANT_CACHE_MS = 2_000;
+export const TENANT_CACHE_MS = 1_000;
 
 export interface TenantSummary {
   id: string;

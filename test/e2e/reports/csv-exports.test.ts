@@ -82,6 +82,18 @@ describe("GET /payments as CSV", () => {
     expect(before - after).toBeLessThanOrEqual(2);
   });
 
+  it("is gzipped as it streams for a client that takes gzip", async () => {
+    const response = await tg.request("/payments?state=failed", {
+      headers: { authorization: `Bearer ${token}`, accept: "text/csv", "accept-encoding": "br;q=1, gzip;q=0.5" },
+    });
+    expect(response.headers.get("content-encoding")).toBe("gzip");
+    expect(response.headers.get("vary")).toContain("Accept-Encoding");
+    const text = new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await response.arrayBuffer())));
+    expect((parse(text) as string[][]).slice(1).map((row) => row[0])).toHaveLength(23);
+    const plain = await tg.request("/payments?state=failed", { headers: { authorization: `Bearer ${token}`, accept: "text/csv", "accept-encoding": "br" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+  });
+
   it("keeps the filters, ignores limit, starts at a cursor", async () => {
     const failed = await csv("/payments?state=failed&limit=5");
     const ids = failed.rows.slice(1).map((row) => row[0]);
