@@ -6,7 +6,8 @@
  * | Queue             | Job names                                   | Handler                                    | At once | Registered in           |
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
- * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`, `auditIfDue`, `pruneIfDue` | 1 | here    |
+ * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
+ * |                   |                                             | `auditIfDue`, `pruneIfDue`                 |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
  * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |

@@ -18,6 +18,7 @@ import { deliverOnce } from "../../../src/services/webhooks/deliver.ts";
 import { insertDirectPayment } from "../../support/db.ts";
 import { startDeliveryGateway, type DeliveryGateway } from "../../support/delivery-gateway.ts";
 import { TEST_ENV } from "../../support/gateway.ts";
+import { onServerPass } from "../../support/passes.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
@@ -207,6 +208,36 @@ describe("pruneOldRows", () => {
     expect(reports.reduce((sum, r) => sum + r.route_outcomes.pruned, 0)).toBe(12);
     expect(await db().selectFrom("route_outcomes").select("operator").where("provider", "=", "providerB").where("country", "=", "SN").execute()).toEqual([]);
   }, 30_000);
+  // PGlite is one connection: a transaction left open there would hold up every other statement.
+  it.skipIf(!onServerPass)(
+    "skips, without waiting, an old event whose delivery another transaction is writing (a replay)",
+    async () => {
+      clock.offsetMs = -60 * DAY;
+      const unsubscribed = await dg.record({ tenantId, type: "payment.failed" });
+      expect(unsubscribed.deliveryIds).toEqual([]);
+      clock.offsetMs = 0;
+      const endpoint = await db()
+        .selectFrom("webhook_endpoints")
+        .select("id")
+        .where("tenant_id", "=", tenantId)
+        .where("enabled", "=", true)
+        .executeTakeFirstOrThrow();
+      await db()
+        .transaction()
+        .execute(async (tx) => {
+          await tx
+            .insertInto("deliveries")
+            .values({ id: `dlv_${ulid()}`, event_id: unsubscribed.eventId, tenant_id: tenantId, environment: "sandbox", endpoint_id: endpoint.id })
+            .execute();
+          // Inside that transaction: a pruner that waited for its lock on the event would never return.
+          const report = await pruneOldRows(dg.deps);
+          expect(report.events.pruned).toBe(0);
+        });
+      expect(await db().selectFrom("events").select("id").where("id", "=", unsubscribed.eventId).execute()).toHaveLength(1);
+      expect((await pruneOldRows(dg.deps)).events.pruned).toBe(0);
+    },
+    30_000,
+  );
 });
 
 describe("the periodic pruning", () => {
