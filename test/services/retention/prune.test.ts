@@ -13,7 +13,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../../src/db/schema.ts";
 import { mintToken } from "../../../src/mod.ts";
 import { countFailedAttempt } from "../../../src/services/routing/window.ts";
-import { pruneOldRows } from "../../../src/services/retention/mod.ts";
+import { PERIODIC_MAX_BATCHES, pruneOldRows } from "../../../src/services/retention/mod.ts";
 import { deliverOnce } from "../../../src/services/webhooks/deliver.ts";
 import { insertDirectPayment } from "../../support/db.ts";
 import { startDeliveryGateway, type DeliveryGateway } from "../../support/delivery-gateway.ts";
@@ -241,26 +241,33 @@ describe("pruneOldRows", () => {
 });
 
 describe("the periodic pruning", () => {
-  it("runs with the sweeper every PRUNE_EVERY_MS and counts the rows in passerelle_pruned_rows_total", async () => {
-    const worker = await startDeliveryGateway({ env: { PRUNE_EVERY_MS: "1", PRUNE_BATCH_SIZE: "2" }, workers: { sweepEveryMs: 100 }, start: false });
+  it("runs with the sweeper, catches up turn after turn past its batch limit, and counts the rows in passerelle_pruned_rows_total", async () => {
+    // Once an hour, one row per statement: 25 old minutes take two runs of at most PERIODIC_MAX_BATCHES statements,
+    // the second at the sweeper's next turn rather than an hour later.
+    const worker = await startDeliveryGateway({ env: { PRUNE_EVERY_MS: "3600000", PRUNE_BATCH_SIZE: "1" }, workers: { sweepEveryMs: 100 }, start: false });
     try {
       const route = { environment: "sandbox" as const, provider: "providerA", country: "CI" };
       const tenDaysAgo = () => new Date(Date.now() - 10 * DAY);
-      for (const operator of ["w1", "w2", "w3"]) await countFailedAttempt({ db: worker.deps.db, now: tenDaysAgo }, { ...route, operator });
+      const old = Array.from({ length: PERIODIC_MAX_BATCHES + 5 }, (_, i) => `w${i}`);
+      for (const operator of old) await countFailedAttempt({ db: worker.deps.db, now: tenDaysAgo }, { ...route, operator });
       await countFailedAttempt(worker.deps, { ...route, operator: "w-now" });
       await worker.startWorkers();
       const registry = (worker.deps.metrics as unknown as { registry: Registry }).registry;
       const exposition = await waitUntil(
         async () => {
           const text = await registry.metrics();
-          return text.includes('passerelle_pruned_rows_total{table="route_outcomes"} 3') ? text : undefined;
+          return text.includes(`passerelle_pruned_rows_total{table="route_outcomes"} ${old.length}`) ? text : undefined;
         },
         { what: "the periodic pruning's counter", timeoutMs: 15_000, intervalMs: 100 },
       );
       expect(exposition).toContain('passerelle_pruned_rows_total{table="events"} 0');
       const left = await worker.deps.db.selectFrom("route_outcomes").select("operator").where("country", "=", "CI").execute();
       expect(left).toEqual([{ operator: "w-now" }]);
-      expect(worker.logs.some((line) => line.msg === "retention pruned rows past their retention")).toBe(true);
+      const runs = worker.logs.filter((line) => line.msg === "retention pruned rows past their retention");
+      expect(runs.map((line) => [(line.pruned as Record<string, number>).route_outcomes, line.complete])).toEqual([
+        [PERIODIC_MAX_BATCHES, false],
+        [5, true],
+      ]);
     } finally {
       await worker.close();
     }
