@@ -76,6 +76,19 @@ export interface Config {
    * consecutive failures to open and pause before half-opening.
    */
   routing: { windowMinutes: number; exploreShare: number; breakerFailures: number; breakerHalfOpenMs: number };
+  /**
+   * How long rows that only record the past are kept (issue 28), in ms, and how a worker prunes them
+   * (`services/retention`): every `everyMs` (0: never), `batchSize` rows per statement.
+   */
+  retention: {
+    eventsMs: number;
+    deliveriesMs: number;
+    ipnsMs: number;
+    routeOutcomesMs: number;
+    idempotencyKeysMs: number;
+    everyMs: number;
+    batchSize: number;
+  };
   webhookTimeoutMs: number;
   /** Waits between delivery attempts, in milliseconds. */
   webhookRetrySchedule: number[];
@@ -149,6 +162,18 @@ const durations = z.string().transform((text, ctx) => {
   return parsed ?? [];
 });
 
+const DAY_MS = 86_400_000;
+
+/** One duration (`30d`, `12h`) of at least `minMs`, in milliseconds; `minText` says the minimum in the message. */
+function retention(minMs: number, minText: string, why: string) {
+  return z.string().transform((text, ctx) => {
+    const parsed = parseDurationList(text);
+    if (parsed?.length !== 1) ctx.addIssue({ code: "custom", message: "must be one duration like 30d or 12h" });
+    else if (parsed[0]! < minMs) ctx.addIssue({ code: "custom", message: `must be at least ${minText} (${why})` });
+    return parsed?.[0] ?? 0;
+  });
+}
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: port.default(3000),
@@ -202,6 +227,13 @@ const envSchema = z.object({
   ROUTING_EXPLORE_SHARE: z.coerce.number().min(0).max(0.5).default(0.1),
   CIRCUIT_BREAKER_FAILURES: positiveInt.default(5),
   CIRCUIT_BREAKER_HALF_OPEN_MS: positiveInt.default(30_000),
+  RETENTION_EVENTS: retention(30 * DAY_MS, "30d", "the event log shows 30 days").default(30 * DAY_MS),
+  RETENTION_DELIVERIES: retention(DAY_MS, "1d", "the delivery log").default(30 * DAY_MS),
+  RETENTION_IPNS: retention(DAY_MS, "1d", "a notification is kept while its payment is open").default(90 * DAY_MS),
+  RETENTION_ROUTE_OUTCOMES: retention(DAY_MS, "1d", "the routing window is at most a day").default(7 * DAY_MS),
+  RETENTION_IDEMPOTENCY_KEYS: retention(DAY_MS, "1d", "a key is replayed for 24 hours").default(DAY_MS),
+  PRUNE_EVERY_MS: z.coerce.number().int().min(0).default(3_600_000),
+  PRUNE_BATCH_SIZE: z.coerce.number().int().min(1).max(50_000).default(1_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
   RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
@@ -371,6 +403,15 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       exploreShare: e.ROUTING_EXPLORE_SHARE,
       breakerFailures: e.CIRCUIT_BREAKER_FAILURES,
       breakerHalfOpenMs: e.CIRCUIT_BREAKER_HALF_OPEN_MS,
+    },
+    retention: {
+      eventsMs: e.RETENTION_EVENTS,
+      deliveriesMs: e.RETENTION_DELIVERIES,
+      ipnsMs: e.RETENTION_IPNS,
+      routeOutcomesMs: e.RETENTION_ROUTE_OUTCOMES,
+      idempotencyKeysMs: e.RETENTION_IDEMPOTENCY_KEYS,
+      everyMs: e.PRUNE_EVERY_MS,
+      batchSize: e.PRUNE_BATCH_SIZE,
     },
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,

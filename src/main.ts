@@ -11,6 +11,7 @@
  *   passerelle sandbox [--port-a 4001] [--port-b 4002] [--approve-delay-ms 2000]   the provider simulators, standalone
  *   passerelle keys rotate [--pause-ms 0]   re-seal every stored secret under the first ENCRYPTION_KEYS key
  *   passerelle audit [--env live] [--no-providers]   check the money invariants (exit 1 on a violation)
+ *   passerelle prune [--batch-size 1000]   delete the rows past their retention (RETENTION_*), in batches
  *   passerelle openapi                print the OpenAPI document
  *
  * Exit status: 0 done, 1 failed (configuration, database, …), 2 wrong usage (unknown command or option, bad argument).
@@ -21,7 +22,20 @@ import { openDatabase } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { migrations } from "./db/migrations/index.ts";
 import { endLogger } from "./logger.ts";
-import { audit, ConfigError, createGateway, generateOpenApi, loadConfig, mintToken, rotateSealedSecrets, violationLine, type Config } from "./mod.ts";
+import {
+  audit,
+  ConfigError,
+  createGateway,
+  generateOpenApi,
+  loadConfig,
+  mintToken,
+  PRUNED_TABLES,
+  pruneOldRows,
+  rotateSealedSecrets,
+  totalPruned,
+  violationLine,
+  type Config,
+} from "./mod.ts";
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
@@ -38,6 +52,7 @@ const USAGE = `usage: passerelle <command> [options]
                            re-seal every stored secret under the first ENCRYPTION_KEYS key
   audit [--env sandbox|live] [--no-providers]
                            check the money invariants; one line per violation, exit 1 when any
+  prune [--batch-size <n>] delete the rows past their retention (RETENTION_*) that nothing needs
   openapi                  print the OpenAPI document
   help [<command>]         print this, or a command's usage ('passerelle <command> --help' does too)
 exit status: 0 done, 1 failed, 2 wrong usage`;
@@ -301,6 +316,33 @@ const COMMANDS: Record<string, Command> = {
           process.stderr.write(`passerelle: audit found ${violations.length} violation(s)\n`);
           process.exitCode = EXIT_FAILURE;
         } else process.stdout.write("audit: no violation\n");
+      } finally {
+        await gateway.stop();
+      }
+    },
+  },
+  prune: {
+    usage: `usage: passerelle prune [--batch-size <n>]
+  Deletes the rows past their retention that nothing needs any more (what a worker does every PRUNE_EVERY_MS):
+  final webhook deliveries and their attempts (RETENTION_DELIVERIES), events left without a delivery
+  (RETENTION_EVENTS), handled IPNs of final payments (RETENTION_IPNS), the routing window's old minutes
+  (RETENTION_ROUTE_OUTCOMES), idempotency keys past their replay (RETENTION_IDEMPOTENCY_KEYS). Pending
+  deliveries, their events, open payments' IPNs and keys still replayed are never touched.
+  Prints one line per table, then the total; safe to run beside the workers and to interrupt.
+  --batch-size <n>   rows per statement (default PRUNE_BATCH_SIZE, 1000)`,
+    options: { "batch-size": { type: "string" } },
+    async run(values) {
+      const batchSize =
+        values["batch-size"] === undefined ? undefined : wholeNumber(values["batch-size"], "--batch-size", "a whole number from 1 to 50000", 1, 50_000);
+      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
+      try {
+        const report = await pruneOldRows(gateway.deps, batchSize === undefined ? {} : { batchSize });
+        const width = Math.max(...PRUNED_TABLES.map((table) => table.length));
+        for (const table of PRUNED_TABLES) {
+          const { pruned, batches } = report[table];
+          process.stdout.write(`${table.padEnd(width)}  ${pruned} pruned in ${batches} batch${batches === 1 ? "" : "es"}\n`);
+        }
+        process.stdout.write(`prune: ${totalPruned(report)} row(s) pruned\n`);
       } finally {
         await gateway.stop();
       }

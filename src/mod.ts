@@ -25,6 +25,7 @@ import { createSimulatorServiceAccounts } from "./services/direct-payments/simul
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
 import { registerAuditGauges } from "./services/audit/audit.ts";
+import { registerPrunedRowsCounter } from "./services/retention/mod.ts";
 import { registerPaymentsByStateGauge } from "./services/payments/payments-by-state.ts";
 import { plainRoutePaths } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
@@ -53,6 +54,7 @@ export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
 export { followPayment } from "./services/direct-payments/follow-payment.ts";
 export { followPayout } from "./services/payouts/follow-payout.ts";
 export { audit, runAudit, violationLine, type Violation, type Invariant } from "./services/audit/audit.ts";
+export { PRUNED_TABLES, pruneOldRows, type PruneReport, totalPruned } from "./services/retention/mod.ts";
 
 /** Parts a caller may supply instead of letting the gateway build them (tests, embedding programs). */
 export interface GatewayParts {
@@ -155,7 +157,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     caches: createGatewayCaches(),
   };
   const recordAudit = registerAuditGauges(metrics.registry);
-  const workers = registerWorkers(deps, { onAudit: recordAudit, ...parts.workers });
+  const recordPrune = registerPrunedRowsCounter(metrics.registry);
+  const workers = registerWorkers(deps, { onAudit: recordAudit, onPrune: recordPrune, ...parts.workers });
   registerStuckPaymentsGauge(metrics.registry, deps);
   registerPaymentsByStateGauge(metrics.registry, deps);
   registerQueueGauges(metrics.registry, queue, logger);

@@ -321,6 +321,7 @@ describe("passerelle (the command line)", () => {
       [["token"], "usage: passerelle token --admin | --tenant <ten_…>"],
       [["sandbox"], "usage: passerelle sandbox [--port-a <n>]"],
       [["keys", "rotate"], "usage: passerelle keys rotate [--pause-ms <n>]"],
+      [["prune"], "usage: passerelle prune [--batch-size <n>]"],
       [["openapi"], "usage: passerelle openapi"],
     ];
 
@@ -355,6 +356,7 @@ describe("passerelle (the command line)", () => {
         [["migrate", "now"], "unexpected argument 'now'", "usage: passerelle migrate"],
         [["token", "--admin", "--ttl", "soon"], '--ttl must be a positive number of seconds (got "soon")', "usage: passerelle token"],
         [["keys", "rotate", "--pause-ms", "x"], '--pause-ms must be a whole number of milliseconds (got "x")', "usage: passerelle keys rotate"],
+        [["prune", "--batch-size", "lots"], '--batch-size must be a whole number from 1 to 50000 (got "lots")', "usage: passerelle prune"],
         [["keys"], "keys needs a command: rotate", "usage: passerelle keys rotate"],
         [["keys", "turn"], "unknown keys command 'turn' (did you mean 'keys rotate'?)", "usage: passerelle keys rotate"],
         [["serv"], "unknown command 'serv'", "usage: passerelle <command>"],

@@ -95,6 +95,10 @@ describe("loadConfig", () => {
     ["SIMULATORS", "maybe", "SIMULATORS"],
     ["LOG_LEVEL", "loud", "LOG_LEVEL"],
     ["NODE_ENV", "staging", "NODE_ENV"],
+    ["RETENTION_EVENTS", "7d", "RETENTION_EVENTS must be at least 30d (the event log shows 30 days)"],
+    ["RETENTION_IDEMPOTENCY_KEYS", "12h", "RETENTION_IDEMPOTENCY_KEYS must be at least 1d (a key is replayed for 24 hours)"],
+    ["RETENTION_IPNS", "30d,60d", "RETENTION_IPNS must be one duration like 30d or 12h"],
+    ["PRUNE_BATCH_SIZE", "0", "PRUNE_BATCH_SIZE must be an integer from 1 to 50000"],
   ];
   for (const [name, value, expected] of bad) {
     it(`refuses ${name}=${value} naming the variable`, () => {
@@ -110,6 +114,20 @@ describe("loadConfig", () => {
       expect(message).not.toContain("\n");
     });
   }
+
+  it("reads the retentions as durations, with their defaults", () => {
+    expect(loadConfig(TEST_ENV).retention).toEqual({
+      eventsMs: 30 * 86_400_000,
+      deliveriesMs: 30 * 86_400_000,
+      ipnsMs: 90 * 86_400_000,
+      routeOutcomesMs: 7 * 86_400_000,
+      idempotencyKeysMs: 86_400_000,
+      everyMs: 3_600_000,
+      batchSize: 1_000,
+    });
+    const set = loadConfig({ ...TEST_ENV, RETENTION_EVENTS: "45d", RETENTION_ROUTE_OUTCOMES: "36h", PRUNE_EVERY_MS: "0" }).retention;
+    expect(set).toMatchObject({ eventsMs: 45 * 86_400_000, routeOutcomesMs: 36 * 3_600_000, everyMs: 0 });
+  });
 
   it("parses durations and encryption keys", () => {
     expect(parseDurationList("500ms,5s,5m,2h,1d")).toEqual([500, 5_000, 300_000, 7_200_000, 86_400_000]);

@@ -6,7 +6,8 @@
  * | Queue             | Job names                                   | Handler                                    | At once | Registered in           |
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
- * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`, `auditIfDue` | 1     | here                    |
+ * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
+ * |                   |                                             | `auditIfDue`, `pruneIfDue`                 |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
  * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |
@@ -30,6 +31,7 @@ import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.t
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { type AuditResult, auditIfDue } from "../services/audit/audit.ts";
+import { type PruneReport, pruneIfDue } from "../services/retention/mod.ts";
 import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
 import { isRedisConnectionError } from "./redis-outage.ts";
 import { registerSyncWorkers } from "./sync-workers.ts";
@@ -61,6 +63,8 @@ export interface WorkerOptions {
   deliver?: Omit<DeliverOptions, "attempt">;
   /** Receives what each periodic audit found (the gateway sets its gauges with it). */
   onAudit?: (result: AuditResult) => void;
+  /** Receives what each periodic pruning deleted (the gateway counts it in its metrics). */
+  onPrune?: (report: PruneReport) => void;
 }
 
 /** The registered workers: `start()` when the queue starts running them, `stop()` before it closes. */
@@ -101,6 +105,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     await runSweeper(deps, options.sweep);
     await sweepProviderB(deps);
     await auditIfDue(deps, options.onAudit);
+    await pruneIfDue(deps, options.onPrune);
   });
   registerProviderBWorkers(deps);
   deps.queue.process<RenewalJobData | Record<string, never>>(

@@ -23,6 +23,7 @@ import { refundedByProviderMigration } from "./0015_refunded_by_provider.ts";
 import { ledgerGivenBackMigration } from "./0016_ledger_given_back.ts";
 import { routingVersionsMigration } from "./0017_routing_versions.ts";
 import { overviewIndexesMigration } from "./0018_overview_indexes.ts";
+import { retentionMigration } from "./0019_retention.ts";
 import { merchantReferenceMigration } from "./0021_merchant_reference.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
@@ -45,5 +46,6 @@ export const migrations: Record<string, Migration> = {
   "0016_ledger_given_back": ledgerGivenBackMigration,
   "0017_routing_versions": routingVersionsMigration,
   "0018_overview_indexes": overviewIndexesMigration,
+  "0019_retention": retentionMigration,
   "0021_merchant_reference": merchantReferenceMigration,
 };

@@ -1,27 +1,12 @@
 /**
- * Upkeep of `idempotency_keys`: dropping answers past their 24 hours, and re-sealing sealed answers
- * under the keyring's current key (so `passerelle keys rotate` can retire an old key without breaking a
- * replay that is still due).
+ * Upkeep of `idempotency_keys`: re-sealing sealed answers under the keyring's current key (so `passerelle keys
+ * rotate` can retire an old key without breaking a replay that is still due). Keys past their 24 hours are
+ * pruned with the other old rows (`services/retention`, `RETENTION_IDEMPOTENCY_KEYS`).
  */
 import { sql } from "kysely";
 import type { Keyring } from "../../crypto/seal.ts";
 import type { Deps } from "../deps.ts";
 import { SEALED_RESPONSE_FIELD, type StoredResponseBody } from "./idempotency-keys.ts";
-
-/**
- * Deletes every key whose 24 hours are over (a sweeper calls it now and then; expired rows are already
- * ignored and overwritten by new requests). A request still holding its lock is left alone.
- *
- * @example
- * ```ts
- * const { deleted } = await purgeExpiredIdempotencyKeys(deps);
- * ```
- */
-export async function purgeExpiredIdempotencyKeys(deps: Pick<Deps, "db" | "now">): Promise<{ deleted: number }> {
-  const now = deps.now();
-  const result = await deps.db.deleteFrom("idempotency_keys").where("expires_at", "<=", now).where("locked_until", "<=", now).executeTakeFirst();
-  return { deleted: Number(result.numDeletedRows) };
-}
 
 /**
  * Re-seals every stored sealed answer that is not sealed under `keyring.currentVersion`, each row in its

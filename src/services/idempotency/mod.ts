@@ -21,5 +21,5 @@ export {
   type IdempotentAnswer,
   type StoredResponseBody,
 } from "./idempotency-keys.ts";
-export { purgeExpiredIdempotencyKeys, resealIdempotencyResponses } from "./maintenance.ts";
+export { resealIdempotencyResponses } from "./maintenance.ts";
 export { canonicalJson, requestHash } from "./request-hash.ts";

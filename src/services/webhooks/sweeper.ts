@@ -5,7 +5,6 @@
  * here and enqueued again. It runs every minute on the `sweeper` queue (see `jobs/workers.ts`).
  */
 import type { Deps } from "../deps.ts";
-import { purgeExpiredIdempotencyKeys } from "../idempotency/mod.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
 import { sweepPayoutSyncs } from "../payouts/advance-payout.ts";
 import { deliveryJobId, enqueueDelivery, isDeliveryJobLive, lostLeaseJobId } from "../../jobs/queues.ts";
@@ -74,18 +73,14 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
 }
 
 /**
- * One run of the `sweeper` job: due deliveries, then expired idempotency keys. (Unprocessed IPNs, syncs
- * and orphan IPNs join here when their issues land.)
+ * One run of the `sweeper` job: due deliveries, then the syncs whose jobs are missing. (Expired idempotency keys
+ * are pruned with the other old rows, `services/retention`.)
  */
-export async function runSweeper(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now">,
-  options: SweepOptions = {},
-): Promise<SweepReport & { idempotencyKeysPurged: number }> {
+export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport> {
   const report = await sweepDueDeliveries(deps, options);
-  const { deleted } = await purgeExpiredIdempotencyKeys(deps);
   // Pending direct payments whose sync chain lost its job get their due step again (contract §8).
   await sweepDirectPaymentSyncs(deps);
   // So do pending payouts and refunds (issue 15).
   await sweepPayoutSyncs(deps);
-  return { ...report, idempotencyKeysPurged: deleted };
+  return report;
 }

@@ -3,13 +3,12 @@ import { createHttpApp, type HttpApp } from "../../../src/http/app.ts";
 import { createMetrics } from "../../../src/http/metrics.ts";
 import { buildOpenApiDocument } from "../../../src/http/openapi.ts";
 import { createKeyring } from "../../../src/crypto/seal.ts";
-import { mintToken } from "../../../src/mod.ts";
+import { mintToken, pruneOldRows } from "../../../src/mod.ts";
 import type { Deps } from "../../../src/services/deps.ts";
 import {
   canonicalJson,
   IDEMPOTENCY_TTL_MS,
   OPERATOR_TENANT_ID,
-  purgeExpiredIdempotencyKeys,
   requestHash,
   resealIdempotencyResponses,
   SEALED_RESPONSE_FIELD,
@@ -492,15 +491,16 @@ describe("Idempotency-Key over time", () => {
     expect(row!.created_at.getTime()).toBe(clock.now.getTime());
   });
 
-  it("purges keys past their 24 hours and keeps the others", async () => {
+  it("prunes keys past their 24 hours (RETENTION_IDEMPOTENCY_KEYS at its default) and keeps the others", async () => {
     const old = fresh("purge-old");
     const recent = fresh("purge-recent");
     await createThing("rest", { group: "g1", name: old.name }, { key: old.key });
     const clock = { now: new Date(Date.now() + IDEMPOTENCY_TTL_MS / 2) };
     await createThing("rest", { group: "g1", name: recent.name }, { key: recent.key, app: appWithClock(clock) });
 
-    const { deleted } = await purgeExpiredIdempotencyKeys({ db: tg.gateway.deps.db, now: () => new Date(Date.now() + IDEMPOTENCY_TTL_MS + 1_000) });
-    expect(deleted).toBeGreaterThanOrEqual(1);
+    const later = { ...tg.gateway.deps, now: () => new Date(Date.now() + IDEMPOTENCY_TTL_MS + 1_000) };
+    const { idempotency_keys } = await pruneOldRows(later);
+    expect(idempotency_keys.pruned).toBeGreaterThanOrEqual(1);
     expect(await rowsFor(old.key)).toHaveLength(0);
     expect(await rowsFor(recent.key)).toHaveLength(1);
   });
