@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from "kysely";
 import type { Environment } from "../environment.ts";
 import type { RateLimit } from "../services/rate-limit/token-bucket.ts";
 
@@ -225,6 +225,8 @@ export interface PaymentsTable {
   reference: Nullable<string>;
   /** The merchant's own reference (its order number), as given at creation (migration 0021). */
   merchant_reference: Nullable<string>;
+  /** The customer's country for the reports, or `phone:` and the first four characters of its phone: generated (migration 0023). */
+  report_country: GeneratedAlways<string | null>;
   /** The provider's raw status word (`approved`, `completed`, `canceled`…). */
   provider_status: Nullable<string>;
   state: Generated<PaymentState>;

@@ -25,6 +25,7 @@ import { routingVersionsMigration } from "./0017_routing_versions.ts";
 import { overviewIndexesMigration } from "./0018_overview_indexes.ts";
 import { retentionMigration } from "./0019_retention.ts";
 import { merchantReferenceMigration } from "./0021_merchant_reference.ts";
+import { overviewCoveringMigration } from "./0023_overview_covering.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   "0018_overview_indexes": overviewIndexesMigration,
   "0019_retention": retentionMigration,
   "0021_merchant_reference": merchantReferenceMigration,
+  "0023_overview_covering": overviewCoveringMigration,
 };

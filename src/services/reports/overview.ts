@@ -6,8 +6,8 @@
  * the merchant's attention whatever the window (`overview-attention.ts`).
  *
  * Everything is grouped in PostgreSQL: one grouped read of the window's payments and one of its payouts, by
- * the indexes of migration 0018 (`(tenant_id, environment, created_at)`), so a tenant with a million
- * payments reads only the window's rows; the payments' read hashes its groups in memory ({@link withReportMemory}). The balance is not here: it is `GET /balance`'s (the ledger, and
+ * index (migration 0023's covering index for the payments, 0018's for the payouts), so a tenant with a million
+ * payments reads only the window's rows, and the payments from the index alone; the payments' read hashes its groups in memory ({@link withReportMemory}). The balance is not here: it is `GET /balance`'s (the ledger, and
  * the providers' own balances), which the home screen shows beside this.
  *
  * Decisions:
@@ -120,8 +120,8 @@ interface PaymentGroup {
   provider: string;
   operator: string | null;
   payment_method: string | null;
-  country: string | null;
-  phone_prefix: string | null;
+  /** The customer's country, or `phone:` and the first four characters of its phone (migration 0023). */
+  report_country: string | null;
   state: string;
   currency: Currency;
   count: string | number;
@@ -135,14 +135,12 @@ export function paymentGroupsQuery(
   timeZone: string,
 ) {
   return sql<PaymentGroup>`
-    select date_trunc(${window.bucket}, created_at, ${timeZone}) as bucket, provider, operator, payment_method,
-           lower(customer->>'country') as country,
-           case when customer->>'country' is null then left(customer->>'phone', 4) end as phone_prefix,
+    select date_trunc(${window.bucket}, created_at, ${timeZone}) as bucket, provider, operator, payment_method, report_country,
            state, currency, count(*) as count, sum(amount) as total
       from payments
      where tenant_id = ${scope.tenantId} and environment = ${scope.environment}
        and created_at >= ${window.from} and created_at < ${window.to}
-     group by 1, 2, 3, 4, 5, 6, 7, 8`;
+     group by 1, 2, 3, 4, 5, 6, 7`;
 }
 
 /**
@@ -251,7 +249,8 @@ export async function overviewReport(
     const method =
       group.payment_method === null ? undefined : deps.providers.find(group.provider)?.capabilities.methods.find((m) => m.method === group.payment_method);
     const operator = group.operator ?? method?.operator ?? group.payment_method ?? "unknown";
-    const country = group.country ?? (group.phone_prefix ? countryOfNumber(group.phone_prefix) : undefined) ?? method?.country ?? "unknown";
+    const reported = group.report_country;
+    const country = (reported?.startsWith("phone:") ? countryOfNumber(reported.slice("phone:".length)) : reported) ?? method?.country ?? "unknown";
     for (const tally of [
       totals,
       tallyOf(steps, new Date(group.bucket).getTime()),
