@@ -148,6 +148,72 @@ describeWithChromium(
       }, 30_000);
     });
 
+    describe("an endpoint's health", () => {
+      it("shows an endpoint refused for good as disabled with its last error, lists its failed deliveries only, and delivers them again once enabled", async () => {
+        const tenant = await newTenant("Santé Cotonou");
+        // This endpoint's address answers 410 Gone (the receiver is gone for good) until the merchant fixes it.
+        let gone = true;
+        rig.receiver.respondWith((receipt) => (receipt.path === "/gone" && gone ? new Response("gone", { status: 410 }) : new Response("ok")));
+        try {
+          const page = await openDashboard();
+          await signInWithKey(page, tenant.keyId, tenant.secret);
+          await page.locator('nav a[href="#/webhooks"]').click();
+          await page.locator('input[name="url"]').fill(`${rig.receiver.url}/gone`);
+          await page.getByRole("button", { name: "Add", exact: true }).click();
+          await page.getByRole("button", { name: "I have copied the secret" }).click();
+          await page.locator('[data-testid="endpoints"] [data-health="idle"]').getByText("Nothing sent yet").waitFor();
+
+          await page.locator('[data-testid="endpoints"] li a').click();
+          await page.getByRole("button", { name: "Send a test event" }).click();
+          const delivery = page.locator('li[data-event-type="webhook.test"]');
+          await waitUntil(
+            async () => {
+              await page.getByRole("button", { name: "Refresh" }).click();
+              return (await delivery.getAttribute("data-state").catch(() => null)) === "failed";
+            },
+            { what: "the test event refused for good", timeoutMs: 10_000, intervalMs: 300 },
+          );
+
+          // The list says so in words, with the receiver's answer.
+          await page.locator('nav a[href="#/webhooks"]').click();
+          const listed = page.locator('[data-testid="endpoints"] li');
+          await listed.locator('[data-health="disabled"]').getByText("Disabled").waitFor();
+          await listed.getByText("0% of the last 1 delivered").waitFor();
+          expect(await listed.locator(".mono").last().textContent()).toContain("410");
+
+          // On its page: the failed deliveries only, then fixed, enabled and sent again.
+          await listed.locator("a").click();
+          await page.locator('[data-testid="endpoint-health"]').getByText("Disabled").waitFor();
+          await page.locator('select[name="state"]').selectOption("failed");
+          await waitUntil(async () => (await page.locator('li[data-state="failed"]').count()) === 1, {
+            what: "the failed delivery listed",
+            timeoutMs: 5_000,
+            intervalMs: 100,
+          });
+          await page.locator('select[name="state"]').selectOption("succeeded");
+          await page.getByText("No notifications yet.").waitFor();
+          gone = false;
+          await page.getByRole("button", { name: "Enable" }).click();
+          await page.getByText("Saved.").waitFor();
+          await page.getByRole("button", { name: "Deliver the failed ones" }).click();
+          await page.getByText("1 failed delivery(ies) sent again.").waitFor();
+          await waitUntil(
+            async () => {
+              await page.getByRole("button", { name: "Refresh" }).click();
+              return (await page.locator('li[data-state="succeeded"]').count()) === 1;
+            },
+            { what: "the recovered delivery delivered", timeoutMs: 10_000, intervalMs: 300 },
+          );
+          expect(rig.receiver.receipts.filter((receipt) => receipt.path === "/gone").map((receipt) => receipt.status)).toEqual([410, 200]);
+          await page.locator('nav a[href="#/webhooks"]').click();
+          await page.locator('[data-testid="endpoints"] [data-health="healthy"]').getByText("Healthy").waitFor();
+          await page.close();
+        } finally {
+          rig.receiver.respondWith(() => new Response("ok"));
+        }
+      }, 30_000);
+    });
+
     describe("wallets and routing", () => {
       it("shows the wallets a merchant can take with their flow and limits, its routes with their live health, saves a new order, and offers only the providers that serve each wallet", async () => {
         const tenant = await newTenant("Routage Porto-Novo");

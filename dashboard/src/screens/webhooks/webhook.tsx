@@ -1,14 +1,21 @@
 /**
- * One webhook endpoint: its settings (enable or disable, delete), a test event, a new signing secret
- * (shown once), a replay of a window of events, and its delivery log with attempts, paged with the API's
- * cursors (`webhooks.get`, `update`, `delete`, `test`, `rotateSecret`, `replay`, `deliveries`).
+ * One webhook endpoint: its health, its settings (enable or disable, delete), a test event, a new signing
+ * secret (shown once), a replay of a window of events, the failed deliveries of a window sent again, and its
+ * delivery log with attempts, every delivery or one state, paged with the API's cursors (`webhooks.get`,
+ * `update`, `delete`, `test`, `rotateSecret`, `replay`, `recover`, `deliveries`).
  */
 import { useState } from "preact/hooks";
 import { DateTime, ErrorNote, Loading, SecretOnce, SectionHead, StatusNote, useAction, useLoad } from "../../components.tsx";
 import { cursorOf, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
+import { HealthFacts } from "./health.tsx";
 import { EVENT_TYPES, type EventType } from "./webhooks.tsx";
+
+/** The delivery log's filter: every delivery, or one state. */
+type LogFilter = "all" | "failed" | "pending" | "succeeded";
+const LOG_FILTERS: readonly LogFilter[] = ["all", "failed", "pending", "succeeded"];
+const LOG_FILTER_LABEL = { all: "webhook.logAll", failed: "webhook.logFailed", pending: "webhook.logPending", succeeded: "webhook.logSucceeded" } as const;
 
 /** A datetime-local field's value (the viewer's time zone) as an RFC 3339 instant. */
 function instantOf(local: string): string {
@@ -24,7 +31,11 @@ function localValue(date: Date): string {
 export function WebhookScreen({ webhookId }: { webhookId: string }) {
   const { api, t, navigate } = useDashboard();
   const endpoint = useLoad(() => api.webhooks.get.query({ webhook_id: webhookId }), [webhookId]);
-  const deliveries = usePages((cursor) => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...cursorOf(cursor) }), [webhookId]);
+  const [filter, setFilter] = useState<LogFilter>("all");
+  const deliveries = usePages(
+    (cursor) => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...(filter === "all" ? {} : { state: filter }), ...cursorOf(cursor) }),
+    [webhookId, filter],
+  );
   const [secret, setSecret] = useState<string | undefined>();
   const [status, setStatus] = useState<string | undefined>();
   const action = useAction();
@@ -46,6 +57,15 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
     return act(async () => {
       const answer = await api.webhooks.replay.mutate({ webhook_id: webhookId, since: instantOf(String(form.get("since"))) });
       setStatus(t("webhook.replayed", { count: answer.replayed }));
+    }, "");
+  };
+
+  const recover = (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    return act(async () => {
+      const answer = await api.webhooks.recover.mutate({ webhook_id: webhookId, since: instantOf(String(form.get("since"))) });
+      setStatus(t("webhook.recovered", { count: answer.recovered }));
     }, "");
   };
 
@@ -82,6 +102,7 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
               <DateTime iso={current.createdAt} />
             </dd>
           </dl>
+          <HealthFacts health={current.health} />
           <div class="actions">
             <button type="button" onClick={() => act(() => api.webhooks.test.mutate({ webhook_id: webhookId }), t("webhook.testSent"))}>
               {t("webhook.test")}
@@ -138,7 +159,36 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
               {t("webhook.replay")}
             </button>
           </form>
+          <form class="inline-form" onSubmit={recover}>
+            <label>
+              {t("webhook.recoverSince")}
+              <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
+            </label>
+            <button type="submit" class="secondary">
+              {t("webhook.recover")}
+            </button>
+          </form>
           <SectionHead title={t("webhook.log")} onRefresh={deliveries.reload} />
+          <div class="inline-form">
+            <label>
+              {t("webhook.logFilter")}
+              <select
+                name="state"
+                value={filter}
+                onChange={(event) => {
+                  // A new filter starts from its first page: the cursors of another list mean nothing to it.
+                  deliveries.restart();
+                  setFilter((event.currentTarget as HTMLSelectElement).value as LogFilter);
+                }}
+              >
+                {LOG_FILTERS.map((value) => (
+                  <option key={value} value={value}>
+                    {t(LOG_FILTER_LABEL[value])}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
           <ErrorNote error={deliveries.error} />
           {deliveries.data ? <DeliveryLog deliveries={deliveries.data.data} onChanged={deliveries.reload} /> : null}
           <Pager pages={deliveries} />

@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints: the list (`webhooks.list`), and a form that creates one (`webhooks.create`), its
+ * Webhook endpoints: the list (`webhooks.list`) with each endpoint's health, and a form that creates one (`webhooks.create`), its
  * signing secret shown once with a copy button.
  */
 import { useState } from "preact/hooks";
@@ -7,6 +7,7 @@ import type { Outputs } from "../../api.ts";
 import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
 import { ListStates } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
+import { HealthLine } from "./health.tsx";
 
 export type EventType = Outputs["events"]["get"]["type"];
 
@@ -71,6 +72,10 @@ export function WebhooksScreen() {
                 <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
                   {endpoint.url}
                 </a>
+                <div>
+                  <HealthLine health={endpoint.health} />
+                </div>
+                {endpoint.health.lastError ? <div class="muted mono">{endpoint.health.lastError}</div> : null}
                 <div class="muted">
                   {endpoint.description ? `${endpoint.description} · ` : ""}
                   {endpoint.events ? endpoint.events.join(", ") : t("webhooks.allEvents")} · {endpoint.enabled ? t("webhooks.enabled") : t("webhooks.disabled")}{" "}
