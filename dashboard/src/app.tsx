@@ -153,7 +153,7 @@ function Screen({ route }: { route: Route }) {
     case "home":
       return <HomeScreen />;
     case "payments":
-      return <PaymentsScreen />;
+      return <PaymentsScreen filters={route.filters ?? ""} />;
     case "payment":
       return <PaymentScreen paymentId={route.paymentId} />;
     case "permits":

@@ -138,12 +138,15 @@ export function AnySelect<V extends string>({
   values,
   labelOf,
   onChange,
+  initial,
 }: {
   label: string;
   name: string;
   values: readonly V[];
   labelOf: (value: V) => string;
   onChange?: (value: V | "") => void;
+  /** The value chosen when the select appears (e.g. from the address); none: any. */
+  initial?: string | null;
 }) {
   const { t } = useDashboard();
   return (
@@ -152,7 +155,7 @@ export function AnySelect<V extends string>({
       <select name={name} onChange={onChange ? (event) => onChange((event.currentTarget as HTMLSelectElement).value as V | "") : undefined}>
         <option value="">{t("filters.any")}</option>
         {values.map((value) => (
-          <option key={value} value={value}>
+          <option key={value} value={value} selected={value === initial}>
             {labelOf(value)}
           </option>
         ))}

@@ -1,10 +1,12 @@
 /**
  * The dashboard's addresses: hash routes (`#/payments/pay_…`), so `/dashboard` is the only page the
- * gateway serves and a reload keeps the screen.
+ * gateway serves and a reload keeps the screen. A list's filters ride in the hash's query
+ * (`#/payments?state=failed`): Back, a bookmark or a shared link shows the same list.
  */
 export type Route =
   | { screen: "home" }
-  | { screen: "payments" }
+  /** `filters`: the list's filters as a query string (`state=failed&from=2026-11-01`), kept in the address. */
+  | { screen: "payments"; filters?: string }
   | { screen: "payment"; paymentId: string }
   | { screen: "permits" }
   | { screen: "permit"; permitId: string }
@@ -24,7 +26,8 @@ export type Route =
 
 /** The route a location hash names; `#/` and an empty hash are the session's home (`home`). */
 export function parseRoute(hash: string, home: Route): Route {
-  const parts = hash
+  const [path = "", query = ""] = hash.split("?", 2);
+  const parts = path
     .replace(/^#\/?/, "")
     .split("/")
     .filter((part) => part !== "")
@@ -32,7 +35,7 @@ export function parseRoute(hash: string, home: Route): Route {
   const [first, second] = parts;
   if (first === undefined) return home;
   if (first === "home") return { screen: "home" };
-  if (first === "payments") return second ? { screen: "payment", paymentId: second } : { screen: "payments" };
+  if (first === "payments") return second ? { screen: "payment", paymentId: second } : query ? { screen: "payments", filters: query } : { screen: "payments" };
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "events") return { screen: "events" };
@@ -53,7 +56,7 @@ export function hashOf(route: Route): string {
     case "home":
       return "#/home";
     case "payments":
-      return "#/payments";
+      return route.filters ? `#/payments?${route.filters}` : "#/payments";
     case "payment":
       return `#/payments/${encodeURIComponent(route.paymentId)}`;
     case "permits":

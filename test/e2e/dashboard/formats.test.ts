@@ -73,6 +73,7 @@ describe("hash routes", () => {
     const routes: Route[] = [
       { screen: "home" },
       { screen: "payments" },
+      { screen: "payments", filters: "state=failed&q=awa+diallo" },
       { screen: "payment", paymentId: "pay_01ABC" },
       { screen: "permits" },
       { screen: "permit", permitId: "prm_01ABC" },

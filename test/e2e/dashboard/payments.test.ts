@@ -309,6 +309,35 @@ describeWithChromium(
         await page.locator('input[name="amountMax"]').fill("900");
         await page.getByRole("button", { name: "Filter" }).click();
         await waitUntil(async () => (await listed()).join() === made[800], { what: "the 800 FCFA payment alone", timeoutMs: 5_000, intervalMs: 100 });
+        // The filters are in the address: a reload (or a bookmark) shows the same list, Back the one before.
+        expect(new URL(page.url()).hash).toBe("#/payments?amountMin=700&amountMax=900");
+        await page.reload();
+        await waitUntil(async () => (await listed()).join() === made[800], { what: "the same list after a reload", timeoutMs: 5_000, intervalMs: 100 });
+        expect(await page.locator('input[name="amountMin"]').inputValue()).toBe("700");
+        await page.goBack();
+        await waitUntil(async () => (await listed()).length === 2, { what: "Back: the list before the filters", timeoutMs: 5_000, intervalMs: 100 });
+        await page.goForward();
+        await waitUntil(async () => (await listed()).join() === made[800], { what: "Forward: filtered again", timeoutMs: 5_000, intervalMs: 100 });
+
+        // Every payment the filters keep, as a CSV file.
+        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+        expect(download.suggestedFilename()).toMatch(/^payments-\d{4}-\d{2}-\d{2}\.csv$/);
+        const file = await Bun.file((await download.path())!).text();
+        const [header, ...lines] = file.trim().split("\n");
+        expect(header).toStartWith("id,provider,kind,state,");
+        expect(lines.map((line) => line.split(",")[0])).toEqual([made[800]]);
+
+        // Text of the description, any case.
+        await page.getByRole("button", { name: "Reset" }).click();
+        await page.locator('select[name="searchBy"]').selectOption("q");
+        await page.locator('input[name="search"]').fill("panier 6");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await waitUntil(async () => (await listed()).join() === made[600], {
+          what: "the payment whose description holds 'panier 6'",
+          timeoutMs: 5_000,
+          intervalMs: 100,
+        });
+        expect(await page.locator('select[name="searchBy"]').inputValue()).toBe("q");
 
         // The phone as a merchant types it (spaces, no +): the 600 one.
         await page.getByRole("button", { name: "Reset" }).click();

@@ -1,15 +1,18 @@
 /**
  * Payments: the tenant's payments in the session's environment, newest first, filtered by state,
  * provider, kind, the days they were created on, an amount range and the customer's phone, searched by id,
- * reference or provider transaction id, paged with the API's cursors, which keep the filters
- * (`payments.list`). A filter the API refuses (an empty range, too short a phone) is its message.
+ * text (description, customer's name), the merchant's own reference, provider A's reference or provider
+ * transaction id, paged with the API's cursors, which keep the filters (`payments.list`). The filters live in
+ * the address (`#/payments?state=failed`), so Back, a bookmark or a shared link shows the same list; Download
+ * CSV saves every payment the filters keep (`GET /payments` as `text/csv`). A filter the API refuses (an
+ * empty range, too short a phone) is its message.
  */
-import { useState } from "preact/hooks";
 import type { Inputs, Payment } from "../../api.ts";
-import { CreatedAmountState, providerLabel } from "../../components.tsx";
+import { CreatedAmountState, ErrorNote, providerLabel, useAction } from "../../components.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
+import { downloadCsv } from "../../download.ts";
 import { TestCheckout } from "./test-checkout.tsx";
 
 type Filters = Omit<Inputs["payments"]["list"], "limit" | "cursor">;
@@ -20,95 +23,133 @@ const PAYMENT_KINDS = ["direct_payment", "checkout", "permit_charge"] as const s
 const PROVIDERS = ["providerA", "providerB"] as const;
 const PAGE_SIZE = 20;
 
-type SearchField = "paymentId" | "reference" | "providerTransactionId";
+type SearchField = "paymentId" | "q" | "merchantReference" | "reference" | "providerTransactionId";
+const SEARCH_FIELDS: readonly SearchField[] = ["paymentId", "q", "merchantReference", "reference", "providerTransactionId"];
+/** The fields kept in the address as they are (the days are kept as days, `from`/`to`). */
+const PLAIN_FIELDS = ["state", "provider", "kind", "amountMin", "amountMax", "phone", "q", "merchantReference", "reference", "providerTransactionId"] as const;
 
-function filtersFrom(form: FormData): { filters: Filters; paymentId?: string } {
-  const filters: Filters = {};
-  const state = String(form.get("state") ?? "");
-  const provider = String(form.get("provider") ?? "");
-  const kind = String(form.get("kind") ?? "");
-  if (state) filters.state = state as Filters["state"];
-  if (provider) filters.provider = provider;
-  if (kind) filters.kind = kind as Filters["kind"];
-  const from = String(form.get("from") ?? "");
-  const to = String(form.get("to") ?? "");
-  if (from) filters.from = startOfDay(from);
-  if (to) filters.to = endOfDay(to);
-  const amountMin = String(form.get("amountMin") ?? "").trim();
-  const amountMax = String(form.get("amountMax") ?? "").trim();
-  if (amountMin) filters.amountMin = Number(amountMin);
-  if (amountMax) filters.amountMax = Number(amountMax);
-  const phone = String(form.get("phone") ?? "").trim();
-  if (phone) filters.phone = phone;
+/** The address's query of what the form holds: what a bookmark or a shared link keeps (days as days). */
+function queryOf(form: FormData): { query: string; paymentId?: string } {
+  const query = new URLSearchParams();
+  for (const name of ["state", "provider", "kind", "from", "to", "amountMin", "amountMax", "phone"]) {
+    const value = String(form.get(name) ?? "").trim();
+    if (value) query.set(name, value);
+  }
   const search = String(form.get("search") ?? "").trim();
   const field = String(form.get("searchBy") ?? "paymentId") as SearchField;
-  if (!search) return { filters };
-  if (field === "paymentId") return { filters, paymentId: search };
-  return { filters: { ...filters, [field]: search } };
+  if (search && field === "paymentId") return { query: query.toString(), paymentId: search };
+  if (search) query.set(field, search);
+  return { query: query.toString() };
 }
 
-export function PaymentsScreen() {
-  const { api, t, navigate } = useDashboard();
-  const [filters, setFilters] = useState<Filters>({});
-  const page = usePages((cursor) => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...cursorOf(cursor) }), [JSON.stringify(filters)]);
+/** The API's filters of an address's query. */
+function filtersOf(query: URLSearchParams): Filters {
+  const filters: Record<string, unknown> = {};
+  for (const name of PLAIN_FIELDS) {
+    const value = query.get(name);
+    if (value) filters[name] = name === "amountMin" || name === "amountMax" ? Number(value) : value;
+  }
+  const from = query.get("from");
+  const to = query.get("to");
+  if (from) filters.from = startOfDay(from);
+  if (to) filters.to = endOfDay(to);
+  return filters as Filters;
+}
+
+/** The API's filters as a query string, for the CSV download of the same list. */
+function apiQueryOf(filters: Filters): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, String(value));
+  return query.toString();
+}
+
+export function PaymentsScreen({ filters: address }: { filters: string }) {
+  const { api, t, navigate, session, sessionEnded, tenantId } = useDashboard();
+  const query = new URLSearchParams(address);
+  const filters = filtersOf(query);
+  const page = usePages((cursor) => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...cursorOf(cursor) }), [address]);
+  const downloading = useAction();
+  const searchBy = SEARCH_FIELDS.find((field) => field !== "paymentId" && query.get(field)) ?? "paymentId";
 
   const apply = (event: SubmitEvent) => {
     event.preventDefault();
-    const { filters: next, paymentId } = filtersFrom(new FormData(event.currentTarget as HTMLFormElement));
-    if (paymentId) return navigate(`#/payments/${encodeURIComponent(paymentId)}`);
+    const next = queryOf(new FormData(event.currentTarget as HTMLFormElement));
+    if (next.paymentId) return navigate(`#/payments/${encodeURIComponent(next.paymentId)}`);
     // Applying the same filters again reads the list again (a payment's state may have moved on).
-    page.restart();
-    setFilters(next);
-    page.reload();
+    if (next.query === address) {
+      page.restart();
+      page.reload();
+      return;
+    }
+    navigate(next.query ? `#/payments?${next.query}` : "#/payments");
   };
 
   const clear = (event: Event) => {
     (event.currentTarget as HTMLButtonElement).form?.reset();
-    page.restart();
-    setFilters({});
-    page.reload();
+    if (address) navigate("#/payments");
+    else page.reload();
   };
+
+  const download = () =>
+    downloading.run(() =>
+      downloadCsv({
+        path: `/payments?${apiQueryOf(filters)}`,
+        token: session.token,
+        tenantId,
+        onUnauthorized: sessionEnded,
+        filename: `payments-${dayValue(new Date())}.csv`,
+      }),
+    );
   const today = dayValue(new Date());
 
   return (
     <section aria-labelledby="payments-title">
       <h1 id="payments-title">{t("payments.title")}</h1>
       <TestCheckout onCreated={page.reload} />
-      <form class="filters" onSubmit={apply} aria-label={t("payments.filters")}>
-        <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} />
-        <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} />
-        <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} />
+      <form class="filters" onSubmit={apply} aria-label={t("payments.filters")} key={address}>
+        <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} initial={query.get("state")} />
+        <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} initial={query.get("provider")} />
+        <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} initial={query.get("kind")} />
         <label>
           {t("payments.searchBy")}
           <select name="searchBy">
-            <option value="paymentId">{t("payments.searchBy.paymentId")}</option>
-            <option value="reference">{t("payments.searchBy.reference")}</option>
-            <option value="providerTransactionId">{t("payments.searchBy.providerTransactionId")}</option>
+            {SEARCH_FIELDS.map((field) => (
+              <option key={field} value={field} selected={field === searchBy}>
+                {t(`payments.searchBy.${field}`)}
+              </option>
+            ))}
           </select>
         </label>
         <label class="grow">
           {t("payments.search")}
-          <input name="search" type="search" spellcheck={false} />
+          <input name="search" type="search" spellcheck={false} defaultValue={searchBy === "paymentId" ? "" : (query.get(searchBy) ?? "")} />
         </label>
         <label>
           {t("payments.from")}
-          <input name="from" type="date" max={today} />
+          <input name="from" type="date" max={today} defaultValue={query.get("from") ?? ""} />
         </label>
         <label>
           {t("payments.to")}
-          <input name="to" type="date" max={today} />
+          <input name="to" type="date" max={today} defaultValue={query.get("to") ?? ""} />
         </label>
         <label>
           {t("payments.amountMin")}
-          <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} />
+          <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMin") ?? ""} />
         </label>
         <label>
           {t("payments.amountMax")}
-          <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} />
+          <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMax") ?? ""} />
         </label>
         <label class="grow">
           {t("payments.phone")}
-          <input name="phone" type="tel" autoComplete="off" placeholder="+229 97 00 00 00" aria-describedby="phone-hint" />
+          <input
+            name="phone"
+            type="tel"
+            autoComplete="off"
+            placeholder="+229 97 00 00 00"
+            aria-describedby="phone-hint"
+            defaultValue={query.get("phone") ?? ""}
+          />
           <span class="muted" id="phone-hint">
             {t("payments.phoneHint")}
           </span>
@@ -117,12 +158,12 @@ export function PaymentsScreen() {
         <button type="button" class="secondary" onClick={clear}>
           {t("payments.clear")}
         </button>
+        <button type="button" class="secondary" onClick={download} disabled={downloading.busy}>
+          {t("reconciliation.download")}
+        </button>
       </form>
-      <ListStates
-        loaded={page}
-        items={(answer) => answer.data}
-        empty={!page.first || Object.keys(filters).length > 0 ? t("payments.noneMatch") : t("payments.none")}
-      >
+      <ErrorNote error={downloading.error} />
+      <ListStates loaded={page} items={(answer) => answer.data} empty={!page.first || address ? t("payments.noneMatch") : t("payments.none")}>
         {(payments) => <PaymentTable payments={payments} />}
       </ListStates>
       <Pager pages={page} />
