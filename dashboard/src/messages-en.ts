@@ -376,6 +376,11 @@ export const en: Messages = {
   "routing.backToDefault": "Back to the default order",
   "routing.saved": "Order saved.",
   "routing.reset": "Default order back.",
+  "money.files": "Files",
+  "money.filesHint": "Every item, as a CSV file a spreadsheet opens.",
+  "money.filePayouts": "Payouts (CSV)",
+  "money.fileRefunds": "Refunds (CSV)",
+  "money.fileEntries": "Balance entries (CSV)",
   "reconciliation.download": "Download CSV",
   "reconciliation.downloadHint":
     "The CSV holds the period shown: a line per total, then one per difference (the section column), for your spreadsheet or accountant.",

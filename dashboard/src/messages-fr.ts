@@ -377,6 +377,11 @@ export const fr = {
   "routing.backToDefault": "Revenir à l’ordre par défaut",
   "routing.saved": "Ordre enregistré.",
   "routing.reset": "Ordre par défaut rétabli.",
+  "money.files": "Fichiers",
+  "money.filesHint": "Tous les éléments, dans un fichier CSV qu’un tableur ouvre.",
+  "money.filePayouts": "Versements (CSV)",
+  "money.fileRefunds": "Remboursements (CSV)",
+  "money.fileEntries": "Mouvements du solde (CSV)",
   "reconciliation.download": "Télécharger en CSV",
   "reconciliation.downloadHint":
     "Le CSV reprend la période affichée : une ligne par total, puis une par différence (colonne section), pour votre tableur ou votre comptable.",

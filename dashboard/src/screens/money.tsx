@@ -2,7 +2,8 @@
  * Balance and payouts: the tenant's balance, in total and per holding account, beside what a provider
  * reports for the tenant's own account there (`balance.get`, shown by `holding-accounts.tsx`); its payouts,
  * filtered by state and paged with the API's cursors (`payouts.list`); and a form that sends one to a
- * mobile-money wallet (`payouts.create`). A refusal (a provider's limit, the balance held where the payout
+ * mobile-money wallet (`payouts.create`); the payouts, the refunds and the ledger's entries saved as CSV files
+ * (`GET /payouts`, `/refunds`, `/balance/entries` as `text/csv`). A refusal (a provider's limit, the balance held where the payout
  * leaves from) is the API's message.
  */
 import { useState } from "preact/hooks";
@@ -11,6 +12,8 @@ import { CreatedAmountState, ErrorNote, SectionHead, StatusNote, useAction, useL
 import { BalanceSection } from "./holding-accounts.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
+import { dayValue } from "../days.ts";
+import { downloadCsv } from "../download.ts";
 import { formatAmount } from "../i18n.ts";
 
 type Payout = Outputs["payouts"]["get"];
@@ -33,8 +36,16 @@ const COUNTRIES = [
 
 const OPERATORS = ["mtn", "moov", "celtiis", "togocel", "orange", "wave", "free", "expresso"] as const;
 
+/** The lists saved as CSV files from this screen: each is every item of the API's list (`Accept: text/csv`). */
+const FILES = [
+  { path: "/payouts", name: "payouts", label: "money.filePayouts" },
+  { path: "/refunds", name: "refunds", label: "money.fileRefunds" },
+  { path: "/balance/entries", name: "balance-entries", label: "money.fileEntries" },
+] as const;
+
 export function MoneyScreen() {
-  const { api, language, t } = useDashboard();
+  const { api, language, t, session, sessionEnded, tenantId } = useDashboard();
+  const downloading = useAction();
   const balance = useLoad(() => api.balance.get.query({}), []);
   const [state, setState] = useState<Payout["state"] | "">("");
   const payouts = usePages((cursor) => api.payouts.list.query({ limit: 20, ...(state ? { state } : {}), ...cursorOf(cursor) }), [state]);
@@ -168,6 +179,34 @@ export function MoneyScreen() {
         )}
       </ListStates>
       <Pager pages={payouts} />
+
+      <h2>{t("money.files")}</h2>
+      <p class="hint">{t("money.filesHint")}</p>
+      <div class="actions">
+        {FILES.map((file) => (
+          <button
+            type="button"
+            class="secondary"
+            key={file.name}
+            disabled={downloading.busy}
+            onClick={() =>
+              downloading.run(() =>
+                downloadCsv({
+                  // The payouts' file keeps the state chosen above.
+                  path: file.name === "payouts" && state ? `${file.path}?state=${state}` : file.path,
+                  token: session.token,
+                  tenantId,
+                  onUnauthorized: sessionEnded,
+                  filename: `${file.name}-${dayValue(new Date())}.csv`,
+                }),
+              )
+            }
+          >
+            {t(file.label)}
+          </button>
+        ))}
+      </div>
+      <ErrorNote error={downloading.error} />
     </section>
   );
 }

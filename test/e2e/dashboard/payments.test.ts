@@ -191,6 +191,24 @@ describeWithChromium(
         );
         await screenshot(page, "dashboard-money");
 
+        // The payouts, refunds and balance entries as CSV files: each holds what happened above.
+        const saved = async (button: string) => {
+          const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: button }).click()]);
+          const [header, ...lines] = (await Bun.file((await download.path())!).text()).trim().split("\n");
+          return { name: download.suggestedFilename(), header: header!.split(","), lines };
+        };
+        const payoutsFile = await saved("Payouts (CSV)");
+        expect(payoutsFile.name).toMatch(/^payouts-\d{4}-\d{2}-\d{2}\.csv$/);
+        expect(payoutsFile.lines).toHaveLength(1);
+        expect(payoutsFile.lines[0]).toContain(",sent,Livreur,");
+        const refundsFile = await saved("Refunds (CSV)");
+        expect(refundsFile.lines).toHaveLength(1);
+        expect(refundsFile.lines[0]!.split(",")[refundsFile.header.indexOf("amount")]).toBe("500");
+        const entriesFile = await saved("Balance entries (CSV)");
+        expect(entriesFile.header.slice(0, 4)).toEqual(["id", "journal", "account", "holding"]);
+        const amounts = entriesFile.lines.map((line) => Number(line.split(",")[entriesFile.header.indexOf("amount")]));
+        expect(amounts.reduce((sum, amount) => sum + amount, 0)).toBe(0);
+
         // The payment's timeline has its own events only (its completion, its refund): the tenant's payout.sent is in its
         // event log, not there.
         await waitUntil(
