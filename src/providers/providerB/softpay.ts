@@ -18,10 +18,10 @@
  */
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { CollectionError, type CollectionStarted, ProviderCallError, type ProviderFailureKind, type UssdPushRequest } from "../provider.ts";
+import type { ProviderCallOutcome, ProviderMetrics } from "../provider.ts";
 import type { ProviderBAccount } from "./accounts.ts";
 import { keyHeaders, type ProviderBClientOptions } from "./client.ts";
 import { nationalNumberOf } from "./map.ts";
@@ -69,7 +69,7 @@ function messageOf(json: unknown, fallback: string): string {
 export function providerBSoftpayClient(
   options: Pick<ProviderBClientOptions, "baseUrl" | "timeoutMs" | "keys" | "fetch"> & {
     logger?: Pick<Logger, "warn">;
-    metrics?: Pick<ServiceMetrics, "providerCall">;
+    metrics?: Pick<ProviderMetrics, "providerCall">;
   },
 ): ProviderBSoftpayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
