@@ -9,10 +9,10 @@
  * @module
  */
 import type { Logger } from "pino";
-import type { Environment, JsonValue } from "../db/schema.ts";
+import type { Environment, JsonValue, Provider } from "../db/schema.ts";
 
 /** A provider's name: its folder, the `provider` column of its payments, its metrics label. */
-export type ProviderName = string;
+export type ProviderName = Provider;
 
 /** How one call to a provider's API ended, for `passerelle_provider_call_duration_seconds`. */
 export type ProviderCallOutcome = "ok" | "refused" | "error" | "timeout";

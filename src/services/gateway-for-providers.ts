@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { Provider } from "../db/schema.ts";
 import type { GatewayServices, ProviderName } from "../providers/provider.ts";
 import { CREDENTIAL_FIELDS, openCredentials } from "./credentials/provider-credentials.ts";
 import type { Deps } from "./deps.ts";
@@ -13,7 +12,7 @@ import { isId } from "./ids.ts";
 import { takeNotification } from "./ipn/intake.ts";
 
 /** Does this provider keep credentials in the credential store? */
-function keepsCredentials(provider: ProviderName): provider is Provider {
+function keepsCredentials(provider: ProviderName): boolean {
   return Object.hasOwn(CREDENTIAL_FIELDS, provider);
 }
 
@@ -31,7 +30,7 @@ export function gatewayForProviders(deps: () => Deps): GatewayServices {
     async openAccount(input) {
       // A tenant id that is not one of ours has no account (and never reaches a query).
       if (!keepsCredentials(input.provider) || !isId("ten", input.tenantId)) return null;
-      return openCredentials(deps(), { ...input, provider: input.provider });
+      return openCredentials(deps(), input);
     },
     async storeName(tenantId) {
       const tenant = await deps().db.selectFrom("tenants").select("store_name").where("id", "=", tenantId).executeTakeFirst();

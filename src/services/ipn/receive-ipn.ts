@@ -72,7 +72,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   // hash, a permit) falls through to the full path below, which decides exactly as before.
   const signers = subject.kind === "checkout" && signedBy ? deps.caches.ipnSigners.get(signedBy) : undefined;
   if (signers) {
-    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(",")];
+    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(","), notice.provider];
     const [inserted] = (await deps.db.executeQuery<{ id: string | number }>(CompiledQuery.raw(INSERT_SIGNED_CHECKOUT_IPN, values))).rows;
     if (inserted) {
       const ipnId = Number(inserted.id);
@@ -84,11 +84,11 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   const candidates: IpnTarget[] =
     subject.kind === "permit"
       ? (await permitsByToken(deps.db, { token: subject.token })).rows.map((permit) => ({ column: "permit_id", ...permit }))
-      : (await paymentsByToken(deps.db, { token: subject.token })).rows.map((payment) => ({ column: "payment_id", ...payment }));
+      : (await paymentsByToken(deps.db, { token: subject.token, provider: notice.provider })).rows.map((payment) => ({ column: "payment_id", ...payment }));
 
   if (candidates.length === 0) {
     // An invoice a routed payment moved on from (failover): read again with the attempt's account, never trusting the body.
-    if (subject.kind === "checkout" && (await followAbandonedAttempt(deps, { provider: "providerB", providerPaymentId: subject.token })))
+    if (subject.kind === "checkout" && (await followAbandonedAttempt(deps, { provider: notice.provider, providerPaymentId: subject.token })))
       return { outcome: "ignored" };
     return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
   }
@@ -128,8 +128,8 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
 
   const first = candidates[0]!;
   deps.logger.warn(
-    { alert: "providerB_ipn_bad_hash", token: subject.token, tenantId: first.tenant_id, environment: first.environment },
-    "provider B IPN with a wrong hash refused",
+    { alert: `${notice.provider}_ipn_bad_hash`, provider: notice.provider, token: subject.token, tenantId: first.tenant_id, environment: first.environment },
+    "IPN with a wrong hash refused",
   );
   const decision = await deps.rateLimiter.consume(`ipn-bad-hash:${subject.token}`, BAD_HASH_RATE);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
@@ -141,13 +141,13 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
  * 13–17 µs for the look-up and 23 µs for the insert on this machine, against 5–7 µs to fill in a
  * precompiled one. The insert has one shape per target column.
  */
-const paymentsByToken = precompile<{ token: string }>()((db, p) =>
+const paymentsByToken = precompile<{ token: string; provider: string }>()((db, p) =>
   db
     .selectFrom("payments")
     .select(["id", "tenant_id", "environment", "credential_version"])
     .where("provider_transaction_id", "=", p.token)
-    .where("provider", "=", "providerB")
-    // A provider B direct payment (SoftPay) is an invoice too.
+    .where("provider", "=", p.provider)
+    // A direct payment by an invoice (provider B's SoftPay) is an invoice too.
     .where("kind", "in", ["checkout", "permit_charge", "direct_payment"]),
 );
 const permitsByToken = precompile<{ token: string }>()((db, p) =>
@@ -217,7 +217,7 @@ const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages"
   ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
 select 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
 from "payments" as "p"
-where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
+where "p"."provider_transaction_id" = $1::text and "p"."provider" = $6::text and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
   and "p"."credential_version" is not null
   and ("p"."tenant_id" || ' ' || "p"."environment" || ' ' || "p"."credential_version") = any(string_to_array($5::text, ','))
 limit 1
