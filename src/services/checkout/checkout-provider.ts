@@ -8,8 +8,7 @@
  * @module
  */
 import { ProviderError } from "../../errors.ts";
-import type { PaymentProvider, ProviderCallError } from "../../providers/provider.ts";
-import type { Deps } from "../deps.ts";
+import type { PaymentProvider, ProviderCallError, ProviderRegistry } from "../../providers/provider.ts";
 
 /** A provider with the parts this domain relies on (hosted checkouts, standing authorisations, signed notifications). */
 export type CheckoutProvider = PaymentProvider & Required<Pick<PaymentProvider, "recurring" | "signatures">>;
@@ -25,7 +24,7 @@ function servesCheckouts(provider: PaymentProvider): provider is CheckoutProvide
  *
  * @throws {Error} when the gateway runs none (a programming error).
  */
-export function checkoutProviderOf(deps: Pick<Deps, "providers">): CheckoutProvider {
+export function checkoutProviderOf(deps: { providers: ProviderRegistry }): CheckoutProvider {
   const provider = deps.providers.all.find(servesCheckouts);
   if (!provider) throw new Error("no provider in the registry takes hosted checkouts with standing authorisations and notification signatures");
   return provider;

@@ -5,8 +5,7 @@
  *
  * @module
  */
-import type { PaymentProvider, ProviderName } from "../../providers/provider.ts";
-import type { Deps } from "../deps.ts";
+import type { PaymentProvider, ProviderName, ProviderRegistry } from "../../providers/provider.ts";
 import { PAYMENT_METHODS } from "./payment-methods.ts";
 
 const SPEC_METHODS: ReadonlySet<string> = new Set(PAYMENT_METHODS);
@@ -20,13 +19,13 @@ function pushesBy(provider: PaymentProvider, method: (name: string) => boolean):
  *
  * @throws {Error} when the gateway runs none (a programming error: the spec's methods are a fixed enum).
  */
-export function specProviderOf(deps: Pick<Deps, "providers">, paymentMethod: string): PaymentProvider {
+export function specProviderOf(deps: { providers: ProviderRegistry }, paymentMethod: string): PaymentProvider {
   const provider = deps.providers.all.find((candidate) => pushesBy(candidate, (method) => method === paymentMethod));
   if (!provider) throw new Error(`no provider in the registry pushes by the payment_method ${paymentMethod}`);
   return provider;
 }
 
 /** The providers whose direct payments the spec's endpoints show: those that push by the spec's `payment_method` words. */
-export function specProviders(deps: Pick<Deps, "providers">): ProviderName[] {
+export function specProviders(deps: { providers: ProviderRegistry }): ProviderName[] {
   return deps.providers.all.filter((provider) => pushesBy(provider, (method) => SPEC_METHODS.has(method))).map((provider) => provider.name);
 }
