@@ -20,6 +20,7 @@ import { openDatabase, type DatabaseHandle } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { createHttpApp } from "./http/app.ts";
 import { listenerOptions } from "./http/listener.ts";
+import { gatewayForProviders } from "./services/gateway-for-providers.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
 import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
@@ -155,6 +156,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     now: parts.now ?? (() => new Date()),
     metrics,
     caches: createGatewayCaches(),
+    gateway: gatewayForProviders(() => deps),
   };
   const recordAudit = registerAuditGauges(metrics.registry);
   const recordPrune = registerPrunedRowsCounter(metrics.registry);

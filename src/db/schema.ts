@@ -15,8 +15,11 @@ import type { RateLimit } from "../services/rate-limit/token-bucket.ts";
 /** Declared once in `environment.ts`; re-exported for the importers of the table types. */
 export type { Environment };
 
-/** The payment providers the gateway speaks to. */
-export type Provider = "providerA" | "providerB";
+/**
+ * A payment provider's name: its folder, the registry's key, the `provider` column of what it carries (the
+ * port's `ProviderName`). Which providers exist is the registry's to say, not a type's.
+ */
+export type Provider = string;
 
 /** Any value that survives a JSON round trip. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

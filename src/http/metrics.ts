@@ -14,7 +14,9 @@ import { createRouteTable, type RouteHandler } from "./route-table.ts";
  * How a provider call ended: answered and accepted (`ok`), refused (4xx, a refusal code), failed (`error`: 5xx,
  * garbage, no connection), or no answer in time (`timeout`).
  */
-export type ProviderCallOutcome = "ok" | "refused" | "error" | "timeout";
+import type { ProviderCallOutcome, ProviderName } from "../providers/context.ts";
+
+export type { ProviderCallOutcome } from "../providers/context.ts";
 
 /** How a webhook delivery attempt ended (`DeliverResult.outcome`). */
 export type DeliveryOutcome = "succeeded" | "retrying" | "failed";
@@ -25,7 +27,7 @@ export type DeliveryOutcome = "succeeded" | "retrying" | "failed";
  */
 export interface ServiceMetrics {
   /** One call to a provider's API (`operation`: a fixed name per client method) and how long it took. */
-  providerCall(provider: "providerA" | "providerB", operation: string, outcome: ProviderCallOutcome, seconds: number): void;
+  providerCall(provider: ProviderName, operation: string, outcome: ProviderCallOutcome, seconds: number): void;
   /** One webhook delivery attempt that was sent, by what it decided, and how long the HTTP exchange took. */
   deliveryAttempt(outcome: DeliveryOutcome, seconds: number): void;
   /** A webhook endpoint disabled by its deliveries: it answered 410 (`gone`) or failed for 5 days (`failing`). */

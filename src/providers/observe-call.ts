@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ProviderCallOutcome, ServiceMetrics } from "../http/metrics.ts";
+import type { ProviderCallOutcome, ProviderMetrics, ProviderName } from "./context.ts";
 
 /**
  * Runs one call to a provider's API and observes it by provider, operation (its route, a bounded set of names),
@@ -15,8 +15,8 @@ import type { ProviderCallOutcome, ServiceMetrics } from "../http/metrics.ts";
  * ```
  */
 export async function observeProviderCall<T>(
-  metrics: Pick<ServiceMetrics, "providerCall">,
-  provider: "providerA" | "providerB",
+  metrics: Pick<ProviderMetrics, "providerCall">,
+  provider: ProviderName,
   operation: string,
   outcomeOf: (error: unknown) => ProviderCallOutcome,
   run: () => Promise<T>,

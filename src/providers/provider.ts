@@ -12,10 +12,11 @@
  */
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Currency, CustomData, Environment, Payment, PaymentState, PermitStatus } from "../db/schema.ts";
-import type { Deps } from "../services/deps.ts";
+import type { ProviderContext, ProviderName } from "./context.ts";
 
-/** A provider's name: its folder, the `provider` column of its payments, its metrics label. */
-export type ProviderName = string;
+export type * from "./context.ts";
+/** The domain's types a provider speaks in (a provider's folder takes them from here, never from `db/`). */
+export type { Currency, CustomData, Environment, JsonValue, Payment, PaymentState, PermitStatus } from "../db/schema.ts";
 
 /** The ways a provider can collect money from a customer. */
 export type CollectionKind =
@@ -195,6 +196,9 @@ export class CollectionError extends Error {
   }
 }
 
+/** `ProviderAccountRef.accountId` (and a payment's `provider_account`) of the service's own account of a provider. */
+export const SERVICE_ACCOUNT = "service";
+
 /** Which of a provider's accounts a payment uses: the service's own, or a tenant's stored credentials. */
 export interface ProviderAccountRef {
   /** `service`, or the tenant's `provider_credentials.id`. */
@@ -203,18 +207,18 @@ export interface ProviderAccountRef {
 }
 
 /** A route a provider receives requests on (its webhooks, IPNs): raw bytes in, its own answer out. */
-export interface InboundRoute {
+export interface InboundRoute<Context extends ProviderContext = ProviderContext> {
   method: "POST";
   /** OpenAPI form (`/providerA/webhook/{environment}`); the HTTP layer derives its router's path from it. */
   path: string;
   /** Verifies, parses and hands the notification to the domain; errors it throws get the contract's shape. */
-  handle(deps: Deps, request: Request, params: Record<string, string>): Promise<Response>;
+  handle(context: Context, request: Request, params: Record<string, string>): Promise<Response>;
   /** Its OpenAPI description. */
   openapi: ZodOpenApiPathItemObject;
 }
 
 /** What the gateway asks of a provider. */
-export interface PaymentProvider {
+export interface PaymentProvider<Context extends ProviderContext = ProviderContext> {
   readonly name: ProviderName;
   /** How answers and logs name it (`Provider A`). */
   readonly label: string;
@@ -224,13 +228,13 @@ export interface PaymentProvider {
    *
    * @throws {NotConfiguredError} (424) when the provider has no account there.
    */
-  accountFor(deps: Deps, tenantId: string, environment: Environment): Promise<ProviderAccountRef>;
+  accountFor(context: Context, tenantId: string, environment: Environment): Promise<ProviderAccountRef>;
   /**
    * Starts a collection recorded as `paymentId`.
    *
    * @throws {CollectionError} when a call failed; `mayHaveActed` says whether the payment must be followed.
    */
-  startCollection(deps: Deps, request: CollectionRequest): Promise<CollectionStarted>;
+  startCollection(context: Context, request: CollectionRequest): Promise<CollectionStarted>;
   /**
    * Reads a payment from the provider, with the account it was made on. `null` when the provider does
    * not know the payment (it never received it); `undefined` when its answer means nothing to us (an
@@ -238,15 +242,15 @@ export interface PaymentProvider {
    *
    * @throws {ProviderCallError} when the provider could not be read.
    */
-  readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null | undefined>;
+  readPayment(context: Context, payment: Payment): Promise<PaymentReport | null | undefined>;
   /** The requests it sends us (webhooks, IPNs), each verified and parsed in its folder. */
-  readonly inbound: readonly InboundRoute[];
+  readonly inbound: readonly InboundRoute<Context>[];
   /** Standing authorisations charged later, when `capabilities.recurring`. */
-  readonly recurring?: RecurringAuthorisations;
+  readonly recurring?: RecurringAuthorisations<Context>;
   /** Checks the signatures of notifications that name an object by token (provider B's IPN hash). */
-  readonly signatures?: NotificationSignatures;
+  readonly signatures?: NotificationSignatures<Context>;
   /** Money sent to a wallet (payouts, and refunds made as payouts), when `capabilities.payout`. */
-  readonly payouts?: Payouts;
+  readonly payouts?: Payouts<Context>;
   /**
    * Who paid a payment, as far as the provider's records tell (the phone, its operator and country): where
    * a refund is sent. Null when it cannot tell (no phone, or a channel that is not a mobile-money wallet).
@@ -384,7 +388,7 @@ export interface Payer {
  * What a provider with `capabilities.payout` does with money out. Every call is made on the account the
  * payout names (`accountFor` chose it when the payout was created).
  */
-export interface Payouts {
+export interface Payouts<Context extends ProviderContext = ProviderContext> {
   /** The wallets it sends to. */
   readonly methods: readonly PayoutMethodCapability[];
   readonly limits: PayoutLimits;
@@ -395,16 +399,16 @@ export interface Payouts {
    *
    * @throws {PayoutError} when a call failed; `mayHaveActed` says whether the payout must be followed by reading it.
    */
-  send(deps: Deps, request: PayoutRequest): Promise<PayoutReport>;
+  send(context: Context, request: PayoutRequest): Promise<PayoutReport>;
   /**
    * Reads the payout. `null` when the provider holds nothing under its id (never received); `undefined`
    * when its answer means nothing to us (an unknown status: logged, nothing applied).
    *
    * @throws {ProviderCallError} when the provider could not be read.
    */
-  read(deps: Deps, payout: PayoutRef): Promise<PayoutReport | null | undefined>;
+  read(context: Context, payout: PayoutRef): Promise<PayoutReport | null | undefined>;
   /** The balances of a tenant's own account, when the provider tells them. @throws {ProviderCallError} */
-  balances?(deps: Deps, tenantId: string, environment: Environment, account: ProviderAccountRef): Promise<ProviderBalance[]>;
+  balances?(context: Context, tenantId: string, environment: Environment, account: ProviderAccountRef): Promise<ProviderBalance[]>;
 }
 
 // --- hosted checkout and recurring authorisations (provider B) ---
@@ -514,31 +518,31 @@ export type AuthorisationChargeResult =
  * account version the authorisation was made with; every method throws `NotConfiguredError` (424) when
  * that version's credentials are gone.
  */
-export interface RecurringAuthorisations {
+export interface RecurringAuthorisations<Context extends ProviderContext = ProviderContext> {
   /** Reads the authorisation. @throws {ProviderCallError} (a refusal too: the provider does not know it). */
-  read(deps: Deps, authorisation: AuthorisationRef): Promise<AuthorisationReport>;
+  read(context: Context, authorisation: AuthorisationRef): Promise<AuthorisationReport>;
   /** Charges it. @throws {ProviderCallError} when the outcome is unknown (sent, no answer): send it again under the same `chargeId`. */
-  charge(deps: Deps, request: AuthorisationChargeRequest): Promise<AuthorisationChargeResult>;
+  charge(context: Context, request: AuthorisationChargeRequest): Promise<AuthorisationChargeResult>;
   /**
    * Revokes it: `revoked`, or `ended` when the provider will not revoke it because it ended there already
    * (read it to learn how; `failure` is its refusal).
    *
    * @throws {ProviderCallError} for any other failure.
    */
-  revoke(deps: Deps, authorisation: AuthorisationRef): Promise<{ outcome: "revoked" } | { outcome: "ended"; failure: ProviderCallError }>;
+  revoke(context: Context, authorisation: AuthorisationRef): Promise<{ outcome: "revoked" } | { outcome: "ended"; failure: ProviderCallError }>;
 }
 
 /**
  * A notification's signature, checked against an account version's secret. The signature travels opaque
  * (`unknown`, as the notification carried it); only a digest of it is ever kept (orphans, known signers).
  */
-export interface NotificationSignatures {
+export interface NotificationSignatures<Context extends ProviderContext = ProviderContext> {
   /** Is `signature` this account version's? Constant time; false when the account or its secret is gone. */
-  verify(deps: Deps, signature: unknown, account: AccountVersion): Promise<boolean>;
+  verify(context: Context, signature: unknown, account: AccountVersion): Promise<boolean>;
   /** A digest of `signature` that may be stored and compared; null when there is none. */
   digest(signature: unknown): string | null;
   /** Is a kept digest this account version's signature? `null` when the account version or its secret is gone (nothing to tell). */
-  verifyDigest(deps: Deps, digest: string | null, account: AccountVersion): Promise<boolean | null>;
+  verifyDigest(context: Context, digest: string | null, account: AccountVersion): Promise<boolean | null>;
 }
 
 /** The providers a gateway runs with (`registry.ts` builds it; `Deps.providers`). */

@@ -13,7 +13,7 @@ import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
-import type { ProviderRegistry } from "../providers/provider.ts";
+import type { GatewayServices, ProviderRegistry } from "../providers/provider.ts";
 import type { GatewayCaches } from "./caches.ts";
 import type { FirstSyncHold } from "./direct-payments/first-sync.ts";
 
@@ -41,6 +41,11 @@ export interface Deps {
    * by `createGateway`; a test building deps by hand passes `createGatewayCaches()` (or spreads a gateway's).
    */
   caches: GatewayCaches;
+  /**
+   * What the gateway does for its providers (`gateway-for-providers.ts`): a provider's calls receive these
+   * deps as their narrow `ProviderContext`, and reach the gateway only through this.
+   */
+  gateway: GatewayServices;
   /** Counters and histograms the services feed (`http/metrics.ts`); absent in deps a test builds itself. */
   metrics?: ServiceMetrics;
 }

@@ -7,15 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import {
-  CollectionError,
-  type CollectionStarted,
-  followPayment,
-  type PaymentProvider,
-  type PaymentReport,
-  ProviderCallError,
-  type UssdPushRequest,
-} from "../../src/mod.ts";
+import { CollectionError, type CollectionStarted, type PaymentProvider, type PaymentReport, ProviderCallError, type UssdPushRequest } from "../../src/mod.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // The provider's own API: what a real provider runs on its side (the test's stand-in for its servers).
@@ -191,13 +183,22 @@ export function providerC(account: { baseUrl: string; apiKey: string; secret: st
             responses: { 200: { description: "Received" }, 401: { description: "Bad signature" } },
           },
         },
-        async handle(deps, request) {
+        async handle(context, request) {
           const raw = await request.text();
           const given = Buffer.from(request.headers.get("x-providerc-signature") ?? "", "hex");
           const expected = Buffer.from(signProviderC(account.secret, raw), "hex");
           if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Response.json({ error: "bad signature" }, { status: 401 });
           const id = (JSON.parse(raw) as { data?: { id?: unknown } }).data?.id;
-          if (typeof id === "string") await followPayment(deps, { provider: "providerC", providerPaymentId: id });
+          // Checked above with provider C's one secret: the gateway's intake finds the payment and reads it again.
+          if (typeof id === "string")
+            await context.gateway.intake({
+              about: "payment",
+              provider: "providerC",
+              scope: null,
+              providerPaymentId: id,
+              paymentId: null,
+              authenticate: async () => "ok",
+            });
           return Response.json({ received: true });
         },
       },

@@ -5,15 +5,22 @@
  * (`provider_account`: `service` or the credential set id, with its version), and every later call about
  * it — reads, webhook verification — uses that same account.
  */
-import type { Environment } from "../../config.ts";
-import type { Payment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
+import { type Environment, type Payment, type ProviderContext, SERVICE_ACCOUNT } from "../provider.ts";
 import { createProviderAClient, type ProviderAClient } from "./client.ts";
-import { openCredentials } from "../../services/credentials/provider-credentials.ts";
-import type { Deps } from "../../services/deps.ts";
 
-/** `provider_account` of payments made on the service's own account. */
-export const SERVICE_ACCOUNT = "service";
+/** Provider A's own configuration section (`config.providerA`): its base URLs and the service's own accounts. */
+export interface ProviderASettings {
+  sandboxUrl: string;
+  liveUrl: string;
+  sandboxSecretKey: string | undefined;
+  liveSecretKey: string | undefined;
+  sandboxWebhookSecret: string | undefined;
+  liveWebhookSecret: string | undefined;
+}
+
+/** What provider A's calls receive: the port's context with its own section. */
+export type ProviderAContext = ProviderContext<{ providerA: ProviderASettings }>;
 
 export interface ProviderAAccount {
   /** `service`, or the tenant's `provider_credentials.id`. */
@@ -24,7 +31,7 @@ export interface ProviderAAccount {
 }
 
 /** The service's own account of an environment, or null when it has none. */
-export function serviceAccount(deps: Pick<Deps, "config">, environment: Environment): ProviderAAccount | null {
+export function serviceAccount(deps: Pick<ProviderAContext, "config">, environment: Environment): ProviderAAccount | null {
   const a = deps.config.providerA;
   const secretKey = environment === "live" ? a.liveSecretKey : a.sandboxSecretKey;
   const webhookSecret = environment === "live" ? a.liveWebhookSecret : a.sandboxWebhookSecret;
@@ -34,10 +41,10 @@ export function serviceAccount(deps: Pick<Deps, "config">, environment: Environm
 
 /** A tenant's own account: its active set, or the given version. Null when there is none. */
 export async function tenantAccount(
-  deps: Pick<Deps, "db" | "keyring" | "caches">,
+  deps: Pick<ProviderAContext, "gateway">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderAAccount | null> {
-  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: input.version });
+  const opened = await deps.gateway.openAccount({ tenantId: input.tenantId, provider: "providerA", environment: input.environment, version: input.version });
   if (!opened?.fields.secretKey) return null;
   return { accountId: opened.id, credentialVersion: opened.version, secretKey: opened.fields.secretKey, webhookSecret: opened.fields.webhookSecret ?? "" };
 }
@@ -48,7 +55,7 @@ export async function tenantAccount(
  * @throws {NotConfiguredError} (424) when neither the tenant nor the service has an account there.
  */
 export async function accountForNewPayment(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "caches">,
+  deps: Pick<ProviderAContext, "gateway" | "config">,
   tenantId: string,
   environment: Environment,
 ): Promise<ProviderAAccount> {
@@ -59,7 +66,7 @@ export async function accountForNewPayment(
 
 /** The account a payment was made on, or null when its secret is no longer available. */
 export async function accountOfPayment(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "caches">,
+  deps: Pick<ProviderAContext, "gateway" | "config">,
   payment: Pick<Payment, "provider_account" | "credential_version" | "tenant_id" | "environment">,
 ): Promise<ProviderAAccount | null> {
   if (payment.provider_account === SERVICE_ACCOUNT) return serviceAccount(deps, payment.environment);
@@ -67,7 +74,7 @@ export async function accountOfPayment(
 }
 
 /** A client for `account` in `environment`, with the configured base URL and timeout. */
-export function clientFor(deps: Pick<Deps, "config" | "logger" | "metrics">, environment: Environment, account: ProviderAAccount): ProviderAClient {
+export function clientFor(deps: Pick<ProviderAContext, "config" | "logger" | "metrics">, environment: Environment, account: ProviderAAccount): ProviderAClient {
   const a = deps.config.providerA;
   return createProviderAClient({
     baseUrl: environment === "live" ? a.liveUrl : a.sandboxUrl,

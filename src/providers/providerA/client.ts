@@ -7,10 +7,10 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
+import type { ProviderCallOutcome, ProviderMetrics } from "../provider.ts";
 import {
   type WireBalance,
   type WireCreatePayout,
@@ -38,7 +38,7 @@ export interface ProviderAClientOptions {
   /** Where a call that got no answer is reported (provider, operation, reason; never the key). */
   logger?: Pick<Logger, "warn">;
   /** Observes every call (`passerelle_provider_call_duration_seconds`). */
-  metrics?: Pick<ServiceMetrics, "providerCall">;
+  metrics?: Pick<ProviderMetrics, "providerCall">;
 }
 
 /** The operation label of a call: its route, ids and references replaced (a bounded set of values). */

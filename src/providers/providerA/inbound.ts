@@ -5,25 +5,18 @@
  * Each is verified with that account's webhook secret only — raw bytes, `t=…,s=…`, 300 s tolerance,
  * constant time — and applied only to a transaction of that account and environment. The body is never
  * trusted: a verified webhook only says "read this transaction again", and that read is what is applied
- * (`syncFromProvider`). `payout.sent` / `payout.failed` name our payout by its `merchant_reference` (our
- * `po_`/`rf_` id); the domain reads that payout again (`followPayout`). Unknown transactions and payouts are
- * answered 200 (else the provider retries forever).
+ * (by the gateway's intake, `services/ipn/intake.ts`). `payout.sent` / `payout.failed` name our payout by its
+ * `merchant_reference` (our `po_`/`rf_` id); the intake reads that payout again. Unknown transactions and
+ * payouts are answered 200 (else the provider retries forever). This route only reads the request and
+ * describes it; finding the record and its account version is the intake's.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
-import type { Environment } from "../../config.ts";
-import { precompile } from "../../db/precompiled.ts";
-import type { Payment, PayoutRow } from "../../db/schema.ts";
 import { NotFoundError, UnauthorizedError } from "../../errors.ts";
-import { errorBodySchema } from "../../http/error-body.ts";
 import { readRawBody } from "../../http/body-limit.ts";
-import { syncFromProvider } from "../../services/direct-payments/refresh.ts";
-import { followAbandonedAttempt } from "../../services/payments/abandoned-attempts.ts";
-import { followPayout } from "../../services/payouts/follow-payout.ts";
-import type { Deps } from "../../services/deps.ts";
-import { isId } from "../../services/ids.ts";
-import type { InboundRoute } from "../provider.ts";
-import { SERVICE_ACCOUNT, serviceAccount, tenantAccount } from "./accounts.ts";
+import { errorBodySchema } from "../../http/error-body.ts";
+import type { Environment, InboundNotice, InboundRoute, NoticeAuthentication } from "../provider.ts";
+import { type ProviderAContext, serviceAccount, tenantAccount } from "./accounts.ts";
 import { verifyProviderASignature } from "./signature.ts";
 import { wirePayoutWebhookSchema, wireWebhookSchema } from "./wire.ts";
 
@@ -60,92 +53,45 @@ function parseLoosely(rawBody: Uint8Array): WebhookFacts {
   }
 }
 
-/** Our payout and refund ids (`po_`/`rf_` + ULID), which provider A carries as the payout's `merchant_reference`. */
-const OUR_PAYOUT_ID = /^(po|rf)_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-/** The payout of this account and environment a `payout.*` webhook is about (by our id, its `merchant_reference`). */
-async function findPayout(
-  deps: Pick<Deps, "db">,
-  scope: { environment: Environment; tenantId?: string },
-  facts: WebhookFacts,
-): Promise<Pick<PayoutRow, "id" | "credential_version"> | undefined> {
-  if (!facts.merchantReference || !OUR_PAYOUT_ID.test(facts.merchantReference)) return undefined;
-  const base = deps.db
-    .selectFrom("payouts")
-    .select(["id", "credential_version"])
-    .where("id", "=", facts.merchantReference)
-    .where("environment", "=", scope.environment)
-    .where("provider", "=", "providerA");
-  const scoped = scope.tenantId
-    ? base.where("tenant_id", "=", scope.tenantId).where("provider_account", "!=", SERVICE_ACCOUNT)
-    : base.where("provider_account", "=", SERVICE_ACCOUNT);
-  return scoped.executeTakeFirst();
-}
-
 /**
- * The payment a webhook is about, precompiled (one look-up runs per webhook). Its shape is `account:key`:
- * the service's account or a tenant's own, and `key` the provider's id or our `pay_` id (of a payment the
- * provider has not numbered yet).
+ * The signature check the intake runs once it knows the account: that account's webhook secret only
+ * (the service's, or the tenant's version the record was made with, else its active one).
  */
-const paymentLookup = precompile<{ environment: Environment; tenant_id: string; key: string }>()((db, p, shape) => {
-  const [account, key] = shape.split(":");
-  const base = db.selectFrom("payments").selectAll().where("environment", "=", p.environment).where("provider", "=", "providerA");
-  const scoped =
-    account === "tenant"
-      ? base.where("tenant_id", "=", p.tenant_id).where("provider_account", "!=", SERVICE_ACCOUNT)
-      : base.where("provider_account", "=", SERVICE_ACCOUNT);
-  return key === "provider"
-    ? scoped.where("provider_transaction_id", "=", p.key).orderBy("id", "desc").limit(1)
-    : scoped.where("id", "=", p.key).where("provider_transaction_id", "is", null);
-});
-
-/** The payment of this account and environment the webhook is about: by provider id, else by our `pay_` id. */
-async function findPayment(deps: Pick<Deps, "db">, scope: { environment: Environment; tenantId?: string }, facts: WebhookFacts): Promise<Payment | undefined> {
-  const account = scope.tenantId ? "tenant" : "service";
-  const base = { environment: scope.environment, tenant_id: scope.tenantId ?? "" };
-  if (facts.transactionId !== undefined) {
-    const { rows } = await paymentLookup(deps.db, { ...base, key: String(facts.transactionId) }, `${account}:provider`);
-    if (rows[0]) return rows[0];
-  }
-  if (facts.merchantReference && isId("pay", facts.merchantReference))
-    return (await paymentLookup(deps.db, { ...base, key: facts.merchantReference }, `${account}:ours`)).rows[0];
-  return undefined;
+function authenticateWith(context: ProviderAContext, webhook: ProviderAWebhook): NoticeAuthentication {
+  return async (account) => {
+    const opened =
+      account.tenantId !== null
+        ? await tenantAccount(context, { tenantId: account.tenantId, environment: account.environment, version: account.credentialVersion ?? undefined })
+        : serviceAccount(context, account.environment);
+    const secret = opened?.webhookSecret;
+    const nowSeconds = Math.floor(context.now().getTime() / 1000);
+    if (secret && verifyProviderASignature({ header: webhook.signature, rawBody: webhook.rawBody, secrets: [secret], nowSeconds })) return "ok";
+    context.logger.warn({ environment: account.environment, tenantId: webhook.tenantId }, "provider A webhook with a bad signature refused");
+    throw new UnauthorizedError("Invalid provider A webhook signature");
+  };
 }
 
 /**
- * Verifies and applies one webhook.
+ * What one webhook names, for the gateway's intake: a payout (by our id) or a transaction (by provider A's
+ * id, or ours while it has none), on the route's account.
  *
- * @throws {NotFoundError} for an environment that is not `sandbox` or `live`;
- *   {@link UnauthorizedError} when the signature does not check out with the account's secret.
+ * @throws {NotFoundError} for an environment that is not `sandbox` or `live`.
  */
-export async function receiveProviderAWebhook(deps: Deps, webhook: ProviderAWebhook): Promise<{ received: true }> {
+export function describeWebhook(context: ProviderAContext, webhook: ProviderAWebhook): InboundNotice {
   if (webhook.environment !== "sandbox" && webhook.environment !== "live") throw new NotFoundError("Not found");
   const environment: Environment = webhook.environment;
   const facts = parseLoosely(webhook.rawBody);
-  const scope = { environment, tenantId: webhook.tenantId };
-  if (webhook.tenantId !== undefined && !isId("ten", webhook.tenantId)) throw new UnauthorizedError("Invalid provider A webhook signature");
-  const payment = facts.aboutPayout ? undefined : await findPayment(deps, scope, facts);
-  const payout = facts.aboutPayout ? await findPayout(deps, scope, facts) : undefined;
-
-  // The account the route stands for: the payment's (or payout's) own credential version when the webhook
-  // is about one of ours, the active one otherwise.
-  const version = (payment ?? payout)?.credential_version ?? undefined;
-  const account = webhook.tenantId ? await tenantAccount(deps, { tenantId: webhook.tenantId, environment, version }) : serviceAccount(deps, environment);
-  const secret = account?.webhookSecret;
-  const verified =
-    !!secret &&
-    verifyProviderASignature({ header: webhook.signature, rawBody: webhook.rawBody, secrets: [secret], nowSeconds: Math.floor(deps.now().getTime() / 1000) });
-  if (!verified) {
-    deps.logger.warn({ environment, tenantId: webhook.tenantId }, "provider A webhook with a bad signature refused");
-    throw new UnauthorizedError("Invalid provider A webhook signature");
-  }
-  if (payment) await syncFromProvider(deps, payment);
-  // No payment of ours carries that id any more: an attempt a routed payment moved on from, maybe.
-  else if (!facts.aboutPayout && facts.transactionId !== undefined)
-    await followAbandonedAttempt(deps, { provider: "providerA", providerPaymentId: String(facts.transactionId) });
-  // The domain reads the payout again from provider A; the body is never applied.
-  if (payout) await followPayout(deps, { provider: "providerA", payoutId: payout.id });
-  return { received: true };
+  const scope = { environment, tenantId: webhook.tenantId ?? null };
+  const authenticate = authenticateWith(context, webhook);
+  if (facts.aboutPayout) return { about: "payout", provider: "providerA", scope, payoutId: facts.merchantReference ?? null, authenticate };
+  return {
+    about: "payment",
+    provider: "providerA",
+    scope,
+    providerPaymentId: facts.transactionId === undefined ? null : String(facts.transactionId),
+    paymentId: facts.merchantReference ?? null,
+    authenticate,
+  };
 }
 
 function describe(withTenant: boolean): ZodOpenApiPathItemObject {
@@ -175,18 +121,19 @@ function describe(withTenant: boolean): ZodOpenApiPathItemObject {
   };
 }
 
-const handle: InboundRoute["handle"] = async (deps, request, params) => {
-  const result = await receiveProviderAWebhook(deps, {
+const handle: InboundRoute<ProviderAContext>["handle"] = async (context, request, params) => {
+  const notice = describeWebhook(context, {
     environment: params.environment ?? "",
     tenantId: params.tenant_id,
     rawBody: await readRawBody(request),
     signature: request.headers.get("x-fedapay-signature"),
   });
-  return Response.json(result);
+  await context.gateway.intake(notice);
+  return Response.json({ received: true });
 };
 
 /** Provider A's two webhook routes. */
-export const PROVIDER_A_WEBHOOK_ROUTES: InboundRoute[] = [
+export const PROVIDER_A_WEBHOOK_ROUTES: InboundRoute<ProviderAContext>[] = [
   { method: "POST", path: "/providerA/webhook/{environment}", handle, openapi: describe(false) },
   { method: "POST", path: "/providerA/webhook/{environment}/{tenant_id}", handle, openapi: describe(true) },
 ];

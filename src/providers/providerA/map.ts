@@ -3,9 +3,17 @@
  * country each operator serves and its currency), a wire transaction as a domain {@link PaymentReport}, a
  * payout's operator and country as its payout mode, and a wire payout as a {@link PayoutReport}.
  */
-import type { Currency, PaymentState } from "../../db/schema.ts";
-import { PAID_STATUSES, type PaymentMethod } from "../../services/direct-payments/payment-methods.ts";
-import type { PaymentMethodCapability, PaymentReport, PayoutMethodCapability, PayoutReport, PayoutState, ProviderBalance } from "../provider.ts";
+import { PAID_STATUSES, type PaymentMethod } from "../direct-payment-words.ts";
+import type {
+  Currency,
+  PaymentMethodCapability,
+  PaymentState,
+  PaymentReport,
+  PayoutMethodCapability,
+  PayoutReport,
+  PayoutState,
+  ProviderBalance,
+} from "../provider.ts";
 import type { WireBalance, WireMode, WirePayout, WirePayoutMode, WirePayoutStatus, WireStatus, WireTransaction } from "./wire.ts";
 import { WIRE_PAYOUT_STATUSES, WIRE_STATUSES } from "./wire.ts";
 

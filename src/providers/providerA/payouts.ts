@@ -8,9 +8,8 @@
  *
  * @module
  */
-import type { Environment } from "../../db/schema.ts";
-import type { Deps } from "../../services/deps.ts";
 import {
+  type Environment,
   type PayoutRef,
   type PayoutReport,
   type PayoutRequest,
@@ -20,7 +19,7 @@ import {
   type ProviderBalance,
   ProviderCallError,
 } from "../provider.ts";
-import { accountOfPayment, clientFor, type ProviderAAccount } from "./accounts.ts";
+import { accountOfPayment, clientFor, type ProviderAAccount, type ProviderAContext } from "./accounts.ts";
 import type { ProviderAClient } from "./client.ts";
 import { PROVIDER_A_PAYOUT_METHODS, payoutModeOf, toPayoutReport, toProviderBalances } from "./map.ts";
 import type { WirePayout } from "./wire.ts";
@@ -31,7 +30,7 @@ export const PROVIDER_A_PAYOUT_LIMITS = { minAmount: 1, maxAmount: 1_000_000, pe
 type PayoutStep = "account" | "create" | "read" | "start";
 
 /** The account a payout is made on (the one `accountFor` chose), or null when its secret is gone. */
-function accountOf(deps: Deps, tenantId: string, environment: Environment, account: ProviderAccountRef): Promise<ProviderAAccount | null> {
+function accountOf(deps: ProviderAContext, tenantId: string, environment: Environment, account: ProviderAccountRef): Promise<ProviderAAccount | null> {
   return accountOfPayment(deps, { provider_account: account.accountId, credential_version: account.credentialVersion, tenant_id: tenantId, environment });
 }
 
@@ -46,14 +45,14 @@ async function findByReference(client: ProviderAClient, payoutId: string): Promi
 }
 
 /** The report of a payout; one whose status this adapter does not know is logged and taken as in flight (never sent again). */
-function reportOf(deps: Deps, payoutId: string, wire: WirePayout): PayoutReport {
+function reportOf(deps: ProviderAContext, payoutId: string, wire: WirePayout): PayoutReport {
   const report = toPayoutReport(wire);
   if (report) return report;
   deps.logger.warn({ payoutId, status: wire.status }, "provider A reported a payout status this gateway does not know");
   return { providerPayoutId: String(wire.id), providerStatus: wire.status, state: "pending", notSentYet: false, errorCode: null, fee: null, sentAt: null };
 }
 
-async function send(deps: Deps, request: PayoutRequest): Promise<PayoutReport> {
+async function send(deps: ProviderAContext, request: PayoutRequest): Promise<PayoutReport> {
   const account = await accountOf(deps, request.tenantId, request.environment, request.account);
   const refuse = (step: PayoutStep, message: string, mayHaveActed: boolean) =>
     new PayoutError(new ProviderCallError("providerA", "refused", message), step, mayHaveActed);
@@ -102,7 +101,7 @@ async function send(deps: Deps, request: PayoutRequest): Promise<PayoutReport> {
   }
 }
 
-async function read(deps: Deps, payout: PayoutRef): Promise<PayoutReport | null | undefined> {
+async function read(deps: ProviderAContext, payout: PayoutRef): Promise<PayoutReport | null | undefined> {
   const account = await accountOf(deps, payout.tenantId, payout.environment, payout.account);
   if (!account) {
     deps.logger.warn({ payoutId: payout.payoutId }, "provider A account of a payout is gone; cannot read it");
@@ -116,14 +115,14 @@ async function read(deps: Deps, payout: PayoutRef): Promise<PayoutReport | null 
   return report;
 }
 
-async function balances(deps: Deps, tenantId: string, environment: Environment, accountRef: ProviderAccountRef): Promise<ProviderBalance[]> {
+async function balances(deps: ProviderAContext, tenantId: string, environment: Environment, accountRef: ProviderAccountRef): Promise<ProviderBalance[]> {
   const account = await accountOf(deps, tenantId, environment, accountRef);
   if (!account) throw new ProviderCallError("providerA", "refused", "The provider A account is gone");
   return toProviderBalances(await clientFor(deps, environment, account).listBalances());
 }
 
 /** Provider A's payouts: the modes of the FR docs (2025-10), its documented limits, send / read / balances. */
-export const providerAPayouts: Payouts = {
+export const providerAPayouts: Payouts<ProviderAContext> = {
   methods: PROVIDER_A_PAYOUT_METHODS,
   limits: PROVIDER_A_PAYOUT_LIMITS,
   send,

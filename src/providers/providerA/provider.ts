@@ -6,19 +6,18 @@
  *
  * @module
  */
-import type { Payment } from "../../db/schema.ts";
-import type { PaymentMethod } from "../../services/direct-payments/payment-methods.ts";
-import type { Deps } from "../../services/deps.ts";
+import type { PaymentMethod } from "../direct-payment-words.ts";
 import {
   CollectionError,
   type CollectionStarted,
+  type Payment,
   type Payer,
   type PaymentProvider,
   type PaymentReport,
   ProviderCallError,
   type UssdPushRequest,
 } from "../provider.ts";
-import { accountForNewPayment, accountOfPayment, clientFor } from "./accounts.ts";
+import { accountForNewPayment, accountOfPayment, clientFor, type ProviderAContext } from "./accounts.ts";
 import { PROVIDER_A_WEBHOOK_ROUTES } from "./inbound.ts";
 import { METHOD_WIRE, PROVIDER_A_METHODS, toPaymentReport, wireModeOf } from "./map.ts";
 import { providerAPayouts } from "./payouts.ts";
@@ -28,7 +27,7 @@ import { providerAPayouts } from "./payouts.ts";
  * and in `custom_metadata`), token, USSD push. The provider's id is handed to the domain (`recorded`) while
  * the token is asked for (a token moves no money), and the push waits for both.
  */
-async function startCollection(deps: Deps, request: UssdPushRequest): Promise<CollectionStarted> {
+async function startCollection(deps: ProviderAContext, request: UssdPushRequest): Promise<CollectionStarted> {
   const account = await accountOfPayment(deps, {
     provider_account: request.account.accountId,
     credential_version: request.account.credentialVersion,
@@ -71,7 +70,7 @@ async function startCollection(deps: Deps, request: UssdPushRequest): Promise<Co
 }
 
 /** Reads the payment with the account it was made on: by provider A's id, or by our `pay_` id before we knew it. */
-async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null | undefined> {
+async function readPayment(deps: ProviderAContext, payment: Payment): Promise<PaymentReport | null | undefined> {
   const account = await accountOfPayment(deps, payment);
   if (!account) {
     deps.logger.warn({ paymentId: payment.id }, "provider A account of a direct payment is gone; cannot sync it");
@@ -111,7 +110,7 @@ function payerOf(payment: Payment): Payer | null {
   };
 }
 
-export const providerA: PaymentProvider = {
+export const providerA: PaymentProvider<ProviderAContext> = {
   name: "providerA",
   label: "Provider A",
   capabilities: {

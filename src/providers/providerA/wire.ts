@@ -3,7 +3,7 @@
  * adapter folder sees these types; the core gets domain values from `map.ts`.
  */
 import { z } from "zod";
-import { REPORTED_STATUSES } from "../../services/direct-payments/payment-methods.ts";
+import { REPORTED_STATUSES } from "../direct-payment-words.ts";
 
 /** Provider A's transaction statuses (providers.md): the words contract §4 adopted, declared there once. */
 export const WIRE_STATUSES = REPORTED_STATUSES;

@@ -6,14 +6,21 @@
  *
  * @module
  */
-import type { Environment } from "../../db/schema.ts";
-import { openCredentials } from "../../services/credentials/provider-credentials.ts";
-import type { Deps } from "../../services/deps.ts";
+import type { Environment, ProviderContext } from "../provider.ts";
 import { type ProviderBClient, type ProviderBClientOptions, providerBClient } from "./client.ts";
 import { type ProviderBDisburseClient, providerBDisburseClient } from "./disburse.ts";
 import { ipnHashOf } from "./ipn.ts";
 import { type ProviderBPermitClient, providerBPermitClient } from "./permit.ts";
 import { type ProviderBSoftpayClient, providerBSoftpayClient } from "./softpay.ts";
+
+/** Provider B's own configuration section (`config.providerB`): its base URLs. */
+export interface ProviderBSettings {
+  sandboxUrl: string;
+  liveUrl: string;
+}
+
+/** What provider B's calls receive: the port's context with its own section. */
+export type ProviderBContext = ProviderContext<{ providerB: ProviderBSettings }>;
 
 export interface ProviderBAccount {
   /** The `provider_credentials.id` of the set (a payment's and a permit's `provider_account`). */
@@ -28,10 +35,10 @@ export interface ProviderBAccount {
 
 /** Opens the tenant's set (active, or `version`) and builds its clients; null when there is none. */
 export async function openProviderBAccount(
-  deps: Pick<Deps, "db" | "keyring" | "config" | "logger" | "metrics" | "caches">,
+  deps: Pick<ProviderBContext, "gateway" | "config" | "logger" | "metrics">,
   input: { tenantId: string; environment: Environment; version?: number },
 ): Promise<ProviderBAccount | null> {
-  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
+  const opened = await deps.gateway.openAccount({ tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   if (!opened) return null;
   const { masterKey, privateKey, token, publicKey } = opened.fields;
   const options: ProviderBClientOptions = {
@@ -58,10 +65,10 @@ export async function openProviderBAccount(
  * fields), so it lives exactly as long as the gateway's cache keeps that set. Never logged.
  */
 export async function openProviderBIpnHash(
-  deps: Pick<Deps, "db" | "keyring" | "caches">,
+  deps: Pick<ProviderBContext, "gateway" | "caches">,
   input: { tenantId: string; environment: Environment; version: number },
 ): Promise<Buffer | null> {
-  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
+  const opened = await deps.gateway.openAccount({ tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   const masterKey = opened?.fields.masterKey;
   if (!opened || !masterKey) return null;
   let expected = deps.caches.ipnHashes.get(opened.fields);
@@ -74,9 +81,9 @@ export async function openProviderBIpnHash(
  * master key is not there.
  */
 export async function openProviderBMasterKey(
-  deps: Pick<Deps, "db" | "keyring" | "caches">,
+  deps: Pick<ProviderBContext, "gateway" | "caches">,
   input: { tenantId: string; environment: Environment; version: number },
 ): Promise<string | null> {
-  const opened = await openCredentials(deps, { tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
+  const opened = await deps.gateway.openAccount({ tenantId: input.tenantId, provider: "providerB", environment: input.environment, version: input.version });
   return opened?.fields.masterKey ?? null;
 }

@@ -17,10 +17,10 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
+import type { ProviderCallOutcome, ProviderMetrics } from "../provider.ts";
 import {
   checkoutConfirmation,
   checkoutInvoiceCreated,
@@ -49,7 +49,7 @@ export interface ProviderBClientOptions {
   /** Where a call that got no answer is reported (provider, operation, reason; never a key). */
   logger?: Pick<Logger, "warn">;
   /** Observes every call (`passerelle_provider_call_duration_seconds`). */
-  metrics?: Pick<ServiceMetrics, "providerCall">;
+  metrics?: Pick<ProviderMetrics, "providerCall">;
 }
 
 export interface ProviderBClient {

@@ -5,25 +5,21 @@
  * withdraw_mode, amount, updated_at, disburse_id, transaction_id, disburse_tx_id, hash` — as a form, a
  * `data=<json>` field or JSON. Its `hash` (SHA-512 of the master key, as in the IPN) is sometimes left out:
  * when present it must be the one of the account version the payout was made with (401 otherwise); when
- * absent the callback is still followed, since the domain (`followPayout`) reads the payout again with
- * check-status and never trusts the body. An id that is not one of our provider B payouts is answered 200
- * like a known one, so provider B stops retrying.
+ * absent the callback is still followed, since the gateway's intake (`services/ipn/intake.ts`) reads the
+ * payout again with check-status and never trusts the body. An id that is not one of our provider B payouts
+ * is answered 200 like a known one, so provider B stops retrying. This route only reads the request and
+ * describes it; finding the payout and its account version is the intake's.
  */
 import { z } from "zod";
 import { UnauthorizedError, UnsupportedMediaTypeError } from "../../errors.ts";
 import { readTextBody } from "../../http/body-limit.ts";
 import { errorBodySchema } from "../../http/error-body.ts";
-import type { Deps } from "../../services/deps.ts";
-import { followPayout } from "../../services/payouts/follow-payout.ts";
-import type { InboundRoute } from "../provider.ts";
-import { openProviderBIpnHash } from "./accounts.ts";
+import type { InboundRoute, NoticeAuthentication } from "../provider.ts";
+import { openProviderBIpnHash, type ProviderBContext } from "./accounts.ts";
 import { DISBURSE_CALLBACK_PATH } from "./disburse.ts";
 import { IPN_CONTENT_TYPES, type IpnData, IpnBodyError, parseIpnBody, verifyIpnHashWith } from "./ipn.ts";
 
 const received = z.object({ received: z.literal(true) }).meta({ id: "DisburseCallbackReceived" });
-
-/** Our payout and refund ids (`po_` / `rf_` + ULID): anything else is not ours, and never reaches a query. */
-const OUR_PAYOUT_ID = /^(po|rf)_[0-9A-Za-z]{10,40}$/;
 
 /** The callback's fields, or null for provider B's empty probe. @throws {UnsupportedMediaTypeError} */
 async function readCallback(request: Request): Promise<IpnData | null> {
@@ -42,48 +38,39 @@ async function readCallback(request: Request): Promise<IpnData | null> {
 }
 
 /**
- * Is the callback's hash, when it has one, the one of the payout's account version? True when there is none
- * (followed anyway: the domain re-reads); null when that version's credentials are gone (nothing can be read).
+ * The callback's hash, when it has one, must be the one of the payout's account version; without one the
+ * callback is followed anyway (the intake re-reads). `gone` when that version's credentials are gone.
  */
-async function hashMatches(deps: Deps, hash: unknown, payout: { tenant_id: string; environment: "sandbox" | "live"; credential_version: number | null }) {
-  if (hash === undefined || hash === null || hash === "") return true;
-  if (payout.credential_version === null) return null;
-  const expected = await openProviderBIpnHash(deps, { tenantId: payout.tenant_id, environment: payout.environment, version: payout.credential_version });
-  return expected === null ? null : verifyIpnHashWith(hash, expected);
+function hashCheck(context: ProviderBContext, hash: unknown): NoticeAuthentication {
+  return async (account) => {
+    if (hash === undefined || hash === null || hash === "") return "ok";
+    if (account.credentialVersion === null || account.tenantId === null) return "gone";
+    const expected = await openProviderBIpnHash(context, { tenantId: account.tenantId, environment: account.environment, version: account.credentialVersion });
+    if (expected === null) return "gone";
+    if (!verifyIpnHashWith(hash, expected)) throw new UnauthorizedError("The callback's hash does not match the merchant account");
+    return "ok";
+  };
 }
 
-/** Reads, checks and follows one callback. @throws {UnauthorizedError} for a hash that is not the account's. */
-async function receiveCallback(deps: Deps, request: Request): Promise<void> {
+/** Reads one callback and hands it to the gateway's intake. @throws {UnauthorizedError} for a hash that is not the account's. */
+async function receiveCallback(context: ProviderBContext, request: Request): Promise<void> {
   const data = await readCallback(request);
   if (data === null) return;
   const payoutId = typeof data.disburse_id === "string" ? data.disburse_id.trim() : "";
-  if (!OUR_PAYOUT_ID.test(payoutId)) {
-    deps.logger.info({ provider: "providerB" }, "disbursement callback without one of our payout ids, ignored");
-    return;
-  }
-  const payout = await deps.db
-    .selectFrom("payouts")
-    .select(["tenant_id", "environment", "credential_version", "provider"])
-    .where("id", "=", payoutId)
-    .executeTakeFirst();
-  if (payout?.provider !== "providerB") {
-    deps.logger.info({ provider: "providerB", payoutId }, "disbursement callback for no payout of ours, ignored");
-    return;
-  }
-  const matches = await hashMatches(deps, data.hash, payout);
-  if (matches === false) throw new UnauthorizedError("The callback's hash does not match the merchant account");
-  if (matches === null) {
-    deps.logger.warn({ provider: "providerB", payoutId }, "disbursement callback for a credential version that is gone, ignored");
-    return;
-  }
-  await followPayout(deps, { provider: "providerB", payoutId });
+  await context.gateway.intake({
+    about: "payout",
+    provider: "providerB",
+    scope: null,
+    payoutId: payoutId || null,
+    authenticate: hashCheck(context, data.hash),
+  });
 }
 
-export const providerBDisburseRoute: InboundRoute = {
+export const providerBDisburseRoute: InboundRoute<ProviderBContext> = {
   method: "POST",
   path: DISBURSE_CALLBACK_PATH,
-  async handle(deps, request) {
-    await receiveCallback(deps, request);
+  async handle(context, request) {
+    await receiveCallback(context, request);
     return Response.json({ received: true });
   },
   openapi: {

@@ -3,19 +3,17 @@
  * B posts PHP bracket form fields, which no JSON procedure can take. Reads the body once (the body limit,
  * `http/body-limit.ts`), accepts the bracket form, a `data=<json>` field, or JSON (415 otherwise), finds
  * the token it names and hands the notice — its data without the hash, the hash kept opaque — to the
- * gateway's IPN intake (`services/ipn/receive-ipn.ts`), unless it holds text no string may hold
+ * gateway's one intake (`context.gateway.intake`, `services/ipn/intake.ts`), unless it holds text no string may hold
  * (`hostile-text.ts`), refused as malformed like a body that cannot be read. No bearer token: the hash,
  * checked through the port's `signatures`, says who sent it.
  */
 import { z } from "zod";
-import type { JsonValue } from "../../db/schema.ts";
 import { AppError, BadRequestError, UnsupportedMediaTypeError } from "../../errors.ts";
 import { readTextBody } from "../../http/body-limit.ts";
 import { errorBodySchema } from "../../http/error-body.ts";
 import { hostileTextMessages } from "../../http/hostile-text.ts";
-import type { Deps } from "../../services/deps.ts";
-import { type IpnReceipt, receiveIpn } from "../../services/ipn/receive-ipn.ts";
-import type { InboundRoute } from "../provider.ts";
+import type { InboundRoute, IntakeReceipt, JsonValue } from "../provider.ts";
+import type { ProviderBContext } from "./accounts.ts";
 import { IPN_CONTENT_TYPES, IpnBodyError, ipnSubject, parseIpnBody, withoutHash } from "./ipn.ts";
 
 /** The path provider B posts IPNs to (the `callback_url` of every invoice and permit). */
@@ -23,8 +21,8 @@ export const IPN_ROUTE_PATH = "/providerB/webhook";
 
 const received = z.object({ received: z.literal(true) }).meta({ id: "IpnReceived" });
 
-/** Reads, checks and receives one IPN: what `receiveIpn` made of it, or the error that refuses it. */
-async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
+/** Reads, checks and hands over one IPN: what the intake made of it, or the error that refuses it. */
+async function receive(context: ProviderBContext, request: Request): Promise<IntakeReceipt> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const contentType = IPN_CONTENT_TYPES.find((accepted) => accepted === type);
   if (!contentType) throw new UnsupportedMediaTypeError([...IPN_CONTENT_TYPES]);
@@ -39,7 +37,13 @@ async function receive(deps: Deps, request: Request): Promise<IpnReceipt> {
   // A NUL or an unpaired surrogate could not be stored (PostgreSQL refuses both): malformed, like bad JSON.
   const hostile = hostileTextMessages({ data });
   if (hostile.length > 0) throw new BadRequestError(`The IPN is malformed: ${hostile.join("; ")}`);
-  return receiveIpn(deps, { provider: "providerB", subject: ipnSubject(data), body: withoutHash(data) as Record<string, JsonValue>, signature: data.hash });
+  return context.gateway.intake({
+    about: "token",
+    provider: "providerB",
+    subject: ipnSubject(data),
+    body: withoutHash(data) as Record<string, JsonValue>,
+    signature: data.hash,
+  });
 }
 
 /** The `reason` label of a refused IPN: its error's code (a bounded set), `internal_error` for anything unexpected. */
@@ -47,18 +51,18 @@ function refusalReason(error: unknown): string {
   return error instanceof AppError ? error.code : "internal_error";
 }
 
-export const providerBInboundRoute: InboundRoute = {
+export const providerBInboundRoute: InboundRoute<ProviderBContext> = {
   method: "POST",
   path: IPN_ROUTE_PATH,
-  async handle(deps, request) {
-    let receipt: IpnReceipt;
+  async handle(context, request) {
+    let receipt: IntakeReceipt;
     try {
-      receipt = await receive(deps, request);
+      receipt = await receive(context, request);
     } catch (error) {
-      deps.metrics?.ipn("refused", refusalReason(error));
+      context.metrics?.ipn("refused", refusalReason(error));
       throw error;
     }
-    deps.metrics?.ipn("accepted", receipt.outcome);
+    context.metrics?.ipn("accepted", receipt.outcome);
     return Response.json({ received: true });
   },
   openapi: {

@@ -4,8 +4,10 @@
  * environment as its `mode`; for money out, our wallets as its `withdraw_mode` (and a pay-in channel back
  * to a wallet), a disbursement's status as a {@link PayoutReport} and its balances.
  */
-import type { Environment, PaymentState, PermitStatus } from "../../db/schema.ts";
 import type {
+  Environment,
+  PaymentState,
+  PermitStatus,
   AuthorisationChargeResult,
   AuthorisationReport,
   PaymentReport,

@@ -14,11 +14,11 @@
  *
  * @module
  */
-import type { Environment, Payment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
-import type { Deps } from "../../services/deps.ts";
 import {
+  type Environment,
   type Payer,
+  type Payment,
   type PayoutMethodCapability,
   type PayoutRef,
   type PayoutReport,
@@ -27,16 +27,16 @@ import {
   PayoutError,
   ProviderCallError,
 } from "../provider.ts";
-import { openProviderBAccount } from "./accounts.ts";
+import { openProviderBAccount, type ProviderBContext } from "./accounts.ts";
 import { DISBURSE_CALLBACK_PATH, type DisburseSubmitted, type ProviderBDisburseClient } from "./disburse.ts";
 import { nationalNumberOf, toPayoutReport, toProviderBalances, WITHDRAW_MODES, walletOfChannel, withdrawModeOf } from "./map.ts";
 
 /** Where provider B posts a disbursement's callback for this gateway. */
-const disburseCallbackUrl = (deps: Deps) => `${deps.config.publicBaseUrl}${DISBURSE_CALLBACK_PATH}`;
+const disburseCallbackUrl = (deps: ProviderBContext) => `${deps.config.publicBaseUrl}${DISBURSE_CALLBACK_PATH}`;
 
 /** The disburse client of a payout's account version. @throws {NotConfiguredError} when its credentials are gone. */
 async function disburseClientOf(
-  deps: Deps,
+  deps: ProviderBContext,
   ref: { tenantId: string; environment: Environment; account: { credentialVersion: number | null } },
 ): Promise<ProviderBDisburseClient> {
   const version = ref.account.credentialVersion;
@@ -46,13 +46,13 @@ async function disburseClientOf(
 }
 
 /** A status word we do not know, after a step that may have sent: followed by reading, as if pending. */
-function unknownStatusReport(deps: Deps, token: string, status: string): PayoutReport {
+function unknownStatusReport(deps: ProviderBContext, token: string, status: string): PayoutReport {
   deps.logger.warn({ provider: "providerB", providerStatus: status }, "unknown disbursement status, followed as pending");
   return { providerPayoutId: token, providerStatus: status, state: "pending", notSentYet: false, errorCode: null, fee: null, sentAt: null };
 }
 
 /** Records the disbursement at provider B and hands its token to the domain; answers the token. */
-async function createDisbursement(deps: Deps, client: ProviderBDisburseClient, request: PayoutRequest): Promise<string> {
+async function createDisbursement(deps: ProviderBContext, client: ProviderBDisburseClient, request: PayoutRequest): Promise<string> {
   const { operator, phone } = request.recipient;
   const mode = withdrawModeOf(operator, phone.country);
   if (!mode) {
@@ -79,7 +79,7 @@ async function createDisbursement(deps: Deps, client: ProviderBDisburseClient, r
 }
 
 /** Sends a recorded disbursement: what provider B answered, or the failure (`mayHaveActed` unless it provably did nothing). */
-async function submit(deps: Deps, client: ProviderBDisburseClient, request: PayoutRequest, token: string): Promise<PayoutReport> {
+async function submit(deps: ProviderBContext, client: ProviderBDisburseClient, request: PayoutRequest, token: string): Promise<PayoutReport> {
   // The domain's last word before money moves (a refund whose payment was given back meanwhile is stopped).
   await request.beforeSending?.();
   let answer: DisburseSubmitted;
@@ -107,7 +107,7 @@ async function statusBeforeResuming(client: ProviderBDisburseClient, token: stri
 
 const methods: readonly PayoutMethodCapability[] = WITHDRAW_MODES.map(({ operator, country }) => ({ operator, country, currency: "XOF" }));
 
-export const providerBPayouts: Payouts = {
+export const providerBPayouts: Payouts<ProviderBContext> = {
   methods,
   // 200 XOF is the smallest amount integrators report; provider B documents no maximum or per-number limit.
   limits: { minAmount: 200, maxAmount: null, perRecipient: null },

@@ -8,14 +8,14 @@
  *
  * @module
  */
-import type { Environment, Payment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
-import type { Deps } from "../../services/deps.ts";
 import {
   type AccountVersion,
   type AuthorisationRef,
   CollectionError,
   type CollectionStarted,
+  type Environment,
+  type Payment,
   type HostedCheckoutRequest,
   type UssdPushRequest,
   type NotificationSignatures,
@@ -25,7 +25,7 @@ import {
   type RecurringAuthorisationRequest,
   type RecurringAuthorisations,
 } from "../provider.ts";
-import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, type ProviderBAccount } from "./accounts.ts";
+import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, type ProviderBAccount, type ProviderBContext } from "./accounts.ts";
 import { providerBDisburseRoute } from "./disburse-inbound.ts";
 import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
 import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
@@ -40,10 +40,10 @@ export const PERMIT_ID_KEY = "passerelle_permit_id";
 export const CHARGE_ID_KEY = "passerelle_charge_id";
 
 /** Where provider B posts its IPNs for this gateway. */
-const callbackUrl = (deps: Deps) => `${deps.config.publicBaseUrl}${IPN_ROUTE_PATH}`;
+const callbackUrl = (deps: ProviderBContext) => `${deps.config.publicBaseUrl}${IPN_ROUTE_PATH}`;
 
 /** The account of a known version. @throws {NotConfiguredError} when that version's credentials are gone (nothing can be sent). */
-async function accountOf(deps: Deps, account: AccountVersion): Promise<ProviderBAccount> {
+async function accountOf(deps: ProviderBContext, account: AccountVersion): Promise<ProviderBAccount> {
   const opened = await openProviderBAccount(deps, { tenantId: account.tenantId, environment: account.environment, version: account.credentialVersion });
   if (!opened) throw new NotConfiguredError(`The provider B credentials of this account version are gone (${account.environment})`);
   return opened;
@@ -55,7 +55,7 @@ async function accountOf(deps: Deps, account: AccountVersion): Promise<ProviderB
  * collection that never started: nothing to follow.
  */
 async function createWith(
-  deps: Deps,
+  deps: ProviderBContext,
   request: { tenantId: string; environment: AccountVersion["environment"]; account: { credentialVersion: number | null } },
   create: (account: ProviderBAccount) => Promise<{ token: string; response_text: string }>,
 ): Promise<CollectionStarted> {
@@ -74,7 +74,7 @@ async function createWith(
 }
 
 /** Creates the invoice; the customer pays on `redirectUrl`. */
-function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<CollectionStarted> {
+function startCheckout(deps: ProviderBContext, request: HostedCheckoutRequest): Promise<CollectionStarted> {
   const customer = request.customer;
   return createWith(deps, request, (account) =>
     account.invoices.createCheckoutInvoice({
@@ -93,13 +93,12 @@ function startCheckout(deps: Deps, request: HostedCheckoutRequest): Promise<Coll
 }
 
 /** The tenant's store name, shown on the invoice of a direct payment. */
-async function storeNameOf(deps: Deps, tenantId: string): Promise<string> {
-  const tenant = await deps.db.selectFrom("tenants").select("store_name").where("id", "=", tenantId).executeTakeFirst();
-  return tenant?.store_name ?? "Passerelle";
+async function storeNameOf(deps: ProviderBContext, tenantId: string): Promise<string> {
+  return (await deps.gateway.storeName(tenantId)) ?? "Passerelle";
 }
 
 /** A direct payment (SoftPay): the invoice, recorded, then the operator's call (`softpay.ts`). */
-async function startDirectPayment(deps: Deps, request: UssdPushRequest): Promise<CollectionStarted> {
+async function startDirectPayment(deps: ProviderBContext, request: UssdPushRequest): Promise<CollectionStarted> {
   const account = await accountOf(deps, {
     tenantId: request.tenantId,
     environment: request.environment,
@@ -110,7 +109,7 @@ async function startDirectPayment(deps: Deps, request: UssdPushRequest): Promise
 }
 
 /** Creates the permit; the customer authorises it on `redirectUrl`. */
-function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
+function startAuthorisation(deps: ProviderBContext, request: RecurringAuthorisationRequest): Promise<CollectionStarted> {
   const customer = request.customer;
   return createWith(deps, request, (account) =>
     account.permits.createPermit({
@@ -128,7 +127,7 @@ function startAuthorisation(deps: Deps, request: RecurringAuthorisationRequest):
  * to confirm with (no invoice yet, or that version's credentials are gone). A refusal (provider B does not
  * know the token) is thrown as such: the domain treats it as a confirmation that does not match.
  */
-async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport | null | undefined> {
+async function readPayment(deps: ProviderBContext, payment: Payment): Promise<PaymentReport | null | undefined> {
   if (payment.provider_transaction_id === null || payment.credential_version === null) return null;
   const account = await openProviderBAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version });
   if (!account) return null;
@@ -147,7 +146,7 @@ async function readPayment(deps: Deps, payment: Payment): Promise<PaymentReport 
   return report;
 }
 
-const recurring: RecurringAuthorisations = {
+const recurring: RecurringAuthorisations<ProviderBContext> = {
   async read(deps, authorisation) {
     const account = await accountOf(deps, authorisation);
     return toAuthorisationReport(await account.permits.confirmPermit(authorisation.providerAuthorisationId));
@@ -182,7 +181,7 @@ const recurring: RecurringAuthorisations = {
   },
 };
 
-const signatures: NotificationSignatures = {
+const signatures: NotificationSignatures<ProviderBContext> = {
   async verify(deps, signature, account) {
     const expected = await openProviderBIpnHash(deps, versionOf(account));
     return expected !== null && verifyIpnHashWith(signature, expected);
@@ -200,7 +199,7 @@ const versionOf = (account: AccountVersion): { tenantId: string; environment: En
   version: account.credentialVersion,
 });
 
-export const providerB: PaymentProvider = {
+export const providerB: PaymentProvider<ProviderBContext> = {
   name: "providerB",
   label: "Provider B",
   capabilities: {

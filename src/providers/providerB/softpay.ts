@@ -18,14 +18,16 @@
  */
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { ProviderCallOutcome, ServiceMetrics } from "../../http/metrics.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { CollectionError, type CollectionStarted, ProviderCallError, type ProviderFailureKind, type UssdPushRequest } from "../provider.ts";
-import type { ProviderBAccount } from "./accounts.ts";
-import { keyHeaders, type ProviderBClientOptions } from "./client.ts";
+import type { ProviderCallOutcome, ProviderMetrics } from "../provider.ts";
+import { keyHeaders, type ProviderBClient, type ProviderBClientOptions } from "./client.ts";
 import { nationalNumberOf } from "./map.ts";
 import { COUNTRY_NAMES, type SoftpayOperator, softpayOperatorOf, SOFTPAY_OPERATORS } from "./softpay-methods.ts";
+
+/** The clients of the account a SoftPay payment is made on (a `ProviderBAccount`): its invoice and its payment. */
+type SoftpayAccount = { invoices: ProviderBClient; softpay: ProviderBSoftpayClient };
 
 /** SoftPay's answer to a payment call. */
 const softpayAnswer = z.looseObject({
@@ -69,7 +71,7 @@ function messageOf(json: unknown, fallback: string): string {
 export function providerBSoftpayClient(
   options: Pick<ProviderBClientOptions, "baseUrl" | "timeoutMs" | "keys" | "fetch"> & {
     logger?: Pick<Logger, "warn">;
-    metrics?: Pick<ServiceMetrics, "providerCall">;
+    metrics?: Pick<ProviderMetrics, "providerCall">;
   },
 ): ProviderBSoftpayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -144,7 +146,7 @@ const refusedBeforeAnyCall = (message: string) => new CollectionError(failed("re
  * ```
  */
 export async function startSoftpay(
-  account: ProviderBAccount,
+  account: SoftpayAccount,
   context: { storeName: string; callbackUrl: string; paymentIdKey: string; logger?: Pick<Logger, "info"> },
   request: UssdPushRequest,
 ): Promise<CollectionStarted> {
@@ -199,7 +201,7 @@ export async function startSoftpay(
 
 /** The slug's call; in the sandbox, `make-payment` when the slug answers 404 (the real sandbox has no SoftPay). */
 async function payOrSandbox(
-  account: ProviderBAccount,
+  account: SoftpayAccount,
   request: UssdPushRequest,
   operator: SoftpayOperator,
   body: Record<string, string>,

@@ -11,7 +11,7 @@ import { recordEvent } from "../events/record-event.ts";
 import { mayMove } from "../payments/state-order.ts";
 import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
-import { providerBOf } from "./provider-b.ts";
+import { checkoutProviderOf } from "./checkout-provider.ts";
 
 export const EVENT_OF: Record<Exclude<PaymentState, "pending">, EventType> = {
   succeeded: "payment.completed",
@@ -38,7 +38,7 @@ export function mismatchOf(payment: Payment, report: PaymentReport): string | nu
 function eventData(payment: Payment, report: PaymentReport): Record<string, JsonValue> {
   return {
     paymentId: payment.id,
-    provider: "providerB",
+    provider: payment.provider,
     kind: "checkout",
     providerTransactionId: payment.provider_transaction_id,
     reference: null,
@@ -99,7 +99,7 @@ async function applyToDirectPayment(deps: Deps, payment: Payment, report: Paymen
  */
 export async function readConfirmation(deps: Deps, payment: Payment): Promise<PaymentReport | string> {
   try {
-    const report = await providerBOf(deps).readPayment(deps, payment);
+    const report = await checkoutProviderOf(deps).readPayment(deps, payment);
     return report ?? "the credential version it was made with is gone";
   } catch (error) {
     if (error instanceof ProviderCallError && error.kind === "refused") return `provider B refused the confirm: ${error.message}`;

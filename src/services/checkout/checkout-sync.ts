@@ -1,5 +1,5 @@
 /**
- * The `providerB-sync` job (contract §8): confirms one pending checkout with provider B on the sync
+ * The `<provider>-sync` job of a checkout (contract §8): confirms one pending checkout with its provider on the sync
  * schedule after its creation (`payments/sync-chain.ts`) so that a lost IPN never means a lost payment.
  * Still pending after 24 h → flagged for the operator (an alert log line), never assumed failed. The
  * sweeper re-creates a missing chain (see {@link sweepCheckoutSyncs}).
@@ -14,8 +14,7 @@ export type SyncJobData = SyncStepData<"paymentId">;
 export const CHECKOUT_SYNC = defineSyncChain({
   jobName: "confirm-checkout",
   idField: "paymentId",
-  label: "provider B sync",
-  provider: "providerB",
+  label: "checkout sync",
   logExpired: (logger, paymentId) =>
     logger.error({ alert: "providerB_checkout_stuck", paymentId }, "provider B checkout still pending after 24 h; left pending for the operator"),
 });
@@ -30,7 +29,7 @@ export async function syncCheckout(deps: Deps, job: SyncJobData): Promise<void> 
     .select(["id", "state", "created_at", "provider", "kind"])
     .where("id", "=", job.paymentId)
     .executeTakeFirst();
-  if (payment?.provider !== "providerB" || payment.kind !== "checkout" || payment.state !== "pending") return;
+  if (payment?.kind !== "checkout" || payment.state !== "pending") return;
   let state: PaymentState = payment.state;
   try {
     const result = await confirmAndApply(deps, payment.id);
@@ -39,18 +38,17 @@ export async function syncCheckout(deps: Deps, job: SyncJobData): Promise<void> 
     deps.logger.warn({ err, paymentId: payment.id, step: job.step }, "provider B sync could not confirm; trying again at the next step");
   }
   if (state !== "pending") return;
-  await CHECKOUT_SYNC.enqueueNext(deps, { subjectId: payment.id, createdAt: payment.created_at, step: job.step });
+  await CHECKOUT_SYNC.enqueueNext(deps, { subjectId: payment.id, provider: payment.provider, createdAt: payment.created_at, step: job.step });
 }
 
 /**
- * Sweeper clause: every pending provider B checkout younger than 24 h whose sync chain has no live job
+ * Sweeper clause: every pending checkout younger than 24 h whose sync chain has no live job
  * (Redis lost, a crash between two steps) gets a sync now. Bounded per run.
  */
 export async function sweepCheckoutSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { limit?: number } = {}): Promise<number> {
   const rows = await deps.db
     .selectFrom("payments")
-    .select(["id", "created_at"])
-    .where("provider", "=", "providerB")
+    .select(["id", "provider", "created_at"])
     .where("kind", "=", "checkout")
     .where("state", "=", "pending")
     .where("created_at", ">", syncWindowStart(deps.now()))

@@ -14,7 +14,7 @@ import { newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
 import type { CheckoutInput } from "./checkout-request.ts";
 import { CHECKOUT_SYNC } from "./checkout-sync.ts";
-import { providerBOf, providerFailure } from "./provider-b.ts";
+import { checkoutProviderOf, providerFailure } from "./checkout-provider.ts";
 
 /** The `response_code` of the answer (the contract's answer keeps provider B's success code). */
 const CREATED_CODE = "00";
@@ -33,6 +33,7 @@ export interface CheckoutAnswer {
  */
 const insertCheckout = precompile<{
   id: string;
+  provider: string;
   tenant_id: string;
   environment: Environment;
   provider_account: string;
@@ -53,7 +54,7 @@ const insertCheckout = precompile<{
           id: p.id,
           tenant_id: p.tenant_id,
           environment: p.environment,
-          provider: "providerB",
+          provider: p.provider,
           kind: "checkout",
           provider_account: p.provider_account,
           provider_transaction_id: p.token,
@@ -100,7 +101,7 @@ export async function createCheckout(
   input: CheckoutInput,
 ): Promise<CheckoutAnswer> {
   if (input.amount > deps.config.maxAmount) throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
-  const provider = providerBOf(deps);
+  const provider = checkoutProviderOf(deps);
   const account = await provider.accountFor(deps, scope.tenantId, scope.environment);
   const storeName = scope.storeName ?? (await storeNameOf(deps.db, { id: scope.tenantId })).rows[0]?.store_name ?? raise(new NotFoundError("Tenant not found"));
   const paymentId = newId("pay");
@@ -134,6 +135,7 @@ export async function createCheckout(
   const now = deps.now();
   const { rows: orphans } = await insertCheckout(deps.db, {
     id: paymentId,
+    provider: provider.name,
     tenant_id: scope.tenantId,
     environment: scope.environment,
     provider_account: account.accountId,
@@ -146,7 +148,7 @@ export async function createCheckout(
     credential_version: account.credentialVersion!,
     created_at: now,
   });
-  await CHECKOUT_SYNC.enqueue(deps, { subjectId: paymentId, createdAt: now, step: 0 });
+  await CHECKOUT_SYNC.enqueue(deps, { subjectId: paymentId, provider: provider.name, createdAt: now, step: 0 });
   // An IPN may have outrun our insert: pick it up now rather than at the next sweep.
   if (orphans.length > 0) await rematchOrphans(deps, { token }).catch((err) => deps.logger.warn({ err, paymentId }, "could not re-match orphan IPNs"));
   return { response_code: CREATED_CODE, response_text: created.redirectUrl!, token, paymentId };

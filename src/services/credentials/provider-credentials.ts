@@ -58,7 +58,9 @@ export async function putCredentials(
   deps: Deps,
   input: { tenantId: string; provider: Provider; environment: Environment; fields: Record<string, string | undefined> },
 ): Promise<CredentialSetView> {
-  const { required, optional } = CREDENTIAL_FIELDS[input.provider];
+  const set = CREDENTIAL_FIELDS[input.provider];
+  if (!set) throw new Error(`provider ${input.provider} keeps no credentials here`);
+  const { required, optional } = set;
   // The HTTP schema says so already; this keeps any other caller from storing a set that cannot work.
   const invalid = [...required, ...optional].filter((name) => input.fields[name] !== undefined && !CREDENTIAL_VALUE_PATTERN.test(input.fields[name]!));
   if (invalid.length > 0) throw new ValidationError(invalid.map((name) => `${name} ${CREDENTIAL_VALUE_RULE}`));

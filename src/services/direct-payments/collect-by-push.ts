@@ -214,7 +214,7 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     id: paymentId,
     tenant_id: tenantId,
     environment,
-    provider: provider.name as Provider,
+    provider: provider.name,
     provider_account: account.accountId,
     credential_version: account.credentialVersion,
     amount: collection.amount,

@@ -12,6 +12,7 @@ import { collectByPush } from "./collect-by-push.ts";
 import type { DirectPaymentInput } from "./direct-payment-request.ts";
 import { phonePrefixProblem } from "../countries.ts";
 import { DIRECT_PAYMENT_COUNTRIES } from "./payment-methods.ts";
+import { specProviderOf } from "./spec-provider.ts";
 
 export type { DirectPaymentInput } from "./direct-payment-request.ts";
 
@@ -80,7 +81,7 @@ export async function createDirectPayment(
   request: { tenantId: string; environment: Environment; input: DirectPaymentInput },
 ): Promise<DirectPaymentAnswer> {
   const { tenantId, environment, input } = request;
-  const provider = deps.providers.get("providerA");
+  const provider = specProviderOf(deps, input.payment_method);
   const callbackUrl = checkDirectPaymentRules(input, {
     environment,
     maxAmount: deps.config.maxAmount,

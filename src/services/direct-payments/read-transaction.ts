@@ -16,6 +16,7 @@ import type { Payment } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { refreshOnRead } from "./refresh.ts";
+import { specProviders } from "./spec-provider.ts";
 import { cacheKey, type FinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus, isApprovedStatus, toTransactionStatusView, type IsApprovedView, type TransactionStatusView } from "./status.ts";
 
@@ -33,13 +34,13 @@ export interface TransactionLookup {
  *
  * @throws {NotFoundError} when it is not the caller's (tenant and environment): never reveals another's.
  */
-async function findTransaction(deps: Pick<Deps, "db">, lookup: TransactionLookup): Promise<Payment> {
+async function findTransaction(deps: Pick<Deps, "db" | "providers">, lookup: TransactionLookup): Promise<Payment> {
   const row = await deps.db
     .selectFrom("payments")
     .selectAll()
     .where("tenant_id", "=", lookup.tenantId)
     .where("environment", "=", lookup.environment)
-    .where("provider", "=", "providerA")
+    .where("provider", "in", specProviders(deps))
     .where("provider_transaction_id", "=", String(lookup.transactionId))
     .orderBy("id", "desc")
     .limit(1)

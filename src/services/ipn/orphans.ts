@@ -4,6 +4,7 @@
  * a digest of its hash. When a checkout with that token appears (an IPN can outrun our insert), the orphan
  * is checked against that checkout's master key and processed like any IPN; a wrong one is dropped.
  */
+import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "../../jobs/queues.ts";
 
@@ -17,13 +18,15 @@ export const ORPHAN_RATE = { rps: 5, burst: 50 };
  * orphan a stored IPN of that checkout and enqueues it; a wrong one is deleted. Returns how many matched.
  */
 export async function rematchOrphans(deps: Deps, options: { token?: string; limit?: number } = {}): Promise<number> {
+  // Orphans are the token-signed notifications of the provider of checkouts and permits (chosen by what it does).
+  const provider = checkoutProviderOf(deps);
   // Invoice tokens: a checkout's, or a permit charge's once provider B answered the charge.
   let invoiceOrphans = deps.db
     .selectFrom("ipn_messages as i")
     .innerJoin("payments as p", (join) =>
       join
         .onRef("p.provider_transaction_id", "=", "i.token")
-        .on("p.provider", "=", "providerB")
+        .on("p.provider", "=", provider.name)
         .on("p.kind", "in", ["checkout", "permit_charge", "direct_payment"]),
     )
     .select(["i.id", "i.hash_digest", "p.id as targetId", "p.tenant_id", "p.environment", "p.credential_version"])
@@ -47,7 +50,7 @@ export async function rematchOrphans(deps: Deps, options: { token?: string; limi
     ...(await invoiceOrphans.execute()).map((row) => ({ ...row, column: "payment_id" as const })),
     ...(await permitOrphans.execute()).map((row) => ({ ...row, column: "permit_id" as const })),
   ];
-  const signatures = deps.providers.get("providerB").signatures!;
+  const signatures = provider.signatures;
   let matched = 0;
   for (const row of rows) {
     const id = Number(row.id);

@@ -24,7 +24,7 @@ import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Environment, JsonValue } from "../../db/schema.ts";
 import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
-import type { ProviderName } from "../../providers/provider.ts";
+import type { InboundNotice, IntakeReceipt } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "../../jobs/queues.ts";
 import { followAbandonedAttempt } from "../payments/abandoned-attempts.ts";
@@ -33,19 +33,11 @@ import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS, rematchOrphans } from "./orpha
 /** Wrong hashes accepted per second for one token before 429. */
 const BAD_HASH_RATE = { rps: 1, burst: 20 };
 
-export type IpnReceipt = { outcome: "stored" | "duplicate" | "orphan" | "orphan_dropped" | "probe" | "ignored"; ipnId?: number };
+/** What the intake made of a token notice. */
+export type IpnReceipt = IntakeReceipt;
 
-/** A notification its provider's inbound route has read: what it is about, what is stored, and its signature. */
-export interface SignedNotice {
-  /** The provider that sent it (its port checks the signature). */
-  provider: ProviderName;
-  /** The object it names by the provider's token: an invoice (a checkout or a permit charge) or a permit; null for a probe. */
-  subject: { kind: "checkout" | "permit"; token: string } | null;
-  /** Its data without the signature: what is stored. */
-  body: Record<string, JsonValue>;
-  /** The signature as it came, opaque here; only a digest of it is ever kept. */
-  signature: unknown;
-}
+/** A notification naming an object by the provider's token, as its inbound route described it (the port's token notice). */
+export type SignedNotice = Omit<Extract<InboundNotice, { about: "token" }>, "about">;
 
 function digestOf(data: Record<string, JsonValue>): string {
   return createHash("sha256").update(JSON.stringify(data)).digest("hex");
@@ -72,7 +64,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   // hash, a permit) falls through to the full path below, which decides exactly as before.
   const signers = subject.kind === "checkout" && signedBy ? deps.caches.ipnSigners.get(signedBy) : undefined;
   if (signers) {
-    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(",")];
+    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(","), notice.provider];
     const [inserted] = (await deps.db.executeQuery<{ id: string | number }>(CompiledQuery.raw(INSERT_SIGNED_CHECKOUT_IPN, values))).rows;
     if (inserted) {
       const ipnId = Number(inserted.id);
@@ -84,13 +76,13 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   const candidates: IpnTarget[] =
     subject.kind === "permit"
       ? (await permitsByToken(deps.db, { token: subject.token })).rows.map((permit) => ({ column: "permit_id", ...permit }))
-      : (await paymentsByToken(deps.db, { token: subject.token })).rows.map((payment) => ({ column: "payment_id", ...payment }));
+      : (await paymentsByToken(deps.db, { token: subject.token, provider: notice.provider })).rows.map((payment) => ({ column: "payment_id", ...payment }));
 
   if (candidates.length === 0) {
     // An invoice a routed payment moved on from (failover): read again with the attempt's account, never trusting the body.
-    if (subject.kind === "checkout" && (await followAbandonedAttempt(deps, { provider: "providerB", providerPaymentId: subject.token })))
+    if (subject.kind === "checkout" && (await followAbandonedAttempt(deps, { provider: notice.provider, providerPaymentId: subject.token })))
       return { outcome: "ignored" };
-    return keepOrphan(deps, { subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
+    return keepOrphan(deps, { provider: notice.provider, subject: subject.kind, token: subject.token, body: stored, bodyDigest, signedBy });
   }
 
   // A token is unique per account and environment, not globally: the hash says which account sent it.
@@ -100,6 +92,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
     if (!(await signatures.verify(deps, notice.signature, account))) continue;
     if (target.column === "payment_id" && signedBy) rememberSigner(deps.caches.ipnSigners, signedBy, target);
     const values = {
+      provider: notice.provider,
       subject: subject.kind,
       token: subject.token,
       id: target.id,
@@ -128,8 +121,8 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
 
   const first = candidates[0]!;
   deps.logger.warn(
-    { alert: "providerB_ipn_bad_hash", token: subject.token, tenantId: first.tenant_id, environment: first.environment },
-    "provider B IPN with a wrong hash refused",
+    { alert: `${notice.provider}_ipn_bad_hash`, provider: notice.provider, token: subject.token, tenantId: first.tenant_id, environment: first.environment },
+    "IPN with a wrong hash refused",
   );
   const decision = await deps.rateLimiter.consume(`ipn-bad-hash:${subject.token}`, BAD_HASH_RATE);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
@@ -141,19 +134,20 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
  * 13–17 µs for the look-up and 23 µs for the insert on this machine, against 5–7 µs to fill in a
  * precompiled one. The insert has one shape per target column.
  */
-const paymentsByToken = precompile<{ token: string }>()((db, p) =>
+const paymentsByToken = precompile<{ token: string; provider: string }>()((db, p) =>
   db
     .selectFrom("payments")
     .select(["id", "tenant_id", "environment", "credential_version"])
     .where("provider_transaction_id", "=", p.token)
-    .where("provider", "=", "providerB")
-    // A provider B direct payment (SoftPay) is an invoice too.
+    .where("provider", "=", p.provider)
+    // A direct payment by an invoice (provider B's SoftPay) is an invoice too.
     .where("kind", "in", ["checkout", "permit_charge", "direct_payment"]),
 );
 const permitsByToken = precompile<{ token: string }>()((db, p) =>
   db.selectFrom("permits").select(["id", "tenant_id", "environment", "credential_version"]).where("token", "=", p.token),
 );
 const insertVerified = precompile<{
+  provider: string;
   subject: "checkout" | "permit";
   token: string;
   id: string;
@@ -167,6 +161,7 @@ const insertVerified = precompile<{
   return db
     .insertInto("ipn_messages")
     .values({
+      provider: p.provider,
       subject: p.subject,
       token: p.token,
       [column]: p.id,
@@ -214,10 +209,10 @@ function rememberSigner(cache: IpnSignerCache, signedBy: string, target: IpnTarg
  * compile per call); the same columns and conflict target as `insertVerified`.
  */
 const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages"
-  ("subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
-select 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
+  ("provider", "subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
+select $6::text, 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
 from "payments" as "p"
-where "p"."provider_transaction_id" = $1::text and "p"."provider" = 'providerB' and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
+where "p"."provider_transaction_id" = $1::text and "p"."provider" = $6::text and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
   and "p"."credential_version" is not null
   and ("p"."tenant_id" || ' ' || "p"."environment" || ' ' || "p"."credential_version") = any(string_to_array($5::text, ','))
 limit 1
@@ -235,7 +230,7 @@ interface IpnTarget {
 
 async function keepOrphan(
   deps: Deps,
-  input: { subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; signedBy: string | null },
+  input: { provider: string; subject: "checkout" | "permit"; token: string; body: Record<string, JsonValue>; bodyDigest: string; signedBy: string | null },
 ): Promise<IpnReceipt> {
   const digest = input.signedBy;
   if (!digest) return { outcome: "orphan_dropped" };
@@ -263,6 +258,7 @@ async function keepOrphan(
   const inserted = await deps.db
     .insertInto("ipn_messages")
     .values({
+      provider: input.provider,
       subject: input.subject,
       token: input.token,
       body: input.body,

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Payment, Provider } from "../../db/schema.ts";
+import type { Payment } from "../../db/schema.ts";
 import { ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
@@ -47,7 +47,7 @@ export async function followAbandonedAttempt(deps: Deps, ref: { provider: string
   // The payment as this attempt left it at its provider.
   const asAttempt: Payment = {
     ...payment,
-    provider: attempt.provider as Provider,
+    provider: attempt.provider,
     provider_account: attempt.provider_account,
     credential_version: attempt.credential_version,
     provider_transaction_id: ref.providerPaymentId,
@@ -88,7 +88,7 @@ export async function followAbandonedAttempt(deps: Deps, ref: { provider: string
   const moved = await deps.db
     .updateTable("payments")
     .set({
-      provider: attempt.provider as Provider,
+      provider: attempt.provider,
       provider_account: attempt.provider_account,
       credential_version: attempt.credential_version,
       provider_transaction_id: ref.providerPaymentId,

@@ -183,7 +183,7 @@ async function moveToAttempt(deps: Deps, paymentId: string, candidate: Candidate
   await deps.db
     .updateTable("payments")
     .set({
-      provider: candidate.provider.name as Provider,
+      provider: candidate.provider.name,
       provider_account: candidate.account.accountId,
       credential_version: candidate.account.credentialVersion,
       payment_method: candidate.method.method,
@@ -230,7 +230,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
     id: paymentId,
     tenant_id: input.tenantId,
     environment: input.environment,
-    provider: first.provider.name as Provider,
+    provider: first.provider.name,
     provider_account: first.account.accountId,
     credential_version: first.account.credentialVersion,
     amount: input.amount,

@@ -17,7 +17,7 @@
 import type { EventType, Permit, PermitStatus } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
 import { type AuthorisationRef, type AuthorisationReport, ProviderCallError } from "../../providers/provider.ts";
-import { providerBOf } from "../checkout/provider-b.ts";
+import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
@@ -68,7 +68,7 @@ export async function confirmPermitAndApply(deps: Deps, permitId: string, option
   const permit = await deps.db.selectFrom("permits").selectAll().where("id", "=", permitId).executeTakeFirstOrThrow();
   let report: AuthorisationReport;
   try {
-    report = await providerBOf(deps).recurring.read(deps, authorisationOf(permit));
+    report = await checkoutProviderOf(deps).recurring.read(deps, authorisationOf(permit));
   } catch (error) {
     if (error instanceof NotConfiguredError) return rejectMismatch(deps, permit, "the credential version the permit was made with is gone", options.ipnId);
     // A refusal: provider B does not know the token.

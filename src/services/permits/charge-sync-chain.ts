@@ -1,5 +1,5 @@
 /**
- * The `providerB-sync` chain of a pending permit charge, declared on its own: the charge's creation
+ * The `<provider>-sync` chain of a pending permit charge (on the queue of the provider of standing authorisations), declared on its own: the charge's creation
  * (`charges.ts`) starts it and its job (`charge-sync.ts`) steps it, and neither needs to import the other.
  *
  * @module
@@ -8,12 +8,11 @@ import { defineSyncChain, type SyncStepData } from "../payments/sync-chain.ts";
 
 export type ChargeSyncJobData = SyncStepData<"chargeId">;
 
-/** Job name `confirm-permit-charge` on `providerB-sync` (beside the checkout's `confirm-checkout`). */
+/** Job name `confirm-permit-charge` on the provider's `<provider>-sync` (beside the checkout's `confirm-checkout`). */
 export const CHARGE_SYNC = defineSyncChain({
   jobName: "confirm-permit-charge",
   idField: "chargeId",
   label: "permit charge sync",
-  provider: "providerB",
   logExpired: (logger, chargeId) =>
     logger.error({ alert: "providerB_charge_stuck", chargeId }, "permit charge still pending after 24 h; left pending for the operator"),
 });

@@ -6,6 +6,7 @@
  * alert log line), never assumed failed. The sweeper re-creates a lost chain.
  */
 import type { PermitChargeStatus } from "../../db/schema.ts";
+import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { confirmChargeAndApply } from "./charge-settle.ts";
 import { CHARGE_SYNC, type ChargeSyncJobData } from "./charge-sync-chain.ts";
@@ -27,7 +28,7 @@ export async function syncPermitCharge(deps: Deps, job: ChargeSyncJobData): Prom
     deps.logger.warn({ err, chargeId: charge.id, step: job.step }, "permit charge sync could not reach provider B; trying again at the next step");
   }
   if (status !== "pending") return;
-  await CHARGE_SYNC.enqueueNext(deps, { subjectId: charge.id, createdAt: charge.created_at, step: job.step });
+  await CHARGE_SYNC.enqueueNext(deps, { subjectId: charge.id, provider: checkoutProviderOf(deps).name, createdAt: charge.created_at, step: job.step });
 }
 
 async function confirmedStatus(deps: Deps, chargeId: string): Promise<PermitChargeStatus> {
@@ -40,6 +41,6 @@ async function confirmedStatus(deps: Deps, chargeId: string): Promise<PermitChar
  * Sweeper clause: every pending permit charge younger than 24 h whose sync chain has no live job (Redis
  * lost, a process killed between two steps) gets a step now. Bounded per run.
  */
-export async function sweepChargeSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { limit?: number } = {}): Promise<number> {
+export async function sweepChargeSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "providers">, options: { limit?: number } = {}): Promise<number> {
   return CHARGE_SYNC.resume(deps, await pendingInSyncWindow(deps, "permit_charges", options.limit));
 }

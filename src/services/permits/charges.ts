@@ -14,7 +14,7 @@ import type { Transaction } from "kysely";
 import type { CustomData, Database, PermitChargeRow } from "../../db/schema.ts";
 import { AppError, ConflictError, NotConfiguredError, NotFoundError } from "../../errors.ts";
 import { type AuthorisationChargeResult, ProviderCallError } from "../../providers/provider.ts";
-import { providerBOf } from "../checkout/provider-b.ts";
+import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { isId, newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
@@ -132,7 +132,8 @@ export async function createPermitCharge(deps: Deps, input: CreatePermitChargeIn
           id: paymentId,
           tenant_id: permit.tenant_id,
           environment: permit.environment,
-          provider: "providerB",
+          // A permit is held by the provider of standing authorisations; its charges are payments there.
+          provider: checkoutProviderOf(deps).name,
           kind: "permit_charge",
           provider_account: permit.provider_account,
           state: "pending",
@@ -176,7 +177,7 @@ export async function createPermitCharge(deps: Deps, input: CreatePermitChargeIn
     // Another worker inserted the same renewal meanwhile: that one is the charge.
     return { charge: (await existingRenewal(deps, input))!, created: false };
   }
-  await CHARGE_SYNC.enqueue(deps, { subjectId: charge.id, createdAt: charge.created_at, step: 0 });
+  await CHARGE_SYNC.enqueue(deps, { subjectId: charge.id, provider: checkoutProviderOf(deps).name, createdAt: charge.created_at, step: 0 });
   return { charge, created: true };
 }
 
@@ -202,7 +203,7 @@ export async function executePermitCharge(deps: Deps, chargeId: string): Promise
   const permit = await deps.db.selectFrom("permits").selectAll().where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
   let answer: ProviderReply;
   try {
-    const result = await providerBOf(deps).recurring.charge(deps, {
+    const result = await checkoutProviderOf(deps).recurring.charge(deps, {
       authorisation: authorisationOf(permit),
       chargeId: charge.id,
       paymentId: charge.payment_id,

@@ -9,7 +9,7 @@ import type { Environment } from "../../config.ts";
 import type { PaymentCustomer } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import { CollectionError } from "../../providers/provider.ts";
-import { providerBOf, providerFailure } from "../checkout/provider-b.ts";
+import { checkoutProviderOf, providerFailure } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
@@ -33,7 +33,7 @@ export interface CreatedPermit {
  */
 export async function createPermit(deps: Deps, scope: { tenantId: string; environment: Environment }, input: CreatePermitInput): Promise<CreatedPermit> {
   if (input.maxAmount > deps.config.maxAmount) throw new ValidationError([`maxAmount must not be greater than ${deps.config.maxAmount}`]);
-  const provider = providerBOf(deps);
+  const provider = checkoutProviderOf(deps);
   const account = await provider.accountFor(deps, scope.tenantId, scope.environment);
   const permitId = newId("prm");
   const customer: PaymentCustomer = { name: input.customer.name, phone: input.customer.phone };
@@ -84,7 +84,7 @@ export async function createPermit(deps: Deps, scope: { tenantId: string; enviro
     })
     .execute();
   // The safety net for a lost IPN (never throws: the sweeper re-creates a chain whose enqueue failed).
-  await PERMIT_SYNC.enqueue(deps, { subjectId: permitId, createdAt: now, step: 0 });
+  await PERMIT_SYNC.enqueue(deps, { subjectId: permitId, provider: provider.name, createdAt: now, step: 0 });
   // A permit IPN cannot precede the customer's authorisation, but an orphan kept for this token is re-matched.
   await rematchOrphans(deps, { token }).catch((err) => deps.logger.warn({ err, permitId }, "could not re-match orphan IPNs"));
   return { permitId, status: "pending", authorizationUrl, token };

@@ -1,5 +1,5 @@
 /**
- * The `providerB-sync` chain of a pending permit (contract §8), so that a lost permit IPN never leaves an
+ * The `<provider>-sync` chain of a pending permit (on the queue of the provider of standing authorisations) (contract §8), so that a lost permit IPN never leaves an
  * authorised permit `pending`: on the checkout's schedule after the permit's creation
  * (`payments/sync-chain.ts`) the permit is confirmed with provider B (only the confirmed answer counts,
  * checked against our record) and applied by the code the IPN uses (`confirmPermitAndApply`: the status,
@@ -10,16 +10,16 @@
 import type { PermitStatus } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { defineSyncChain, syncWindowStart, type SyncStepData } from "../payments/sync-chain.ts";
+import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import { confirmPermitAndApply } from "./apply-permit-status.ts";
 
 export type PermitSyncJobData = SyncStepData<"permitId">;
 
-/** Job name `confirm-permit` on `providerB-sync` (beside `confirm-checkout` and `confirm-permit-charge`). */
+/** Job name `confirm-permit` on the provider's `<provider>-sync` (beside `confirm-checkout` and `confirm-permit-charge`). */
 export const PERMIT_SYNC = defineSyncChain({
   jobName: "confirm-permit",
   idField: "permitId",
   label: "permit sync",
-  provider: "providerB",
   logExpired: (logger, permitId) => logger.info({ permitId }, "permit still pending after 24 h (not authorised at provider B); its sync chain stops"),
 });
 
@@ -39,24 +39,26 @@ export async function syncPermit(deps: Deps, job: PermitSyncJobData): Promise<vo
     deps.logger.warn({ err, permitId: permit.id, step: job.step }, "permit sync could not confirm with provider B; trying again at the next step");
   }
   if (status !== "pending") return;
-  await PERMIT_SYNC.enqueueNext(deps, { subjectId: permit.id, createdAt: permit.created_at, step: job.step });
+  await PERMIT_SYNC.enqueueNext(deps, { subjectId: permit.id, provider: checkoutProviderOf(deps).name, createdAt: permit.created_at, step: job.step });
 }
 
 /**
  * Sweeper clause: every pending permit younger than 24 h whose sync chain has no live job (Redis lost, a
  * process killed between two steps, an enqueue that failed at creation) gets a step now. Bounded per run.
  */
-export async function sweepPermitSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: { limit?: number } = {}): Promise<number> {
+export async function sweepPermitSyncs(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "providers">, options: { limit?: number } = {}): Promise<number> {
   return PERMIT_SYNC.resume(deps, await pendingInSyncWindow(deps, "permits", options.limit));
 }
 
 /** The pending permits (or permit charges) still on their sync schedule, oldest first, at most `limit` (default 1000). */
-export function pendingInSyncWindow(
-  deps: Pick<Deps, "db" | "now">,
+export async function pendingInSyncWindow(
+  deps: Pick<Deps, "db" | "now" | "providers">,
   table: "permits" | "permit_charges",
   limit = 1000,
-): Promise<{ id: string; created_at: Date }[]> {
-  return deps.db
+): Promise<{ id: string; provider: string; created_at: Date }[]> {
+  // Permits and their charges are held by the provider of standing authorisations (chosen by what it does).
+  const provider = checkoutProviderOf(deps).name;
+  const rows = await deps.db
     .selectFrom(table)
     .select(["id", "created_at"])
     .where("status", "=", "pending")
@@ -64,4 +66,5 @@ export function pendingInSyncWindow(
     .orderBy("created_at")
     .limit(limit)
     .execute();
+  return rows.map((row) => ({ ...row, provider }));
 }

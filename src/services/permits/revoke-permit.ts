@@ -6,7 +6,7 @@
  */
 import { NotConfiguredError } from "../../errors.ts";
 import { ProviderCallError } from "../../providers/provider.ts";
-import { providerBOf, providerFailure } from "../checkout/provider-b.ts";
+import { checkoutProviderOf, providerFailure } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
 import { applyPermitStatus, authorisationOf, ENDED_STATUSES, permitMismatchOf } from "./apply-permit-status.ts";
 import { findPermit, type PermitScope } from "./read-permits.ts";
@@ -23,7 +23,7 @@ import { permitView, type PermitView } from "./permit-view.ts";
 export async function revokePermit(deps: Deps, scope: PermitScope, permitId: string): Promise<PermitView> {
   const permit = await findPermit(deps, scope, permitId);
   if (ENDED_STATUSES.includes(permit.status)) return permitView(permit);
-  const recurring = providerBOf(deps).recurring;
+  const recurring = checkoutProviderOf(deps).recurring;
   try {
     const revoked = await recurring.revoke(deps, authorisationOf(permit));
     if (revoked.outcome === "revoked") await applyPermitStatus(deps, permit.id, "revoked");

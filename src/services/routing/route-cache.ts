@@ -29,7 +29,7 @@
  */
 import { sql } from "kysely";
 import { LRUCache } from "lru-cache";
-import type { Environment, Provider } from "../../db/schema.ts";
+import type { Environment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
 import type { PaymentProvider, ProviderAccountRef } from "../../providers/provider.ts";
 import { forgetCredentials } from "../credentials/provider-credentials.ts";
@@ -108,8 +108,7 @@ async function readSnapshot(deps: Pick<Deps, "db" | "caches" | "providers">, sco
                      where tenant_id = ${scope.tenantId} and environment = ${scope.environment}), '[]'::jsonb) as rules`.execute(deps.db);
   const row = rows[0]!;
   // Credential sets this process opened before the counter was read may be older than it: read them again.
-  for (const provider of deps.providers.all)
-    forgetCredentials(deps, { tenantId: scope.tenantId, provider: provider.name as Provider, environment: scope.environment });
+  for (const provider of deps.providers.all) forgetCredentials(deps, { tenantId: scope.tenantId, provider: provider.name, environment: scope.environment });
   return {
     version: Number(row.version),
     rules: new Map(row.rules.map(([country, operator, providers]) => [`${country}:${operator}`, providers])),
