@@ -8,6 +8,8 @@ import { fill, formatAmount, formatDateTime, initialLanguage, rememberLanguage }
 import { en } from "../../../dashboard/src/messages-en.ts";
 import { fr } from "../../../dashboard/src/messages-fr.ts";
 import { hashOf, parseRoute, type Route } from "../../../dashboard/src/routes.ts";
+import { ERROR_CODES as DASHBOARD_ERROR_CODES } from "../../../dashboard/src/components.tsx";
+import { ERROR_CODES } from "../../../src/errors.ts";
 
 /** A Storage over a Map, as sessionStorage behaves. */
 function memoryStorage(): Storage {
@@ -97,5 +99,16 @@ describe("hash routes", () => {
     expect(parseRoute("", home)).toEqual(home);
     expect(parseRoute("#/", home)).toEqual(home);
     expect(parseRoute("#/nowhere", home)).toEqual({ screen: "notFound" });
+  });
+});
+
+describe("refusals in words", () => {
+  it("has a sentence in each language for every error code of the contract", () => {
+    expect([...DASHBOARD_ERROR_CODES].sort()).toEqual([...ERROR_CODES].sort());
+    for (const code of ERROR_CODES) {
+      expect(en[`error.code.${code}` as keyof typeof en]).toBeString();
+      expect(fr[`error.code.${code}` as keyof typeof fr]).toBeString();
+      expect(en[`error.code.${code}` as keyof typeof en]).not.toBe(fr[`error.code.${code}` as keyof typeof fr]);
+    }
   });
 });

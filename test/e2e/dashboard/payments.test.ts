@@ -386,6 +386,8 @@ describeWithChromium(
         await page.locator('input[name="amountMax"]').fill("700");
         await page.getByRole("button", { name: "Filter" }).click();
         expect(await page.getByRole("alert").textContent()).toContain("amountMin must not be more than amountMax");
+        // Said in words first (chosen by the error's code), then the API's own detail.
+        expect(await page.getByRole("alert").locator("strong").textContent()).toBe("Some of what was sent is not valid.");
 
         // The 600 one's page: taken on the gateway's own provider A account, tried once, by the route list.
         await page.evaluate((id) => (location.hash = `#/payments/${id}`), made[600]);

@@ -318,7 +318,8 @@ describeWithChromium(
         await mtn.getByRole("button", { name: "Save" }).click();
         const refusal = mtn.getByRole("alert");
         await refusal.waitFor();
-        expect(await refusal.textContent()).toBe("Error: Tenant is not enabled for live");
+        // In words first (its code: forbidden), then the API's own message.
+        expect(await refusal.textContent()).toBe("You are not allowed to do this. Tenant is not enabled for live");
         expect(await mtn.getAttribute("data-configured")).toBe("false");
         const live = await api("GET", "/routing", { token: await rig.tg.adminToken("live"), tenantId: tenant.id });
         expect(live.body.routes.find((r: { operator: string; country: string }) => r.operator === "mtn" && r.country === "bj").configured).toBe(false);
@@ -326,7 +327,7 @@ describeWithChromium(
         // In French, for a shop owner in Cotonou: the words around it change, the API's message is the API's.
         await page.locator('button[data-language="fr"]').click();
         await page.getByRole("heading", { name: "Portefeuilles et routage" }).waitFor();
-        expect(await refusal.textContent()).toBe("Erreur : Tenant is not enabled for live");
+        expect(await refusal.textContent()).toBe("Vous n’avez pas le droit de faire cela. Tenant is not enabled for live");
         await page.close();
       }, 30_000);
     });
