@@ -36,7 +36,16 @@ function contentTypeOf(name: string): string {
   return "application/octet-stream";
 }
 
-/** The page: a root element, the stylesheet and the script, nothing inline. */
+/**
+ * The tab's icon: a bridge (a "passerelle") in the dashboard's accent colour, as a data URL — the page's
+ * Content-Security-Policy allows `img-src 'self' data:`, and it costs no request.
+ */
+const FAVICON = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b5fff"/>' +
+    '<path d="M4 21h24M7 21v-5M25 21v-5M4 16c6-7 18-7 24 0" fill="none" stroke="#fff" stroke-width="2.6" stroke-linecap="round"/></svg>',
+)}`;
+
+/** The page: a root element, the stylesheet and the script, nothing inline but the icon's data URL. */
 function pageFor(assets: DashboardAsset[]): string {
   const links = assets.filter((asset) => asset.name.endsWith(".css")).map((asset) => `  <link rel="stylesheet" href="${DASHBOARD_ASSET_PATH}${asset.name}" />`);
   const scripts = assets
@@ -50,6 +59,7 @@ function pageFor(assets: DashboardAsset[]): string {
     '  <meta name="viewport" content="width=device-width, initial-scale=1" />',
     '  <meta name="referrer" content="no-referrer" />',
     "  <title>Passerelle</title>",
+    `  <link rel="icon" type="image/svg+xml" href="${FAVICON}" />`,
     ...links,
     ...scripts,
     "</head>",

@@ -7,6 +7,7 @@ import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { createApi } from "./api.ts";
 import { Dashboard, type DashboardContext, useDashboard } from "./context.ts";
+import { useLoad } from "./components.tsx";
 import { fill, initialLanguage, type Language, type MessageKey, rememberLanguage } from "./i18n.ts";
 import { en } from "./messages-en.ts";
 import { fr } from "./messages-fr.ts";
@@ -63,8 +64,7 @@ export function App() {
   };
   useEffect(() => {
     document.documentElement.lang = language;
-    document.title = t("app.title");
-  }, [language, t]);
+  }, [language]);
 
   const signOut = (reason?: MessageKey) => {
     clearSession(sessionStorage);
@@ -106,6 +106,13 @@ export function App() {
   };
 
   const languageSwitch = <LanguageSwitch language={language} onChoose={chooseLanguage} label={t("language.label")} />;
+  // A title per screen (a browser tab, its history, a bookmark): the screen's name, then the dashboard's.
+  const operatingNow = session?.role === "admin" ? actingFor : undefined;
+  const titleRoute = session ? parseRoute(hash, session.role === "admin" && !operatingNow ? { screen: "tenants" } : { screen: "home" }) : undefined;
+  const screenTitle = titleRoute ? t(SCREEN_TITLES[titleRoute.screen]) : t("signIn.title");
+  useEffect(() => {
+    document.title = `${screenTitle} · ${t("app.title")}`;
+  }, [screenTitle, t]);
   if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
 
   const operating = session.role === "admin" ? actingFor : undefined;
@@ -147,6 +154,27 @@ function LanguageSwitch({ language, onChoose, label }: { language: Language; onC
     </fieldset>
   );
 }
+
+/** Each screen's name, for the page's title. */
+const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
+  home: "nav.home",
+  payments: "nav.payments",
+  payment: "payment.title",
+  permits: "nav.permits",
+  permit: "permit.title",
+  webhooks: "nav.webhooks",
+  webhook: "webhook.title",
+  events: "nav.events",
+  money: "nav.money",
+  reports: "nav.reports",
+  routing: "nav.routing",
+  allReports: "nav.reports",
+  apiKeys: "nav.apiKeys",
+  settings: "nav.settings",
+  tenants: "nav.tenants",
+  stuck: "nav.stuck",
+  notFound: "notFound.title",
+};
 
 function Screen({ route }: { route: Route }) {
   switch (route.screen) {
@@ -225,8 +253,11 @@ function Shell({
   onSignOut: () => void;
   children: ComponentChildren;
 }) {
-  const { session, actingFor, actFor, t } = useDashboard();
+  const { api, session, actingFor, actFor, t } = useDashboard();
   const live = session.environment === "live";
+  // The shop's name in the header (a tenant reads its own record; an operator's banner names the tenant it acts for).
+  const ownTenantId = session.role === "admin" ? null : session.tenantId;
+  const shop = useLoad(() => (ownTenantId ? api.tenants.get.query({ tenant_id: ownTenantId }) : Promise.resolve(undefined)), [ownTenantId]);
   const links = session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS;
   const section = sectionOf(route);
   // A new screen takes the focus, so a keyboard or screen-reader user starts on it, not on the link just used.
@@ -243,7 +274,9 @@ function Shell({
           <span class={`env-badge env-badge-${session.environment}`} data-testid="environment" title={live ? t("env.liveHint") : t("env.sandboxHint")}>
             {live ? t("env.live") : t("env.sandbox")}
           </span>
-          <span class="who">{session.role === "admin" ? t("who.operator") : t("who.tenant", { tenant: session.tenantId ?? "" })}</span>
+          <span class="who" data-testid="shop-name">
+            {session.role === "admin" ? t("who.operator") : (shop.data?.storeName ?? t("who.tenant", { tenant: session.tenantId ?? "" }))}
+          </span>
           <span class="spacer" />
           {languageSwitch}
           <button type="button" class="secondary" onClick={onSignOut}>

@@ -30,6 +30,13 @@ describeWithChromium(
         await page.getByText("Rien ne demande votre attention.", { exact: false }).or(page.locator('[data-testid="attention"]')).first().waitFor();
         await page.locator('nav a[href="#/payments"]').click();
         await page.getByRole("heading", { name: "Paiements" }).waitFor();
+        // The shop's name in the header.
+        await page.locator('[data-testid="shop-name"]', { hasText: "Boutique Awa" }).waitFor();
+        // A title per screen, and an icon, for the tab and its history.
+        // (Set in an effect, just after the screen is drawn.)
+        await page.waitForFunction(() => document.title.startsWith("Paiements"), undefined, { timeout: 5_000 }).catch(() => undefined);
+        expect(await page.title()).toBe("Paiements · Passerelle — tableau de bord");
+        expect(await page.locator('link[rel="icon"]').getAttribute("href")).toStartWith("data:image/svg+xml,");
         expect(await page.locator('[data-testid="environment"]').textContent()).toBe("Bac à sable");
         await page.getByText("Aucun paiement pour l’instant.", { exact: false }).waitFor();
         expect(await page.locator('[data-testid="live-banner"]').count()).toBe(0);
@@ -49,6 +56,8 @@ describeWithChromium(
         await page.waitForFunction(() => document.documentElement.lang === "en", undefined, { timeout: 5_000 }).catch(() => undefined);
         expect(await page.locator("html").getAttribute("lang")).toBe("en");
         expect(await page.locator('[data-testid="environment"]').textContent()).toBe("Sandbox");
+        await page.waitForFunction(() => document.title.startsWith("Payments"), undefined, { timeout: 5_000 }).catch(() => undefined);
+        expect(await page.title()).toBe("Payments · Passerelle — dashboard");
         await page.getByText("No payments yet.", { exact: false }).waitFor();
         await screenshot(page, "dashboard-payments-empty");
 
