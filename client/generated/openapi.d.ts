@@ -536,7 +536,7 @@ export interface paths {
          * List payments
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
          *
-         *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description or the customer's name (q), dates, amounts and phone; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
+         *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, operator, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description or the customer's name (q), dates, amounts and phone; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
         get: operations["payments-list"];
         put?: never;
@@ -7521,6 +7521,7 @@ export interface operations {
                 state?: "pending" | "succeeded" | "failed" | "cancelled" | "refunded";
                 providerTransactionId?: string;
                 reference?: string;
+                operator?: string;
                 merchantReference?: string;
                 q?: string;
                 from?: string;

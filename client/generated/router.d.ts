@@ -728,6 +728,7 @@ export declare const procedures: {
                 state?: "cancelled" | "failed" | "pending" | "refunded" | "succeeded" | undefined;
                 providerTransactionId?: string | undefined;
                 reference?: string | undefined;
+                operator?: string | undefined;
                 merchantReference?: string | undefined;
                 q?: string | undefined;
                 from?: string | undefined;

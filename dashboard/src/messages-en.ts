@@ -72,6 +72,7 @@ export const en: Messages = {
   "payments.state": "State",
   "payments.provider": "Provider",
   "payments.kind": "Kind",
+  "payments.wallet": "Wallet",
   "payments.searchBy": "Search by",
   "payments.searchBy.paymentId": "Payment id",
   "payments.searchBy.reference": "Provider A's reference",

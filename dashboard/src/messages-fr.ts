@@ -71,6 +71,7 @@ export const fr = {
   "payments.state": "État",
   "payments.provider": "Fournisseur",
   "payments.kind": "Type",
+  "payments.wallet": "Portefeuille",
   "payments.searchBy": "Rechercher par",
   "payments.searchBy.paymentId": "Identifiant de paiement",
   "payments.searchBy.reference": "Référence du fournisseur A",

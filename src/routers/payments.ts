@@ -31,6 +31,11 @@ const listPaymentsInput = z.object({
   state: z.enum(PAYMENT_STATES).optional(),
   providerTransactionId: z.string().min(1).max(255).meta({ description: "Provider A's integer transaction id, or provider B's invoice token" }).optional(),
   reference: z.string().min(1).max(255).meta({ description: "Provider A's reference" }).optional(),
+  operator: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, { error: "must be an operator's code in lower case, like mtn" })
+    .optional()
+    .meta({ description: "The wallet's operator a POST /payments payment was made to (mtn, moov, orange, wave…)", example: "mtn" }),
   merchantReference: z.string().min(1).max(255).meta({ description: "Your own reference, as given at creation", example: "order-1042" }).optional(),
   q: z
     .string()
@@ -118,7 +123,7 @@ export const paymentsRouter = router({
         summary: "List payments",
         description:
           "The tenant's payments of every kind in the token's environment, newest first. " +
-          "Filter by provider, kind, state, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description " +
+          "Filter by provider, kind, state, operator, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description " +
           `or the customer's name (q), dates, amounts and phone; page with limit and cursor.${CSV_NOTE}`,
       },
       tenantHeader: "accepted",

@@ -6,6 +6,7 @@
  * that wallet (`serving`), the only ones a list may name — beside each provider's live
  * success rate and circuit (`routing.stats`). A refusal is the API's own message.
  */
+import { operatorName } from "../wallets.ts";
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { Amount, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
@@ -17,23 +18,6 @@ type Wallet = RoutingView["routes"][number];
 type Stats = Outputs["routing"]["stats"];
 type Method = Outputs["routing"]["paymentMethods"]["methods"][number];
 type Circuit = Stats["circuits"][number]["circuit"];
-
-/** The operators' names as their customers know them (docs/routing.md); another operator's code as it is. */
-const OPERATOR_NAMES: Record<string, string> = {
-  mtn: "MTN Mobile Money",
-  moov: "Moov Money (Flooz)",
-  celtiis: "Celtiis Cash",
-  togocel: "T-Money (Togocel)",
-  airtel: "Airtel Money",
-  free: "Free Money",
-  orange: "Orange Money",
-  wave: "Wave",
-  expresso: "E-Money (Expresso)",
-};
-
-export function operatorName(operator: string): string {
-  return OPERATOR_NAMES[operator] ?? operator;
-}
 
 const walletKey = (wallet: { operator: string; country: string }) => `${wallet.operator}/${wallet.country}`;
 

@@ -21,6 +21,8 @@ export interface ListPaymentsInput {
   state?: PaymentState;
   providerTransactionId?: string;
   reference?: string;
+  /** The operator a routed payment was made to. */
+  operator?: string;
   /** The merchant's own reference, exactly. */
   merchantReference?: string;
   /** Text in the description or the customer's names, any case. */
@@ -82,6 +84,7 @@ export function paymentsMatching(db: Kysely<Database>, input: Omit<ListPaymentsI
   if (input.state !== undefined) query = query.where("state", "=", input.state);
   if (input.providerTransactionId !== undefined) query = query.where("provider_transaction_id", "=", input.providerTransactionId);
   if (input.reference !== undefined) query = query.where("reference", "=", input.reference);
+  if (input.operator !== undefined) query = query.where("operator", "=", input.operator);
   if (input.merchantReference !== undefined) query = query.where("merchant_reference", "=", input.merchantReference);
   if (input.q !== undefined) {
     // A substring, any case, of the description or a name the customer gave (a checkout's `name`, a payment's

@@ -345,6 +345,17 @@ describeWithChromium(
         expect(header).toStartWith("id,provider,kind,state,");
         expect(lines.map((line) => line.split(",")[0])).toEqual([made[800]]);
 
+        // Wallets by their names: a column, and a filter.
+        expect(await rows.first().locator("td[data-wallet]").textContent()).toBe("MTN Mobile Money · Benin");
+        await page.getByRole("button", { name: "Reset" }).click();
+        await page.locator('select[name="operator"]').selectOption("orange");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await page.getByText("No payment matches these filters.").waitFor();
+        await page.locator('select[name="operator"]').selectOption("mtn");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await waitUntil(async () => (await listed()).length === 2, { what: "the two MTN payments", timeoutMs: 5_000, intervalMs: 100 });
+        expect(new URL(page.url()).hash).toBe("#/payments?operator=mtn");
+
         // Text of the description, any case.
         await page.getByRole("button", { name: "Reset" }).click();
         await page.locator('select[name="searchBy"]').selectOption("q");

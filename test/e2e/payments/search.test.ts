@@ -79,6 +79,14 @@ describe("GET /payments by what a merchant remembers", () => {
     expect(await ids("q=%25%25")).toEqual([]);
   });
 
+  it("finds the payments made to one wallet's operator", async () => {
+    expect(await ids("operator=mtn")).toEqual([made.tea!.id, made.rice!.id, made.shoes!.id]);
+    expect(await ids("operator=moov")).toEqual([]);
+    const bad = await call("/payments?operator=MTN!");
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toEqual(["operator must be an operator's code in lower case, like mtn"]);
+  });
+
   it("keeps the other filters, and refuses a search of one letter", async () => {
     expect(await ids("q=awa&amountMin=701")).toEqual([]);
     expect(await ids("q=awa&merchantReference=order-1042")).toEqual([made.shoes!.id]);

@@ -13,6 +13,7 @@ import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
 import { downloadCsv } from "../../download.ts";
+import { OPERATORS, operatorName, walletName } from "../../wallets.ts";
 import { TestCheckout } from "./test-checkout.tsx";
 
 type Filters = Omit<Inputs["payments"]["list"], "limit" | "cursor">;
@@ -26,12 +27,24 @@ const PAGE_SIZE = 20;
 type SearchField = "paymentId" | "q" | "merchantReference" | "reference" | "providerTransactionId";
 const SEARCH_FIELDS: readonly SearchField[] = ["paymentId", "q", "merchantReference", "reference", "providerTransactionId"];
 /** The fields kept in the address as they are (the days are kept as days, `from`/`to`). */
-const PLAIN_FIELDS = ["state", "provider", "kind", "amountMin", "amountMax", "phone", "q", "merchantReference", "reference", "providerTransactionId"] as const;
+const PLAIN_FIELDS = [
+  "state",
+  "provider",
+  "kind",
+  "operator",
+  "amountMin",
+  "amountMax",
+  "phone",
+  "q",
+  "merchantReference",
+  "reference",
+  "providerTransactionId",
+] as const;
 
 /** The address's query of what the form holds: what a bookmark or a shared link keeps (days as days). */
 function queryOf(form: FormData): { query: string; paymentId?: string } {
   const query = new URLSearchParams();
-  for (const name of ["state", "provider", "kind", "from", "to", "amountMin", "amountMax", "phone"]) {
+  for (const name of ["state", "provider", "kind", "operator", "from", "to", "amountMin", "amountMax", "phone"]) {
     const value = String(form.get(name) ?? "").trim();
     if (value) query.set(name, value);
   }
@@ -109,6 +122,7 @@ export function PaymentsScreen({ filters: address }: { filters: string }) {
       <form class="filters" onSubmit={apply} aria-label={t("payments.filters")} key={address}>
         <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} initial={query.get("state")} />
         <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} initial={query.get("provider")} />
+        <AnySelect label={t("payments.wallet")} name="operator" values={OPERATORS} labelOf={operatorName} initial={query.get("operator")} />
         <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} initial={query.get("kind")} />
         <label>
           {t("payments.searchBy")}
@@ -172,7 +186,7 @@ export function PaymentsScreen({ filters: address }: { filters: string }) {
 }
 
 function PaymentTable({ payments }: { payments: Payment[] }) {
-  const { t } = useDashboard();
+  const { t, language } = useDashboard();
   return (
     <ListTable
       testid="payments"
@@ -180,6 +194,7 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
         { label: t("payments.created") },
         { label: t("payments.amount") },
         { label: t("payments.state") },
+        { label: t("payments.wallet") },
         { label: t("payments.provider"), wide: true },
         { label: t("payments.description"), wide: true },
         { label: t("payment.customer"), wide: true },
@@ -189,6 +204,7 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
       {payments.map((payment) => (
         <tr key={payment.id} data-payment-id={payment.id} data-state={payment.state}>
           <CreatedAmountState createdAt={payment.createdAt} amount={payment.amount} currency={payment.currency} state={payment.state} />
+          <td data-wallet={payment.operator ?? ""}>{walletName(language, payment.operator, payment.customer?.country) ?? "—"}</td>
           <td class="wide-only">{providerLabel(payment.provider)}</td>
           <td class="wide-only">{payment.description}</td>
           <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
