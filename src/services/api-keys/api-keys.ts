@@ -105,6 +105,8 @@ export async function revokeApiKey(deps: Deps, tenantId: string, keyId: string):
 }
 
 const INVALID_CLIENT = "Invalid client credentials";
+/** The answer to a right key of a disabled tenant (a merchant signing in to the dashboard reads it). */
+const DISABLED_CLIENT = "This merchant account is disabled: the operator can enable it again";
 
 /**
  * The OAuth2 client-credentials exchange: an API key's id and secret for a bearer token acting in the
@@ -123,7 +125,8 @@ export async function exchangeApiKey(
     .where("api_keys.secret_hash", "=", hash)
     .executeTakeFirst();
   if (!row || row.id !== input.clientId || row.revoked_at !== null) throw new UnauthorizedError(INVALID_CLIENT);
-  if (row.disabled) throw new UnauthorizedError(INVALID_CLIENT);
+  // The id and secret are right: saying why they are refused reveals nothing their holder does not know.
+  if (row.disabled) throw new UnauthorizedError(DISABLED_CLIENT);
   await deps.db.updateTable("api_keys").set({ last_used_at: deps.now() }).where("id", "=", row.id).execute();
   const accessToken = await mintToken(deps.config.jwt, {
     sub: `key:${row.id}`,

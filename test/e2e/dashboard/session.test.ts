@@ -80,6 +80,14 @@ describeWithChromium(
         await alert.waitFor();
         expect(await alert.textContent()).toMatch(/invalid|client/i);
         expect(await page.locator('[data-testid="environment"]').count()).toBe(0);
+
+        // A merchant the operator disabled is told so, with its right key.
+        const admin = await rig.tg.adminToken();
+        expect((await api("PATCH", `/tenants/${tenant.id}`, { token: admin, json: { disabled: true } })).status).toBe(200);
+        await page.locator('input[name="secret"]').fill(tenant.secret);
+        await page.keyboard.press("Enter");
+        await page.getByRole("alert").getByText("This merchant account is disabled", { exact: false }).waitFor();
+        expect(await page.locator('[data-testid="environment"]').count()).toBe(0);
         await page.close();
       }, 30_000);
 

@@ -147,6 +147,23 @@ describe("reading and changing tenants", () => {
     const refused = await send("GET", `/tenants/${tenant.id}`, token);
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { message: string }).message).toBe("Tenant is disabled");
+    // Its key, right id and secret, is told why no token comes (a wrong secret is not: the same answer as ever).
+    const signIn = await tg.request("/auth/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ grant_type: "client_credentials", client_id: apiKey.id, client_secret: apiKey.secret }),
+    });
+    expect(signIn.status).toBe(401);
+    expect(await signIn.json()).toMatchObject({
+      error: "invalid_client",
+      error_description: "This merchant account is disabled: the operator can enable it again",
+    });
+    const wrong = await tg.request("/auth/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ grant_type: "client_credentials", client_id: apiKey.id, client_secret: `${apiKey.secret}x` }),
+    });
+    expect(await wrong.json()).toMatchObject({ error: "invalid_client", error_description: "Invalid client credentials" });
     // Operators still manage it, and can enable it again.
     expect((await send("PATCH", `/tenants/${tenant.id}`, admin, { disabled: false })).status).toBe(200);
     expect((await send("GET", `/tenants/${tenant.id}`, token)).status).toBe(200);
