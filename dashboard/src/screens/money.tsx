@@ -57,7 +57,11 @@ export function MoneyScreen() {
     const formElement = event.currentTarget as HTMLFormElement;
     const form = new FormData(formElement);
     const amount = Number(form.get("amount"));
-    const phone = String(form.get("phone") ?? "").replace(/[\s.-]/g, "");
+    // A local number is the chosen country's: its dialling code goes first (`97 00 00 01` in Benin: +22997000001).
+    const typed = String(form.get("phone") ?? "").replace(/[\s.()-]/g, "");
+    const country = String(form.get("country"));
+    const prefix = COUNTRIES.find((entry) => entry.code === country)?.prefix ?? "";
+    const phone = typed.startsWith("+") || typed === "" ? typed : typed.startsWith("00") ? `+${typed.slice(2)}` : `${prefix}${typed}`;
     if (!confirm(t("money.confirm", { amount: formatAmount(language, amount, "XOF"), phone }))) return;
     setSent(undefined);
     await action.run(async () => {
@@ -65,7 +69,7 @@ export function MoneyScreen() {
         amount,
         description: String(form.get("description") ?? "").trim(),
         recipient: {
-          phone: { number: phone, country: String(form.get("country")) },
+          phone: { number: phone, country },
           operator: String(form.get("operator") ?? "")
             .trim()
             .toLowerCase(),
