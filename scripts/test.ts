@@ -41,7 +41,8 @@ for await (const chunk of child.stderr) {
   const lines = pending.split("\n");
   pending = lines.pop() ?? "";
   for (const line of lines) {
-    if (line.startsWith("(fail)")) failures.push(line);
+    // bun prints a failed test's line twice (as it ends, and again in its summary): keep one.
+    if (line.startsWith("(fail)") && !failures.includes(line)) failures.push(line);
     const match = /^\s*(\d+) (pass|fail|skip)\s*$/.exec(line);
     if (!match) continue;
     if (match[2] === "pass") passed = Number(match[1]);

@@ -183,6 +183,9 @@ export const en: Messages = {
   "apiKeys.state": "State",
   "apiKeys.revoke": "Revoke",
   "apiKeys.revokeConfirm": "Revoke key {id}? Servers using it will lose access.",
+  "apiKeys.revokeInUseConfirm": "Revoke key {id}? It is the key you signed in with: you will be signed out, and servers using it will lose access.",
+  "tenants.disableConfirm":
+    "Disable {name}? Its keys and tokens stop working at once and its customers can no longer pay; its payments and balance are kept, and you can enable it again.",
   "apiKeys.revoked": "Revoked",
   "apiKeys.create": "Create a key",
   "apiKeys.createSubmit": "Create a key ({environment})",

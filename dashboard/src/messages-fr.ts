@@ -182,6 +182,10 @@ export const fr = {
   "apiKeys.state": "État",
   "apiKeys.revoke": "Révoquer",
   "apiKeys.revokeConfirm": "Révoquer la clé {id} ? Les serveurs qui l’utilisent perdront l’accès.",
+  "apiKeys.revokeInUseConfirm":
+    "Révoquer la clé {id} ? C’est la clé avec laquelle vous êtes connecté : vous serez déconnecté, et les serveurs qui l’utilisent perdront l’accès.",
+  "tenants.disableConfirm":
+    "Désactiver {name} ? Ses clés et jetons cessent aussitôt de fonctionner et ses clients ne peuvent plus payer ; ses paiements et son solde sont conservés, et vous pourrez le réactiver.",
   "apiKeys.revoked": "Révoquée le",
   "apiKeys.create": "Créer une clé",
   "apiKeys.createSubmit": "Créer une clé ({environment})",

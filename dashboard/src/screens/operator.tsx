@@ -64,7 +64,11 @@ export function TenantsScreen() {
                   <button
                     type="button"
                     class="secondary"
-                    onClick={() => act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: !tenant.disabled }))}
+                    onClick={() =>
+                      // Disabling stops a merchant's business at once: said before it is done; enabling again is harmless.
+                      (tenant.disabled || confirm(t("tenants.disableConfirm", { name: tenant.name }))) &&
+                      act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: !tenant.disabled }))
+                    }
                   >
                     {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
                   </button>

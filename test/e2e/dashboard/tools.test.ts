@@ -50,7 +50,11 @@ describeWithChromium(
         const tenant = await newTenant("Cles Bamako");
         const page = await openDashboard();
         await rig.browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.base });
-        page.on("dialog", (dialog) => void dialog.accept());
+        const asked: string[] = [];
+        page.on("dialog", (dialog) => {
+          asked.push(dialog.message());
+          void dialog.accept();
+        });
         await signInWithKey(page, tenant.keyId, tenant.secret);
         await page.locator('nav a[href="#/api-keys"]').click();
         await page.locator(`tr[data-key-id="${tenant.keyId}"]`).waitFor();
@@ -93,6 +97,12 @@ describeWithChromium(
           body: JSON.stringify({ grant_type: "client_credentials", client_id: keyId, client_secret: secret }),
         });
         expect(exchanged.status).toBe(401);
+        expect(asked).toEqual([`Revoke key ${keyId}? Servers using it will lose access.`]);
+
+        // The key this tab signed in with: the confirmation says what it means, and the tab is signed out.
+        await page.locator(`tr[data-key-id="${tenant.keyId}"]`).getByRole("button", { name: "Revoke" }).click();
+        await page.getByRole("heading", { name: "Sign in" }).waitFor();
+        expect(asked[1]).toBe(`Revoke key ${tenant.keyId}? It is the key you signed in with: you will be signed out, and servers using it will lose access.`);
         await page.close();
       }, 30_000);
 
@@ -335,7 +345,11 @@ describeWithChromium(
     describe("the operator's screens", () => {
       it("creates a tenant, whose first key is shown once and signs in, opens its screens, and disables it", async () => {
         const page = await openDashboard();
-        page.on("dialog", (dialog) => void dialog.accept());
+        const asked: string[] = [];
+        page.on("dialog", (dialog) => {
+          asked.push(dialog.message());
+          void dialog.accept();
+        });
         await page.getByRole("tab", { name: "Operator (admin token)" }).click();
         await page.locator('input[name="token"]').fill(await rig.tg.adminToken());
         await page.locator('form button[type="submit"]').click();
@@ -386,6 +400,8 @@ describeWithChromium(
 
         await row.getByRole("button", { name: "Disable" }).click();
         await page.locator(`tr[data-tenant-id="${tenantId}"]`, { hasText: "disabled" }).waitFor();
+        // Asked first, with what it does.
+        expect(asked.at(-1)).toStartWith("Disable Nouvelle Boutique? Its keys and tokens stop working at once");
         const refused = await openDashboard();
         await refused.locator('input[name="keyId"]').fill(keyId);
         await refused.locator('input[name="secret"]').fill(secret);

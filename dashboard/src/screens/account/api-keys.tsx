@@ -28,7 +28,9 @@ export function ApiKeysScreen() {
   };
 
   const revoke = async (keyId: string) => {
-    if (!confirm(t("apiKeys.revokeConfirm", { id: keyId }))) return;
+    // The key this session signed in with: revoking it signs this tab out too, and the confirmation says so.
+    const inUse = session.subject === `key:${keyId}`;
+    if (!confirm(t(inUse ? "apiKeys.revokeInUseConfirm" : "apiKeys.revokeConfirm", { id: keyId }))) return;
     await action.run(async () => {
       await api.apiKeys.revoke.mutate({ tenant_id: tenantId, key_id: keyId });
       keys.reload();

@@ -24,7 +24,9 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
   const action = useAction();
   const list = refunds.data?.data ?? [];
   const left = refundableOf(payment, list);
-  const refundable = refunds.data !== undefined && left > 0 && (payment.state === "succeeded" || payment.state === "refunded");
+  // Only a collected payment can be refunded: a pending, failed or cancelled one says nothing of refunds left.
+  const collected = payment.state === "succeeded" || payment.state === "refunded";
+  const refundable = refunds.data !== undefined && left > 0 && collected;
 
   const refund = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -49,7 +51,7 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
         }}
       />
       <ErrorNote error={refunds.error} />
-      {refunds.data ? (
+      {refunds.data && collected ? (
         <p data-testid="refund-left">
           {t("refunds.left", {
             amount: formatAmount(language, left, payment.currency),
