@@ -60,6 +60,18 @@ export async function retryDelivery(deps: Deps, scope: DeliveryScope, deliveryId
   return view;
 }
 
+/** The endpoint (enabled) and the window `[since, until]` a replay or a recovery covers: at most 14 days, `until` now by default. */
+async function windowOnEndpoint(deps: Deps, scope: DeliveryScope, endpointId: string, window: { since: Date | string; until?: Date | string | undefined }) {
+  const endpoint = await findEndpoint(deps, scope, endpointId);
+  const now = deps.now();
+  const since = toDate(window.since, "since");
+  const until = window.until === undefined ? now : toDate(window.until, "until");
+  if (until.getTime() <= since.getTime()) throw new ValidationError(["until must be after since"]);
+  if (until.getTime() - since.getTime() > MAX_REPLAY_WINDOW_MS) throw new ValidationError(["since must be at most 14 days before until"]);
+  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  return { endpoint, now, since, until };
+}
+
 function toDate(value: Date | string, field: string): Date {
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime())) throw new ValidationError([`${field} must be an RFC 3339 date-time`]);
@@ -87,13 +99,7 @@ export async function replayEndpoint(
   endpointId: string,
   window: { since: Date | string; until?: Date | string | undefined },
 ): Promise<{ endpointId: string; since: string; until: string; replayed: number }> {
-  const endpoint = await findEndpoint(deps, scope, endpointId);
-  const now = deps.now();
-  const since = toDate(window.since, "since");
-  const until = window.until === undefined ? now : toDate(window.until, "until");
-  if (until.getTime() <= since.getTime()) throw new ValidationError(["until must be after since"]);
-  if (until.getTime() - since.getTime() > MAX_REPLAY_WINDOW_MS) throw new ValidationError(["since must be at most 14 days before until"]);
-  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  const { endpoint, now, since, until } = await windowOnEndpoint(deps, scope, endpointId, window);
 
   let replayed = 0;
   let after: string | undefined;
@@ -195,13 +201,7 @@ export async function recoverEndpoint(
   endpointId: string,
   window: { since: Date | string; until?: Date | string | undefined },
 ): Promise<{ endpointId: string; since: string; until: string; recovered: number }> {
-  const endpoint = await findEndpoint(deps, scope, endpointId);
-  const now = deps.now();
-  const since = toDate(window.since, "since");
-  const until = window.until === undefined ? now : toDate(window.until, "until");
-  if (until.getTime() <= since.getTime()) throw new ValidationError(["until must be after since"]);
-  if (until.getTime() - since.getTime() > MAX_REPLAY_WINDOW_MS) throw new ValidationError(["since must be at most 14 days before until"]);
-  if (!endpoint.enabled) throw new ConflictError("The webhook endpoint is disabled; enable it first");
+  const { now, since, until } = await windowOnEndpoint(deps, scope, endpointId, window);
 
   let recovered = 0;
   for (;;) {
