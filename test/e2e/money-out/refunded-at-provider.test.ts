@@ -413,8 +413,11 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
       ]);
       expect(atProvider.status).toBe(200);
       const answers = [first, second, third];
-      // Asked before the provider's word: accepted; after it: 409.
-      expect(answers.map((a) => a.status).filter((status) => status !== 200 && status !== 409)).toEqual([]);
+      // Asked before the provider's word: accepted; after it: 409 (the payment is refunded), or 422 when the provider's
+      // refund has already taken the money back off the tenant's pooled holding (nothing left there to send from).
+      const refused = (a: (typeof answers)[number]) =>
+        a.status === 409 || (a.status === 422 && ["insufficient_balance", "amount_exceeds_refundable"].includes(a.body.code));
+      expect(answers.filter((a) => a.status !== 200 && !refused(a)).map((a) => [a.status, a.body.code])).toEqual([]);
       await until(api, `/payments/${payment.id}`, (p) => p.state === "refunded", "the provider's refund read");
       for (const accepted of answers.filter((a) => a.status === 200)) {
         const refund = await until(api, `/refunds/${accepted.body.id}`, (r) => r.state !== "pending", "our refund final");
