@@ -1290,9 +1290,9 @@ export declare const procedures: {
             input: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
-                state?: "failed" | "pending" | "sent" | undefined;
                 from?: string | undefined;
                 to?: string | undefined;
+                state?: "failed" | "pending" | "sent" | undefined;
             };
             output: {
                 data: {
@@ -1445,9 +1445,9 @@ export declare const procedures: {
             input: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
-                state?: "failed" | "pending" | "succeeded" | undefined;
                 from?: string | undefined;
                 to?: string | undefined;
+                state?: "failed" | "pending" | "succeeded" | undefined;
             };
             output: {
                 data: {

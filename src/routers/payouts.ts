@@ -20,6 +20,12 @@ const moneyRuleErrors =
   "pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each " +
   "holding account); 424 when the provider has no account for the tenant there.";
 
+/** A list's creation-time window (`from` inclusive, `to` exclusive). */
+const createdWindow = {
+  from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)" }),
+  to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)" }),
+};
+
 const refundListSchema = pageOf(refundSchema).meta({ id: "RefundList" });
 
 const paymentIdField = z.string().meta({ description: "Our payment id (pay_…)", ...ID_BOUNDS });
@@ -66,8 +72,7 @@ export const payoutsRouter = router({
       z.object({
         ...pageQuery,
         state: z.enum(PAYOUT_STATES).optional(),
-        from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)" }),
-        to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)" }),
+        ...createdWindow,
       }),
     )
     .output(pageOf(payoutSchema).meta({ id: "PayoutList" }))
@@ -166,8 +171,7 @@ export const payoutsRouter = router({
       z.object({
         ...pageQuery,
         state: z.enum(REFUND_STATES).optional(),
-        from: z.iso.datetime({ offset: true }).optional().meta({ description: "Created at or after (RFC 3339)" }),
-        to: z.iso.datetime({ offset: true }).optional().meta({ description: "Created before (RFC 3339)" }),
+        ...createdWindow,
       }),
     )
     .output(refundListSchema)

@@ -20,23 +20,34 @@ function scoped(deps: Pick<Deps, "db">, scope: Scope) {
   return deps.db.selectFrom("payouts").selectAll().where("tenant_id", "=", scope.tenantId).where("environment", "=", scope.environment);
 }
 
-/** One page of the tenant's payouts, newest first. */
-export async function listPayouts(
-  deps: Pick<Deps, "db">,
-  input: Scope & { limit: number; cursor?: string; state?: "pending" | "sent" | "failed"; from?: Date; to?: Date },
-): Promise<{ data: PayoutView[]; nextCursor: string | null }> {
-  let query = scoped(deps, input).where("purpose", "=", "payout");
+/** What a list of money out is filtered by: the state in the table's words, and the creation time (`from` inclusive, `to` exclusive). */
+interface MoneyOutFilters {
+  limit: number;
+  cursor?: string;
+  state?: "pending" | "sent" | "failed";
+  from?: Date;
+  to?: Date;
+}
+
+/** One page of the tenant's rows of one purpose, newest first (`po_` or `rf_` cursors). */
+async function pageOfMoneyOut(deps: Pick<Deps, "db">, purpose: "payout" | "refund", input: Scope & MoneyOutFilters) {
+  let query = scoped(deps, input).where("purpose", "=", purpose);
   if (input.state !== undefined) query = query.where("state", "=", input.state);
   if (input.from !== undefined) query = query.where("created_at", ">=", input.from);
   if (input.to !== undefined) query = query.where("created_at", "<", input.to);
-  if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor("po", input.cursor));
-  const page = toPage(
+  if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor(purpose === "payout" ? "po" : "rf", input.cursor));
+  return toPage(
     await query
       .orderBy("id", "desc")
       .limit(input.limit + 1)
       .execute(),
     input.limit,
   );
+}
+
+/** One page of the tenant's payouts, newest first. */
+export async function listPayouts(deps: Pick<Deps, "db">, input: Scope & MoneyOutFilters): Promise<{ data: PayoutView[]; nextCursor: string | null }> {
+  const page = await pageOfMoneyOut(deps, "payout", input);
   return { data: page.rows.map(toPayoutView), nextCursor: page.nextCursor };
 }
 
@@ -73,23 +84,13 @@ export async function listRefunds(
   return { data: page.rows.map(toRefundView), nextCursor: page.nextCursor };
 }
 
-/** The tenant's refunds of every payment, newest first; by state and creation time (`from` inclusive, `to` exclusive). */
+/** The tenant's refunds of every payment, newest first; by state (a refund's words) and creation time. */
 export async function listAllRefunds(
   deps: Pick<Deps, "db">,
-  input: Scope & { limit: number; cursor?: string; state?: RefundState; from?: Date; to?: Date },
+  input: Scope & Omit<MoneyOutFilters, "state"> & { state?: RefundState },
 ): Promise<{ data: RefundView[]; nextCursor: string | null }> {
-  let query = scoped(deps, input).where("purpose", "=", "refund");
-  if (input.state !== undefined) query = query.where("state", "=", input.state === "succeeded" ? "sent" : input.state);
-  if (input.from !== undefined) query = query.where("created_at", ">=", input.from);
-  if (input.to !== undefined) query = query.where("created_at", "<", input.to);
-  if (input.cursor !== undefined) query = query.where("id", "<", decodeCursor("rf", input.cursor));
-  const page = toPage(
-    await query
-      .orderBy("id", "desc")
-      .limit(input.limit + 1)
-      .execute(),
-    input.limit,
-  );
+  const { state, ...rest } = input;
+  const page = await pageOfMoneyOut(deps, "refund", { ...rest, ...(state !== undefined && { state: state === "succeeded" ? "sent" : state }) });
   return { data: page.rows.map(toRefundView), nextCursor: page.nextCursor };
 }
 
