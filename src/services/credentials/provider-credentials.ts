@@ -224,7 +224,7 @@ export interface OpenedCredentials {
 }
 
 /** How long this process may answer "the active set is X" (or "there is none") without reading it again. */
-export const ACTIVE_CREDENTIALS_CACHE_MS = 2_000;
+export const ACTIVE_CREDENTIALS_CACHE_MS = 1_000;
 /** How long an opened *version* stays cached (its content never changes; this bounds memory and exposure). */
 export const VERSION_CREDENTIALS_CACHE_MS = 60_000;
 /** Entries per process (tenant × provider × environment × version). */
