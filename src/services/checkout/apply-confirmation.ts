@@ -1,14 +1,14 @@
 /**
  * Applying what provider B confirmed to a checkout (its {@link PaymentReport}, read through the port):
- * checked against our record first (token, amount, environment), then — in one database transaction — the new state, its event and the
- * event's deliveries (contract §5, §6). The state moves by the order every payment follows (`payments/state-order.ts`: `completed` wins
+ * checked against our record first (token, amount, environment), then — in one database transaction, by the payment's one writer
+ * (`payments/transition.ts`) — the new state, its event and the event's deliveries (contract §5, §6). The state moves by the order every payment follows (`payments/state-order.ts`: `completed` wins
  * over `cancelled` and `failed`, which only replace `pending`). Used by the `ipn` job and the `providerB-sync` job alike.
  */
 import type { EventType, JsonValue, Payment, PaymentState } from "../../db/schema.ts";
 import { type PaymentReport, ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { recordEvent } from "../events/record-event.ts";
 import { mayMove } from "../payments/state-order.ts";
+import { lockPaymentRow, writeMove } from "../payments/transition.ts";
 import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { checkoutProviderOf } from "./checkout-provider.ts";
@@ -121,14 +121,13 @@ async function rejectMismatch(deps: Deps, payment: Payment, reason: string, ipnI
 export async function applyConfirmation(deps: Deps, paymentId: string, report: PaymentReport, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
   const result = await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
-    const payment = await tx.selectFrom("payments").selectAll().where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
+    const payment = await lockPaymentRow(tx, paymentId);
     const to = report.state;
     let outcome: ConfirmOutcome = { outcome: "unchanged", state: payment.state };
     let deliveryIds: string[] = [];
     if (mayMove(payment.state, to)) {
-      const updated = await tx
-        .updateTable("payments")
-        .set({
+      const moved = await writeMove(tx, now, payment, {
+        changes: {
           state: to,
           provider_status: report.providerStatus,
           // The customer fields provider B gives, over what we had.
@@ -139,23 +138,14 @@ export async function applyConfirmation(deps: Deps, paymentId: string, report: P
           receipt_url: report.details?.receiptUrl ?? payment.receipt_url,
           receipt_identifier: report.details?.receiptIdentifier ?? payment.receipt_identifier,
           provider_reference: report.reference ?? payment.provider_reference,
-          updated_at: now,
           completed_at: now,
-        })
-        .where("id", "=", paymentId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const recorded = await recordEvent(tx, now, {
-        tenantId: updated.tenant_id,
-        environment: updated.environment,
-        type: EVENT_OF[to as Exclude<PaymentState, "pending">],
-        data: eventData(updated, report),
-        paymentId,
+        },
+        event: (after) => ({ type: EVENT_OF[to as Exclude<PaymentState, "pending">], data: eventData(after, report) }),
       });
-      deliveryIds = recorded.deliveryIds;
-      outcome = { outcome: "moved", state: to, eventId: recorded.eventId };
+      deliveryIds = moved.deliveryIds;
+      outcome = { outcome: "moved", state: to, eventId: moved.event!.id };
     } else if (payment.state === "pending" && payment.provider_status !== report.providerStatus) {
-      await tx.updateTable("payments").set({ provider_status: report.providerStatus, updated_at: now }).where("id", "=", paymentId).execute();
+      await writeMove(tx, now, payment, { changes: { provider_status: report.providerStatus }, event: () => null });
     }
     if (options.ipnId !== undefined)
       await tx.updateTable("ipn_messages").set({ state: "processed", processed_at: now }).where("id", "=", options.ipnId).execute();

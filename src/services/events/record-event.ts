@@ -8,8 +8,8 @@
  * @example
  * ```ts
  * const recorded = await deps.db.transaction().execute(async (tx) => {
- *   await tx.updateTable("payments").set({ state: "succeeded" }).where("id", "=", paymentId).execute();
- *   return recordEvent(tx, deps.now(), { tenantId, environment, type: "payment.completed", data, paymentId });
+ *   await tx.updateTable("permit_schedules").set({ status: "past_due" }).where("id", "=", scheduleId).execute();
+ *   return recordEvent(tx, deps.now(), { tenantId, environment, type: "permit.schedule.past_due", data });
  * });
  * await scheduleDeliveries(deps, recorded.deliveryIds);
  * ```

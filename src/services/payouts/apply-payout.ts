@@ -13,16 +13,17 @@
  * @module
  */
 import type { Transaction, Updateable } from "kysely";
-import type { Database, EventType, JsonValue, PayoutRow } from "../../db/schema.ts";
+import type { Database, EventType, Payment, PayoutRow } from "../../db/schema.ts";
 import type { PayoutReport } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { chargeFee, release, releaseFee, settleSent } from "../ledger/ledger.ts";
+import { lockPaymentRow, writeMove } from "../payments/transition.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { moneyOutEventData } from "./payout-view.ts";
 import { ledgerSubjectOf } from "./record-money-out.ts";
-import { excessOf, lockPayment, noteRefundBeyondProvider } from "./refund-room.ts";
+import { excessOf, noteRefundBeyondProvider } from "./refund-room.ts";
 
 type ApplyDeps = Pick<Deps, "db" | "now" | "queue" | "logger">;
 
@@ -42,41 +43,34 @@ function reportFields(report: PayoutReport, now: Date) {
   };
 }
 
-/** A sent refund adds to its payment's refunded amount; all of it back makes the payment `refunded`. */
-async function refundSent(tx: Transaction<Database>, now: Date, row: PayoutRow): Promise<string[]> {
-  const payment = await tx
-    .updateTable("payments")
-    .set((eb) => ({ amount_refunded: eb("amount_refunded", "+", row.amount), updated_at: now }))
-    .where("id", "=", row.payment_id!)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  if (Number(payment.amount_refunded) < Number(payment.amount) || payment.state !== "succeeded") return [];
-  const refunded = await tx
-    .updateTable("payments")
-    .set({ state: "refunded", provider_status: payment.provider_status, updated_at: now })
-    .where("id", "=", payment.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  const data: Record<string, JsonValue> = {
-    paymentId: refunded.id,
-    provider: refunded.provider,
-    kind: refunded.kind,
-    state: refunded.state,
-    amount: Number(refunded.amount),
-    amountRefunded: Number(refunded.amount_refunded),
-    currency: refunded.currency,
-    description: refunded.description,
-    lastRefundId: row.id,
-  };
-  const recorded = await recordEvent(tx, now, {
-    tenantId: refunded.tenant_id,
-    environment: refunded.environment,
-    type: "payment.refunded",
-    data,
-    paymentId: refunded.id,
-    directTargetUrl: refunded.callback_url ?? undefined,
+/**
+ * A sent refund adds to its payment's refunded amount; all of it back makes a paid payment `refunded`, with
+ * `payment.refunded` — one move by the payment's one writer. The payment's row is locked already
+ * ({@link lockPayout}: a refund's payment first).
+ */
+async function refundSent(tx: Transaction<Database>, now: Date, row: PayoutRow): Promise<{ payment: Payment; deliveryIds: string[] }> {
+  const payment = await lockPaymentRow(tx, row.payment_id!);
+  const amountRefunded = Number(payment.amount_refunded) + Number(row.amount);
+  const allBack = amountRefunded >= Number(payment.amount) && payment.state === "succeeded";
+  const moved = await writeMove(tx, now, payment, {
+    changes: { amount_refunded: amountRefunded, ...(allBack ? { state: "refunded" as const } : {}) },
+    event: (refunded) => ({
+      type: "payment.refunded",
+      data: {
+        paymentId: refunded.id,
+        provider: refunded.provider,
+        kind: refunded.kind,
+        state: refunded.state,
+        amount: Number(refunded.amount),
+        amountRefunded: Number(refunded.amount_refunded),
+        currency: refunded.currency,
+        description: refunded.description,
+        lastRefundId: row.id,
+      },
+      directTargetUrl: refunded.callback_url ?? undefined,
+    }),
   });
-  return recorded.deliveryIds;
+  return { payment: moved.row, deliveryIds: moved.deliveryIds };
 }
 
 /**
@@ -111,8 +105,8 @@ async function finish(
   });
   ids.push(...recorded.deliveryIds);
   if (row.purpose === "refund" && row.state === "sent") {
-    ids.push(...(await refundSent(tx, now, row)));
-    const payment = await lockPayment(tx, row.payment_id!);
+    const { payment, deliveryIds } = await refundSent(tx, now, row);
+    ids.push(...deliveryIds);
     // Sent beyond what the payment's provider left of it (it gave the payment back meanwhile): money out twice.
     if (excessOf(payment, Number(payment.amount_refunded)) > 0) await noteRefundBeyondProvider(tx, now, payment, row);
   }
@@ -140,7 +134,7 @@ export async function stopBeforeSending(
  */
 export async function lockPayout(tx: Transaction<Database>, payoutId: string): Promise<PayoutRow> {
   const ref = await tx.selectFrom("payouts").select("payment_id").where("id", "=", payoutId).executeTakeFirstOrThrow();
-  if (ref.payment_id !== null) await lockPayment(tx, ref.payment_id);
+  if (ref.payment_id !== null) await lockPaymentRow(tx, ref.payment_id);
   return tx.selectFrom("payouts").selectAll().where("id", "=", payoutId).forUpdate().executeTakeFirstOrThrow();
 }
 

@@ -16,7 +16,8 @@ import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
 import { internationalNumber } from "../countries.ts";
 import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
-import { excessOf, lockPayment, refundsNotFailed } from "./refund-room.ts";
+import { lockPaymentRow } from "../payments/transition.ts";
+import { excessOf, refundsNotFailed } from "./refund-room.ts";
 
 /** The body of `POST /payments/{payment_id}/refunds`. */
 export const refundRequest = z
@@ -82,9 +83,9 @@ export async function createRefund(
     ...(input.reason !== undefined && { reason: input.reason }),
     recipient: { ...payer, phone: { number: international, country: payer.phone.country } },
     // The payment's row before the tenant's: the order of every writer of its refunds (refund-room.ts).
-    lockFirst: (tx) => lockPayment(tx, paymentId),
+    lockFirst: (tx) => lockPaymentRow(tx, paymentId),
     async resolveAmount(tx) {
-      const locked = await lockPayment(tx, paymentId);
+      const locked = await lockPaymentRow(tx, paymentId);
       if (locked.state !== "succeeded")
         throw new ConflictError(`Payment ${paymentId} is ${locked.state}: only a succeeded payment can be refunded`, "payment_not_refundable");
       const left = await refundable(tx, locked);

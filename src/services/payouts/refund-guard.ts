@@ -26,7 +26,8 @@ import type { Deps } from "../deps.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { stopBeforeSending } from "./apply-payout.ts";
-import { excessOf, lockPayment, noteRefundBeyondProvider, refundsNotFailed } from "./refund-room.ts";
+import { lockPaymentRow } from "../payments/transition.ts";
+import { excessOf, noteRefundBeyondProvider, refundsNotFailed } from "./refund-room.ts";
 
 /** The failure code of a refund stopped because the payment's provider gave the payment back by itself. */
 export const REFUNDED_AT_PROVIDER = "refunded_at_provider";
@@ -100,7 +101,7 @@ export async function clearToSend(deps: Pick<Deps, "db" | "now" | "queue" | "log
   const now = deps.now();
   const decided = await deps.db.transaction().execute(async (tx) => {
     // The payment's row, then the refund's: the order every writer of a payment's refunds takes them.
-    const payment = await lockPayment(tx, row.payment_id!);
+    const payment = await lockPaymentRow(tx, row.payment_id!);
     const locked = await tx.selectFrom("payouts").selectAll().where("id", "=", row.id).forUpdate().executeTakeFirstOrThrow();
     if (locked.state !== "pending") return { row: locked, stopped: true, deliveryIds: [] as string[] };
     if (excessOf(payment, await refundsNotFailed(tx, payment.id)) <= 0) return { row: locked, stopped: false, deliveryIds: [] as string[] };

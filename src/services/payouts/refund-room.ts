@@ -2,7 +2,7 @@
  * The rule every refund of ours keeps, whoever else refunds (docs/money-out.md, "Refunded at the provider"):
  * what the payment's provider gave back by itself (`payments.refunded_by_provider`) plus our refunds of it
  * that have not failed never add up to more than it collected. These are the reads that rule needs, made
- * with the payment's row locked by the caller (`lockPayment`), so a provider's word and our sending
+ * with the payment's row locked by the caller (`lockPaymentRow`, payments/transition.ts), so a provider's word and our sending
  * decisions queue on the same row.
  *
  * Lock order, for every writer of a payment's refunds: the payment's row, then the tenant's (a new refund
@@ -15,11 +15,6 @@
 import type { Transaction } from "kysely";
 import type { Database, Payment, PayoutRow } from "../../db/schema.ts";
 import { recordDifference } from "../reports/differences.ts";
-
-/** The payment's row, locked until the end of `tx`: the row every decision about its refunds queues on. */
-export function lockPayment(tx: Transaction<Database>, paymentId: string): Promise<Payment> {
-  return tx.selectFrom("payments").selectAll().where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
-}
 
 /** The sum of the payment's refunds that have not failed. */
 export async function refundsNotFailed(tx: Transaction<Database>, paymentId: string): Promise<number> {

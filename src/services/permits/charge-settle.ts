@@ -15,7 +15,8 @@ import type { PaymentReport } from "../../providers/provider.ts";
 import { readConfirmation } from "../checkout/apply-confirmation.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
-import { mayMove } from "../payments/state-order.ts";
+import { mayMove, nextState } from "../payments/state-order.ts";
+import { lockPaymentRow, writeMove } from "../payments/transition.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { permitEventData } from "./permit-view.ts";
 import { healPastDueSchedule } from "./schedules.ts";
@@ -70,22 +71,22 @@ export async function settleCharge(
     .returningAll()
     .executeTakeFirstOrThrow();
   const confirmation = details.confirmation;
-  await tx
-    .updateTable("payments")
-    .set({
-      state: details.to,
+  // Its payment moves with it, by the payment's one writer; the charge's own event (below) is the one it causes.
+  const payment = await lockPaymentRow(tx, charge.payment_id);
+  await writeMove(tx, now, payment, {
+    changes: {
+      state: nextState(payment.state, details.to),
       ...(details.providerStatus ? { provider_status: details.providerStatus } : {}),
       failure_code: failReason,
       outcome_unknown: false,
-      updated_at: now,
       completed_at: now,
       ...(confirmation?.details?.paymentMethod ? { payment_method: confirmation.details.paymentMethod } : {}),
       ...(confirmation?.details?.receiptUrl ? { receipt_url: confirmation.details.receiptUrl } : {}),
       ...(confirmation?.details?.receiptIdentifier ? { receipt_identifier: confirmation.details.receiptIdentifier } : {}),
       ...(confirmation?.reference ? { provider_reference: confirmation.reference } : {}),
-    })
-    .where("id", "=", charge.payment_id)
-    .execute();
+    },
+    event: () => null,
+  });
   // Paid wins over past_due too: the period is paid, the schedule goes on with the next one.
   if (updated.status === "succeeded") await healPastDueSchedule(tx, now, updated);
   const permit = await tx.selectFrom("permits").selectAll().where("id", "=", charge.permit_id).executeTakeFirstOrThrow();
