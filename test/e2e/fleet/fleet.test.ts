@@ -1,13 +1,14 @@
 /**
  * The gateway as a fleet (issue 28 point 1): `deploy/fleet/fleet.ts` starts HAProxy in front of two API nodes,
- * two workers, PgBouncer in transaction mode in front of PostgreSQL, Redis and one provider sandbox; this
+ * two workers, PgBouncer in transaction mode in front of PostgreSQL, a Redis Cluster of three masters and one
+ * provider sandbox; this
  * file talks to the balancer only, as a merchant would. A payment, its webhook, a refund and a payout go
  * through whichever node and worker take them; one Idempotency-Key sent to each node answers one payout;
  * the rate limit is one bucket across the nodes; a node killed mid-run leaves the fleet answering; and what
  * the balancer answers itself is in the contract's error shape.
  *
  * Real servers only (the fleet is PostgreSQL and Redis behind their poolers); skipped, saying so, without
- * Debian's haproxy and pgbouncer.
+ * Debian's haproxy, pgbouncer and redis-server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
@@ -17,7 +18,7 @@ import { onServerPass } from "../../support/passes.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 import { waitUntil } from "../../support/wait.ts";
 
-const missing = ["haproxy", "pgbouncer"].filter((name) => !hasBinary(name));
+const missing = ["haproxy", "pgbouncer", "redis-server", "redis-cli"].filter((name) => !hasBinary(name));
 const runs = onServerPass && missing.length === 0;
 const why = !onServerPass ? "the real-server pass runs it (PostgreSQL and Redis)" : `not installed: ${missing.join(", ")}`;
 
@@ -65,7 +66,8 @@ beforeAll(async () => {
     api: 2,
     workers: 2,
     postgresUrl: process.env.DATABASE_URL!,
-    redisUrl: process.env.REDIS_URL!,
+    // BullMQ's queues and the rate limiter on a Redis Cluster of three masters (hash-tagged keys).
+    redisCluster: true,
     // A small bucket, so that the test can spend it: 5 a second, 10 at once, per tenant.
     env: { RATE_LIMIT_RPS: "5", RATE_LIMIT_BURST: "40", LOG_LEVEL: "warn" },
   });
@@ -90,7 +92,7 @@ afterAll(async () => {
   await fleet?.stop();
 }, 60_000);
 
-describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and Redis${runs ? "" : ` — SKIPPED: ${why}`}`, () => {
+describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${runs ? "" : ` — SKIPPED: ${why}`}`, () => {
   it("takes a payment, delivers its webhook, refunds part of it and pays some out, across nodes and workers", async () => {
     const endpoint = await call("POST", "/webhooks", { url: `${receiver.url}/fleet`, events: ["payment.completed", "refund.succeeded", "payout.sent"] });
     expect(endpoint.status).toBe(200);
@@ -128,6 +130,10 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and Redis${runs ? "" :
       { what: "three webhooks at the receiver", timeoutMs: 30_000, intervalMs: 200 },
     );
     expect(types).toEqual(["payment.completed", "payout.sent", "refund.succeeded"]);
+    // The jobs went through the cluster: its masters hold the fleet's (hash-tagged) keys.
+    const called = Bun.spawnSync(["redis-cli", "--cluster", "call", fleet.redisCluster!.nodes[0]!, "DBSIZE"], { stdout: "pipe" }).stdout.toString();
+    const keys = [...called.matchAll(/: (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+    expect(keys).toBeGreaterThan(0);
   }, 90_000);
 
   it("answers one Idempotency-Key with one payout, whichever node takes each retry", async () => {
