@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { describeConfigIssue } from "./config-issue.ts";
+import { clusterAddress } from "./jobs/redis-client.ts";
 import { simulatorServiceAccountKeys } from "./services/direct-payments/simulator-accounts.ts";
 import type { RateLimit } from "./services/rate-limit/token-bucket.ts";
 
@@ -43,6 +44,7 @@ export interface Config {
    */
   database: { statementTimeoutMs: number; idleInTransactionTimeoutMs: number; connectTimeoutMs: number };
   dataDir: string;
+  /** `REDIS_URL`, or a Redis Cluster's address from `REDIS_CLUSTER_NODES` (`jobs/redis-client.ts`). */
   redisUrl: string | undefined;
   queuePrefix: string;
   jwt: { secret: string; issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
@@ -182,9 +184,15 @@ const envSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  /** A Redis Cluster's seed nodes, `host:port,host:port,…`: used instead of REDIS_URL (docs/fleet.md). */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((value) => value.split(",").map((node) => node.trim()))
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, "must be host:port, separated by commas")).min(1))
+    .optional(),
   QUEUE_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_.:-]+$/, "must be letters, digits, '_', '.', ':' or '-'")
+    .regex(/^(\{[A-Za-z0-9_.:-]+\}|[A-Za-z0-9_.:-]+)$/, "must be letters, digits, '_', '.', ':' or '-' (on a Redis Cluster, optionally in braces)")
     .default("passerelle"),
   JWT_SECRET: z
     .string()
@@ -336,7 +344,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     encryptionKeys = require("ENCRYPTION_KEYS", encryptionKeys);
     pepper = require("API_KEY_PEPPER", pepper);
     require("DATABASE_URL", e.DATABASE_URL);
-    require("REDIS_URL", e.REDIS_URL);
+    if (!e.REDIS_CLUSTER_NODES) require("REDIS_URL", e.REDIS_URL);
   } else if (!jwtSecret || !encryptionKeys || !pepper) {
     const dev = developmentSecrets(e.DATA_DIR, options.createDevelopmentSecrets ?? true);
     jwtSecret ??= dev.jwtSecret;
@@ -345,7 +353,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     defaults.push(`secrets kept in ${join(e.DATA_DIR, "secrets.json")}`);
   }
   if (!production && !e.DATABASE_URL) defaults.push(`PGlite under ${join(e.DATA_DIR, "pglite")}`);
-  if (!production && !e.REDIS_URL) defaults.push("in-process jobs");
+  if (!production && !e.REDIS_URL && !e.REDIS_CLUSTER_NODES) defaults.push("in-process jobs");
 
   const simulators = e.SIMULATORS ?? !production;
   if (e.SIMULATORS === undefined && simulators) defaults.push("provider simulators on");
@@ -374,8 +382,9 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
     },
     dataDir: e.DATA_DIR,
-    redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX,
+    redisUrl: e.REDIS_CLUSTER_NODES ? clusterAddress(e.REDIS_CLUSTER_NODES) : e.REDIS_URL,
+    // On a cluster, one queue's keys (and one rate-limit bucket) must share a slot: the prefix is a hash tag.
+    queuePrefix: e.REDIS_CLUSTER_NODES && !e.QUEUE_PREFIX.startsWith("{") ? `{${e.QUEUE_PREFIX}}` : e.QUEUE_PREFIX,
     jwt: { secret: jwtSecret!, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, jwksUrl: e.JWT_JWKS_URL },
     encryptionKeys: encryptionKeys!,
     apiKeyPepper: pepper!,

@@ -42,7 +42,7 @@ import { createApiKeyStatus } from "./services/api-keys/key-status.ts";
 import { createRateLimiter } from "./services/rate-limit/mod.ts";
 import type { PaymentProvider } from "./providers/provider.ts";
 import { createProviderRegistry, DEFAULT_PROVIDERS } from "./providers/registry.ts";
-import { Redis } from "ioredis";
+import { createRedisClient } from "./jobs/redis-client.ts";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
@@ -135,7 +135,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger, redisOutage });
   // The rate limiter's own Redis client: one retry per command, so a Redis outage fails open quickly
   // instead of holding requests (BullMQ's connections retry forever, which is right for workers only).
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  const redis = config.redisUrl ? createRedisClient(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (error: Error) => redisOutage.connectionError(error) || logger.warn({ reason: error.message }, "rate-limit Redis error"));
   redis?.on("ready", () => redisOutage.ready());
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });

@@ -70,6 +70,16 @@ describe("loadConfig", () => {
     expect(config.encryptionKeys.map((k) => k.version)).toEqual([2, 1]);
   });
 
+  it("takes a Redis Cluster instead of REDIS_URL, with its queue prefix hash-tagged", () => {
+    const { REDIS_URL: _, ...withoutRedis } = PRODUCTION;
+    const config = loadConfig({ ...withoutRedis, REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7000,10.0.0.3:7000" });
+    expect(config.redisUrl).toBe("redis-cluster://10.0.0.1:7000,10.0.0.2:7000,10.0.0.3:7000");
+    expect(config.queuePrefix).toBe("{passerelle}");
+    expect(loadConfig({ ...withoutRedis, REDIS_CLUSTER_NODES: "cache:7000", QUEUE_PREFIX: "{shop}" }).queuePrefix).toBe("{shop}");
+    expect(() => loadConfig({ ...withoutRedis, REDIS_CLUSTER_NODES: "cache" })).toThrow("REDIS_CLUSTER_NODES");
+    expect(() => loadConfig(withoutRedis)).toThrow("REDIS_URL is required when NODE_ENV=production");
+  });
+
   it("in production, turns simulators and private targets on only when set explicitly", () => {
     const config = loadConfig({ ...PRODUCTION, SIMULATORS: "on", ALLOW_PRIVATE_TARGETS: "true", PUBLIC_BASE_URL: "http://127.0.0.1:4000/" });
     expect(config.simulators).toBe(true);

@@ -13,6 +13,19 @@ import type { Database } from "./schema.ts";
 const INT8_OID = 20;
 
 /**
+ * `DATABASE_URL` with `?pgbouncer=true` names a connection pooler in transaction mode (PgBouncer) in front of
+ * PostgreSQL: the parameter is ours, not the server's, so it is taken off the URL postgres.js connects to.
+ */
+export function throughPooler(url: string): { url: string; pooler: boolean } {
+  const parsed = new URL(url);
+  const flag = parsed.searchParams.get("pgbouncer");
+  if (flag === null) return { url, pooler: false };
+  if (flag !== "true" && flag !== "false") throw new Error(`DATABASE_URL: pgbouncer must be true or false, not ${JSON.stringify(flag)}`);
+  parsed.searchParams.delete("pgbouncer");
+  return { url: parsed.toString(), pooler: flag === "true" };
+}
+
+/**
  * Connects a pool to `url`. Nothing is sent until the first query (postgres.js is lazy).
  *
  * Bounded so that nothing waits on the database forever: the server cancels a statement after
@@ -28,8 +41,12 @@ const INT8_OID = 20;
  */
 export async function openPostgres(url: string, max?: number, bounds: PostgresBounds = {}): Promise<DatabaseHandle> {
   const connectTimeoutMs = bounds.connectTimeoutMs ?? 3000;
-  const client = postgres(url, {
+  const { url: serverUrl, pooler } = throughPooler(url);
+  const client = postgres(serverUrl, {
     ...(max === undefined ? {} : { max }),
+    // Behind a transaction-mode pooler a statement prepared on one server connection is unknown to the next:
+    // unnamed statements only (postgres.js then describes each one's parameters before running it).
+    ...(pooler ? { prepare: false } : {}),
     // Kysely's migrator says "relation … already exists, skipping" on every start.
     onnotice: () => {},
     types: {
@@ -39,10 +56,16 @@ export async function openPostgres(url: string, max?: number, bounds: PostgresBo
     },
     connect_timeout: connectTimeoutMs / 1000,
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
-    connection: {
-      statement_timeout: bounds.statementTimeoutMs ?? 30_000,
-      idle_in_transaction_session_timeout: bounds.idleInTransactionTimeoutMs ?? 60_000,
-    },
+    // A pooler shares server sessions between its clients and refuses these as startup parameters: there they are the
+    // database's own settings (`ALTER DATABASE … SET`, what `bun run fleet` does; docs/fleet.md).
+    ...(pooler
+      ? {}
+      : {
+          connection: {
+            statement_timeout: bounds.statementTimeoutMs ?? 30_000,
+            idle_in_transaction_session_timeout: bounds.idleInTransactionTimeoutMs ?? 60_000,
+          },
+        }),
   });
   // The driver prepares every statement, so postgres.js learns each parameter's type from the
   // server and JSON.stringify-es jsonb parameters itself: pass objects, not strings. Statements

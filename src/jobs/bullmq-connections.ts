@@ -15,7 +15,8 @@
  * @module
  */
 
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { createRedisClient } from "./redis-client.ts";
 import { withTimeout } from "./with-timeout.ts";
 
 /** Longest pause between reconnect attempts. */
@@ -106,7 +107,7 @@ export function createBullmqConnections(redisUrl: string, onError: (source: stri
   return {
     shared(): Redis {
       if (!shared) {
-        shared = new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy });
+        shared = createRedisClient(redisUrl, { maxRetriesPerRequest: null, retryStrategy });
         shared.on("error", (err: Error) => onError("connection", err));
         shared.on("ready", onReady);
         endIfStopping(shared);
@@ -117,7 +118,7 @@ export function createBullmqConnections(redisUrl: string, onError: (source: stri
 
     async ping(timeoutMs: number): Promise<void> {
       if (!pinger) {
-        pinger = new Redis(redisUrl, {
+        pinger = createRedisClient(redisUrl, {
           lazyConnect: true,
           enableOfflineQueue: false,
           maxRetriesPerRequest: 0,
