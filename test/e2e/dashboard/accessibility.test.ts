@@ -73,6 +73,7 @@ describeWithChromium(
 
     describe("a merchant with money in and out, and the operator", () => {
       it("passes axe-core on every screen, fits a 390 px phone with each list's first row on the first screen", async () => {
+        const problems: string[] = [];
         const tenant = await newTenant("Quincaillerie Le Marteau d'Or de Cotonou");
         const token = await rig.tg.tenantToken(tenant.id);
         // A payment the provider A sandbox approves by itself, refunded in part; one failed; a payout; an endpoint; a second key.
@@ -107,14 +108,49 @@ describeWithChromium(
         const key = await api("POST", `/tenants/${tenant.id}/api-keys`, { token, json: { environment: "sandbox" } });
         expect(key.status, JSON.stringify(key.body)).toBe(200);
 
+        // Provider B's keys stored, and a permit asked for (waiting for the customer's approval).
+        const keys = (await (await fetch(`${rig.base}/sandbox/providerB/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
+        const stored = await api("PUT", `/tenants/${tenant.id}/credentials/providerB`, { token, json: { ...keys, environment: "sandbox" } });
+        expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+        const permit = await api("POST", "/providerB/permits", {
+          token,
+          tenantId: tenant.id,
+          json: {
+            customer: { name: "Koffi Mensah", phone: "+22997000064" },
+            description: "Abonnement mensuel",
+            maxAmount: 20_000,
+            returnUrl: `${rig.receiver.url}/autorise`,
+            cancelUrl: `${rig.receiver.url}/refuse`,
+          },
+        });
+        expect(permit.status, JSON.stringify(permit.body)).toBe(200);
+
         const page = await openDashboard(["fr-FR", "fr"]);
+        // The sign-in screen, both of its tabs, at both widths and in both languages.
+        for (const viewport of [PHONE, DESKTOP]) {
+          await page.setViewportSize(viewport);
+          for (const language of ["fr", "en"] as const) {
+            await page.locator(`button[data-language="${language}"]`).click();
+            for (const tab of await page.getByRole("tab").all()) {
+              await tab.click();
+              const where = `sign-in ${await tab.textContent()} ${language} ${viewport.width}px`;
+              for (const violation of await axeViolations(page))
+                problems.push(`${where}: ${violation.impact} ${violation.id} at ${violation.targets.join(", ")}`);
+              const fits = await page.evaluate(() => document.scrollingElement!.scrollWidth <= innerWidth);
+              if (!fits) problems.push(`${where}: scrolls sideways`);
+            }
+            await page.getByRole("tab").first().click();
+          }
+        }
+        await page.locator('button[data-language="fr"]').click();
         await page.setViewportSize(PHONE);
         await signInWithKey(page, tenant.keyId, tenant.secret);
         const merchant: Visit[] = [
           { hash: "#/home" },
           { hash: "#/payments", list: "main table.list tbody tr" },
           { hash: `#/payments/${paymentId}` },
-          { hash: "#/permits" },
+          { hash: "#/permits", list: "main table.list tbody tr" },
+          { hash: `#/permits/${permit.body.permitId}` },
           { hash: "#/money", list: '[data-testid="holding-accounts"] > li' },
           { hash: "#/reports", list: "main table.list tbody tr" },
           { hash: "#/routing" },
@@ -125,7 +161,7 @@ describeWithChromium(
           { hash: "#/settings" },
           { hash: "#/nowhere" },
         ];
-        const problems = await checkEvery(page, merchant, "merchant");
+        problems.push(...(await checkEvery(page, merchant, "merchant")));
 
         // On a phone, in French: a payment is a card, each value named by its column, its id on one line and whole in its title.
         await page.setViewportSize(PHONE);
@@ -144,6 +180,22 @@ describeWithChromium(
           await row.locator("td").evaluateAll((cells) => cells.filter((cell) => getComputedStyle(cell).display !== "none").map((cell) => cell.dataset.label)),
         ).toEqual(["Créé le", "Montant", "État", "Portefeuille", "Identifiant"]);
         await screenshot(page, "dashboard-phone-payments");
+        // On a desktop the same list is a table: its head row shown, every column there.
+        await page.setViewportSize(DESKTOP);
+        expect(await page.locator('table[data-testid="payments"]').evaluate((table) => getComputedStyle(table).display)).toBe("table");
+        expect(await page.getByRole("columnheader").allTextContents()).toEqual([
+          "Créé le",
+          "Montant",
+          "État",
+          "Portefeuille",
+          "Fournisseur",
+          "Description",
+          "Client",
+          "Identifiant",
+        ]);
+        expect(await page.getByRole("button", { name: "Filtres", exact: true }).count()).toBe(0);
+        expect(await page.locator('select[name="state"]').isVisible()).toBe(true);
+        await page.setViewportSize(PHONE);
         // The filters folded behind one button, opened from the keyboard; a state chosen narrows the list.
         const toggle = page.getByRole("button", { name: "Filtres" });
         expect(await toggle.getAttribute("aria-expanded")).toBe("false");
