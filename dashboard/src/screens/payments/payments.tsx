@@ -209,7 +209,7 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
           <td data-wallet={payment.operator ?? ""}>{walletName(language, payment.operator, payment.customer?.country) ?? "—"}</td>
           <td class="wide-only">{providerLabel(payment.provider)}</td>
           <td class="wide-only">{payment.description}</td>
-          <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
+          <td class="wide-only mono nowrap">{payment.customer?.phone ?? "—"}</td>
           <td>
             <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono id" title={payment.id}>
               {payment.id}
