@@ -130,6 +130,14 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${r
       { what: "three webhooks at the receiver", timeoutMs: 30_000, intervalMs: 200 },
     );
     expect(types).toEqual(["payment.completed", "payout.sent", "refund.succeeded"]);
+    // The workers delivered them, and say so on their own metrics.
+    const delivered = await Promise.all(
+      fleet.workerMetricsPorts.map(async (port) => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return [...text.matchAll(/^passerelle_webhook_delivery_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      }),
+    );
+    expect(delivered.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
     // The jobs went through the cluster: its masters hold the fleet's (hash-tagged) keys.
     const called = Bun.spawnSync(["redis-cli", "--cluster", "call", fleet.redisCluster!.nodes[0]!, "DBSIZE"], { stdout: "pipe" }).stdout.toString();
     const keys = [...called.matchAll(/: (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
