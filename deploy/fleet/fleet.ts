@@ -54,6 +54,11 @@ export interface FleetOptions {
   approveDelayMs?: number;
   /** Told each step as it happens. */
   log?: (line: string) => void;
+  /**
+   * The address the gateway's processes reach provider A's sandbox at, given the sandbox's own (default: that
+   * one). A failover drill puts a proxy it can cut in between (`scripts/drill.ts`).
+   */
+  providerAAddress?: (sandboxUrl: string) => Promise<string>;
 }
 
 /** A running fleet. */
@@ -172,7 +177,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       API_KEY_PEPPER: random(32),
       DATA_DIR: join(dir, "data"),
       SIMULATORS: "off",
-      PROVIDER_A_SANDBOX_URL: providerA,
+      PROVIDER_A_SANDBOX_URL: options.providerAAddress ? await options.providerAAddress(providerA) : providerA,
       PROVIDER_A_SANDBOX_SECRET_KEY: serviceAccount.secretKey,
       PROVIDER_A_SANDBOX_WEBHOOK_SECRET: serviceAccount.webhookSecret,
       PROVIDER_B_SANDBOX_URL: `${providerB}/sandbox-api/v1`,
