@@ -171,8 +171,16 @@ try {
   }
 
   const report = summarize(sent);
+  // The money invariants over everything the drill did: no payment collected twice, none handed to two providers that may both have acted.
+  const audit = Bun.spawnSync([process.execPath, join(REPO_ROOT, "src", "main.ts"), "audit", "--env", "sandbox"], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...fleet.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const violations = audit.stdout.toString().trim();
+  report.text += `passerelle audit: exit ${audit.exitCode}${violations ? `\n${violations}` : ", no violation"}\n`;
   process.stdout.write(report.text);
-  if (values.json) await Bun.write(values.json, JSON.stringify({ rate, before, down, after, ...report.numbers }, null, 2));
+  if (values.json) await Bun.write(values.json, JSON.stringify({ rate, before, down, after, ...report.numbers, auditExit: audit.exitCode }, null, 2));
 } finally {
   await fleet.stop();
   await proxy?.stop();
