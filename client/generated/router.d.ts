@@ -309,6 +309,110 @@ export declare const procedures: {
             meta: object;
         }>;
     };
+    people: {
+        invite: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                email: string;
+                role?: "member" | "owner" | undefined;
+            };
+            output: {
+                id: string;
+                email: string;
+                role: "member" | "owner";
+                invitedBy: string;
+                createdAt: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        invitations: TRPCQueryProcedure<{
+            input: {
+                tenant_id: string;
+            };
+            output: {
+                data: {
+                    id: string;
+                    email: string;
+                    role: "member" | "owner";
+                    invitedBy: string;
+                    createdAt: string;
+                    expiresAt: string;
+                }[];
+            };
+            meta: object;
+        }>;
+        revokeInvitation: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                invitation_id: string;
+            };
+            output: {
+                id: string;
+                revokedAt: string;
+            };
+            meta: object;
+        }>;
+        members: TRPCQueryProcedure<{
+            input: {
+                tenant_id: string;
+            };
+            output: {
+                data: {
+                    id: string;
+                    email: string;
+                    name: string | null;
+                    role: "member" | "owner";
+                    joinedAt: string;
+                }[];
+            };
+            meta: object;
+        }>;
+        removeMember: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                person_id: string;
+            };
+            output: {
+                id: string;
+                removedAt: string;
+            };
+            meta: object;
+        }>;
+        acceptInvitation: TRPCMutationProcedure<{
+            input: {
+                token: string;
+                password: string;
+                name?: string | undefined;
+            };
+            output: {
+                personId: string;
+                email: string;
+                tenantId: string;
+                role: "member" | "owner";
+            };
+            meta: object;
+        }>;
+        requestPasswordReset: TRPCMutationProcedure<{
+            input: {
+                email: string;
+            };
+            output: {
+                accepted: true;
+            };
+            meta: object;
+        }>;
+        resetPassword: TRPCMutationProcedure<{
+            input: {
+                token: string;
+                password: string;
+            };
+            output: {
+                personId: string;
+            };
+            meta: object;
+        }>;
+    };
     events: {
         list: TRPCQueryProcedure<{
             input: {

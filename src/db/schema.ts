@@ -158,6 +158,11 @@ export interface Database {
   payment_attempts: PaymentAttemptsTable;
   route_outcomes: RouteOutcomesTable;
   routing_versions: RoutingVersionsTable;
+  people: PeopleTable;
+  memberships: MembershipsTable;
+  invitations: InvitationsTable;
+  password_resets: PasswordResetsTable;
+  outbox_emails: OutboxEmailsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -669,4 +674,68 @@ export interface RoutingVersionsTable {
   tenant_id: string;
   /** bigint: postgres.js reads it as a string, PGlite as a number; `Number()` it. */
   version: string | number;
+}
+
+/** A person's place in a shop (issue 30). */
+export type MembershipRole = "owner" | "member";
+
+/** A person who signs in to the dashboard (migration 0025). */
+export interface PeopleTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  name: Nullable<string>;
+  /** argon2id (`Bun.password`); null until the person accepts an invitation. */
+  password_hash: Nullable<string>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** Which shops a person belongs to, and as what. */
+export interface MembershipsTable {
+  tenant_id: string;
+  person_id: string;
+  role: MembershipRole;
+  created_at: CreatedAt;
+}
+
+/** A single-use link to join a shop; only the HMAC of its token is stored. */
+export interface InvitationsTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: MembershipRole;
+  token_hash: string;
+  /** `operator`, a person's id, or `key:<key id>`. */
+  invited_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  accepted_at: NullableTimestamp;
+  accepted_by: Nullable<string>;
+  revoked_at: NullableTimestamp;
+}
+
+/** A single-use link to set a new password; only the HMAC of its token is stored. */
+export interface PasswordResetsTable {
+  token_hash: string;
+  person_id: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: NullableTimestamp;
+}
+
+/** Where an outbox e-mail stands. */
+export type OutboxEmailStatus = "pending" | "sent" | "failed";
+
+/** An e-mail to send; its body is sealed (it holds a single-use link) and cleared once sent. */
+export interface OutboxEmailsTable {
+  id: string;
+  recipient: string;
+  subject: string;
+  sealed_body: Nullable<string>;
+  status: ColumnType<OutboxEmailStatus, OutboxEmailStatus | undefined, OutboxEmailStatus>;
+  attempts: Generated<number>;
+  last_error: Nullable<string>;
+  created_at: CreatedAt;
+  sent_at: NullableTimestamp;
 }

@@ -26,6 +26,7 @@ export const TAGS: Record<string, string> = {
   tenants: "Tenants and their callback secret",
   credentials: "A tenant's own provider accounts (sealed at rest, shown masked)",
   "api keys": "A tenant's API keys",
+  people: "The people of a shop who sign in to the dashboard: invitations, members, passwords (docs/team.md)",
   admin: "Operator reports across tenants",
   [OPERATOR_TAG]: "Operations that need an operator's (admin) token: a tenant's token or API key gets 403 `forbidden`",
   operations: "Health probes and the index",

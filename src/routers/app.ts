@@ -9,6 +9,7 @@ import { balanceRouter } from "./balance.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { paymentsRouter } from "./payments.ts";
+import { peopleRouter } from "./people.ts";
 import { payoutsRouter } from "./payouts.ts";
 import { permitSchedulesRouter } from "./permit-schedules.ts";
 import { permitsRouter } from "./permits.ts";
@@ -25,6 +26,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
+  people: peopleRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
   payments: paymentsRouter,

@@ -33,7 +33,7 @@ export interface Context {
  * The error statuses a procedure answers beyond those its base, its input and `Idempotency-Key` give it
  * (`http/openapi.ts` derives those): its own 404, 409, a provider's 422/424/502/504…
  */
-export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 502 | 504;
+export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 429 | 502 | 504;
 
 /**
  * Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1) and the

@@ -88,7 +88,10 @@ describe("the OpenAPI document's operations", () => {
   });
 
   it("marks the public operations as needing no credentials (`security: []`) and every other one bearer", () => {
-    const isPublic = (path: string) => path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path);
+    // A person's calls from an e-mailed link (issue 30) carry its token in the body.
+    const fromLink = ["/people/invitations/accept", "/people/password-reset", "/people/password-reset/confirm"];
+    const isPublic = (path: string) =>
+      path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path) || fromLink.includes(path);
     for (const { path, method, operation: op } of operations) {
       // A public operation needs no credentials: `[]`, or alternatives one of which is none (`{}`).
       const needsNone = op.security !== undefined && (op.security.length === 0 || op.security.some((s) => Object.keys(s as object).length === 0));

@@ -1,0 +1,19 @@
+/**
+ * People (issue 30): the persons who sign in to the dashboard, the shops they belong to, their invitations and
+ * password resets.
+ *
+ * @module
+ */
+export {
+  acceptInvitation,
+  type AcceptedInvitation,
+  INVITATION_TTL_MS,
+  type InvitationView,
+  inviteToShop,
+  listInvitations,
+  normaliseEmail,
+  revokeInvitation,
+} from "./invitations.ts";
+export { listMembers, type MemberView, removeMember } from "./members.ts";
+export { confirmPasswordReset, PASSWORD_RESET_TTL_MS, requestPasswordReset } from "./password-reset.ts";
+export { assertAcceptablePassword, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from "./passwords.ts";
