@@ -379,6 +379,16 @@ export declare const procedures: {
             };
             meta: object;
         }>;
+        twoFactorPolicy: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                requireTwoFactor: boolean;
+            };
+            output: {
+                requireTwoFactor: boolean;
+            };
+            meta: object;
+        }>;
         acceptInvitation: TRPCMutationProcedure<{
             input: {
                 token: string;
@@ -409,6 +419,129 @@ export declare const procedures: {
             };
             output: {
                 personId: string;
+            };
+            meta: object;
+        }>;
+    };
+    me: {
+        signIn: TRPCMutationProcedure<{
+            input: {
+                email: string;
+                password: string;
+                code?: string | undefined;
+                tenantId?: string | undefined;
+            };
+            output: {
+                id: string;
+                email: string;
+                name: string | null;
+                tenantId: string;
+                role: "member" | "owner";
+                twoFactorEnabled: boolean;
+                mustEnrol: boolean;
+                recoveryCodesLeft: number;
+                shops: {
+                    tenantId: string;
+                    storeName: string;
+                    role: "member" | "owner";
+                    requireTwoFactor: boolean;
+                }[];
+                csrfToken: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        signOut: TRPCMutationProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                id: string;
+                endedAt: string;
+            };
+            meta: object;
+        }>;
+        me: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                id: string;
+                email: string;
+                name: string | null;
+                tenantId: string;
+                role: "member" | "owner";
+                twoFactorEnabled: boolean;
+                mustEnrol: boolean;
+                recoveryCodesLeft: number;
+                shops: {
+                    tenantId: string;
+                    storeName: string;
+                    role: "member" | "owner";
+                    requireTwoFactor: boolean;
+                }[];
+                csrfToken: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        sessions: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                data: {
+                    id: string;
+                    tenantId: string;
+                    address: string;
+                    userAgent: string | null;
+                    createdAt: string;
+                    lastSeenAt: string;
+                    expiresAt: string;
+                    current: boolean;
+                }[];
+            };
+            meta: object;
+        }>;
+        endSession: TRPCMutationProcedure<{
+            input: {
+                session_id: string;
+            };
+            output: {
+                id: string;
+                endedAt: string;
+            };
+            meta: object;
+        }>;
+        signIns: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                data: {
+                    at: string;
+                    address: string;
+                    outcome: "code_needed" | "limited" | "locked" | "no_shop" | "signed_in" | "unknown_email" | "wrong_code" | "wrong_password";
+                }[];
+            };
+            meta: object;
+        }>;
+        startTwoFactor: TRPCMutationProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                secret: string;
+                otpauthUrl: string;
+                qrSvg: string;
+            };
+            meta: object;
+        }>;
+        confirmTwoFactor: TRPCMutationProcedure<{
+            input: {
+                code: string;
+            };
+            output: {
+                recoveryCodes: string[];
+            };
+            meta: object;
+        }>;
+        disableTwoFactor: TRPCMutationProcedure<{
+            input: {
+                code: string;
+            };
+            output: {
+                twoFactorEnabled: false;
             };
             meta: object;
         }>;

@@ -52,6 +52,8 @@ export interface TenantsTable {
   store_name: string;
   disabled: Generated<boolean>;
   live_enabled: Generated<boolean>;
+  /** The shop's people must sign in with a two-factor code (issue 30, migration 0026). */
+  require_two_factor: Generated<boolean>;
   rate_limit: NullableJsonb<RateLimit>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
@@ -163,6 +165,9 @@ export interface Database {
   invitations: InvitationsTable;
   password_resets: PasswordResetsTable;
   outbox_emails: OutboxEmailsTable;
+  recovery_codes: RecoveryCodesTable;
+  sign_ins: SignInsTable;
+  sessions: SessionsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -687,6 +692,15 @@ export interface PeopleTable {
   name: Nullable<string>;
   /** argon2id (`Bun.password`); null until the person accepts an invitation. */
   password_hash: Nullable<string>;
+  /** The TOTP secret (sealed) once enrolment is confirmed (migration 0026). */
+  totp_secret: Nullable<string>;
+  /** The TOTP secret (sealed) of an enrolment not yet confirmed. */
+  totp_pending: Nullable<string>;
+  totp_enabled_at: NullableTimestamp;
+  /** Consecutive failed sign-ins; reset by a successful one. */
+  failed_sign_ins: Generated<number>;
+  /** Sign-ins are refused until then (too many failures). */
+  locked_until: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -738,4 +752,35 @@ export interface OutboxEmailsTable {
   last_error: Nullable<string>;
   created_at: CreatedAt;
   sent_at: NullableTimestamp;
+}
+
+/** A two-factor recovery code, single use; only its HMAC is stored. */
+export interface RecoveryCodesTable {
+  code_hash: string;
+  person_id: string;
+  used_at: NullableTimestamp;
+}
+
+/** One sign-in or failure: `signed_in`, `wrong_password`, `unknown_email`, `code_needed`, `wrong_code`, `locked`, `no_shop`, `limited`. */
+export interface SignInsTable {
+  id: Generated<number>;
+  person_id: Nullable<string>;
+  email: string;
+  address: string;
+  outcome: string;
+  at: CreatedAt;
+}
+
+/** A signed-in person in one shop; only the HMAC of the cookie's secret is stored. */
+export interface SessionsTable {
+  id: string;
+  secret_hash: string;
+  person_id: string;
+  tenant_id: string;
+  address: string;
+  user_agent: Nullable<string>;
+  created_at: CreatedAt;
+  last_seen_at: CreatedAt;
+  expires_at: Date;
+  ended_at: NullableTimestamp;
 }

@@ -8,6 +8,7 @@ import { authRouter } from "./auth.ts";
 import { balanceRouter } from "./balance.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
+import { meRouter } from "./me.ts";
 import { paymentsRouter } from "./payments.ts";
 import { peopleRouter } from "./people.ts";
 import { payoutsRouter } from "./payouts.ts";
@@ -27,6 +28,7 @@ export const appRouter = router({
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
   people: peopleRouter,
+  me: meRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
   payments: paymentsRouter,

@@ -15,6 +15,7 @@ import {
   PASSWORD_MIN_LENGTH,
   removeMember,
   requestPasswordReset,
+  setTwoFactorRequired,
   revokeInvitation,
 } from "../services/people/mod.ts";
 import type { Principal } from "../services/auth/tokens.ts";
@@ -53,7 +54,13 @@ const memberSchema = z
 /** Who sent an invitation, as the invitation records it. */
 function inviterOf(principal: Principal): string {
   if (principal.role === "admin") return "operator";
+  if (principal.person) return principal.person.personId;
   return principal.keyId ? `key:${principal.keyId}` : principal.sub;
+}
+
+/** A person's calls that manage the shop's people are an owner's. */
+function assertOwnerIfPerson(principal: Principal): void {
+  if (principal.person && principal.person.role !== "owner") throw new ForbiddenError("Only the shop's owner manages its people");
 }
 
 export const peopleRouter = router({
@@ -66,7 +73,7 @@ export const peopleRouter = router({
         summary: "Invite a person to the shop",
         description:
           "E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role. An operator invites owners and members; " +
-          "the shop itself (its token) invites members. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.",
+          "the shop (its owner signed in, or its token) invites members. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.",
       },
       errors: [409],
     })
@@ -74,6 +81,7 @@ export const peopleRouter = router({
     .output(invitationSchema)
     .mutation(({ ctx, input }) => {
       if (input.role === "owner" && ctx.principal.role !== "admin") throw new ForbiddenError("Only an operator invites a shop's owner");
+      assertOwnerIfPerson(ctx.principal);
       return inviteToShop(ctx.deps, { tenantId: ctx.tenant.id, email: input.email, role: input.role, invitedBy: inviterOf(ctx.principal) });
     }),
   invitations: tenantOwnerProcedure
@@ -93,7 +101,10 @@ export const peopleRouter = router({
     })
     .input(z.object({ tenant_id: tenantId, invitation_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), revokedAt: dateTime }))
-    .mutation(({ ctx, input }) => revokeInvitation(ctx.deps, ctx.tenant.id, input.invitation_id)),
+    .mutation(({ ctx, input }) => {
+      assertOwnerIfPerson(ctx.principal);
+      return revokeInvitation(ctx.deps, ctx.tenant.id, input.invitation_id);
+    }),
   members: tenantOwnerProcedure
     .meta({ openapi: { method: "GET", path: "/tenants/{tenant_id}/people", tags: ["people"], summary: "List the shop's people" } })
     .input(z.object({ tenant_id: tenantId }))
@@ -106,12 +117,33 @@ export const peopleRouter = router({
         path: "/tenants/{tenant_id}/people/{person_id}",
         tags: ["people"],
         summary: "Remove a person from the shop",
-        description: "The person keeps their other shops, if any.",
+        description: "Their sessions in the shop end at once; they keep their other shops, if any.",
       },
     })
     .input(z.object({ tenant_id: tenantId, person_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), removedAt: dateTime }))
-    .mutation(({ ctx, input }) => removeMember(ctx.deps, ctx.tenant.id, input.person_id)),
+    .mutation(({ ctx, input }) => {
+      assertOwnerIfPerson(ctx.principal);
+      return removeMember(ctx.deps, ctx.tenant.id, input.person_id);
+    }),
+  twoFactorPolicy: tenantOwnerProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/tenants/{tenant_id}/two-factor-policy",
+        tags: ["people"],
+        summary: "Require two-factor sign-in for the whole shop",
+        description:
+          "The shop's owner (signed in) or an operator. Once required, a person of the shop without two-factor sign-in can only set it up " +
+          "(every other call with their session is 403 until then), and nobody of the shop can turn theirs off.",
+      },
+    })
+    .input(z.object({ tenant_id: tenantId, requireTwoFactor: z.boolean() }))
+    .output(z.object({ requireTwoFactor: z.boolean() }))
+    .mutation(({ ctx, input }) => {
+      if (ctx.principal.role !== "admin" && ctx.principal.person?.role !== "owner") throw new ForbiddenError("Only the shop's owner or an operator sets this");
+      return setTwoFactorRequired(ctx.deps, ctx.tenant.id, input.requireTwoFactor);
+    }),
   acceptInvitation: publicProcedure
     .meta({
       openapi: {

@@ -9,6 +9,7 @@ import type { Deps } from "../deps.ts";
 import { writeEmail } from "../mail/outbox.ts";
 import { dashboardLink, normaliseEmail } from "./invitations.ts";
 import { assertAcceptablePassword, hashPassword } from "./passwords.ts";
+import { endSessionsOf } from "./sessions.ts";
 
 /** How long a reset link works. */
 export const PASSWORD_RESET_TTL_MS = 3_600_000;
@@ -55,7 +56,8 @@ export async function requestPasswordReset(deps: Deps, input: { email: string })
 }
 
 /**
- * Sets a new password with a reset link's token. Every other reset link of the person stops working too.
+ * Sets a new password with a reset link's token, unlocks the account and ends every session of the person.
+ * Every other reset link of the person stops working too.
  * 404 when the link is unknown, used or expired; 400 when the password breaks a rule (the link still works).
  */
 export async function confirmPasswordReset(deps: Deps, input: { token: string; password: string }): Promise<{ personId: string }> {
@@ -82,7 +84,13 @@ export async function confirmPasswordReset(deps: Deps, input: { token: string; p
       .executeTakeFirst();
     if (!taken) throw unusable;
     await tx.updateTable("password_resets").set({ used_at: now }).where("person_id", "=", taken.person_id).where("used_at", "is", null).execute();
-    await tx.updateTable("people").set({ password_hash: passwordHash, updated_at: now }).where("id", "=", taken.person_id).execute();
+    // A new password unlocks the account and signs the person out everywhere.
+    await tx
+      .updateTable("people")
+      .set({ password_hash: passwordHash, failed_sign_ins: 0, locked_until: null, updated_at: now })
+      .where("id", "=", taken.person_id)
+      .execute();
+    await endSessionsOf(tx, now, taken.person_id);
     return { personId: taken.person_id };
   });
 }
