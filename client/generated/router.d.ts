@@ -424,6 +424,13 @@ export declare const procedures: {
         }>;
     };
     me: {
+        signInOptions: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                apiKey: boolean;
+            };
+            meta: object;
+        }>;
         signIn: TRPCMutationProcedure<{
             input: {
                 email: string;

@@ -74,6 +74,22 @@ async function me(deps: Deps, person: LiveSession, secret: string): Promise<z.in
 }
 
 export const meRouter = router({
+  signInOptions: publicProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/people/sign-in/options",
+        tags: ["people"],
+        summary: "How the dashboard may be signed in to",
+        description:
+          "People sign in with e-mail, password and code; operators with an admin token. Signing in with an API key (a program's credential) " +
+          "is offered only outside production (`NODE_ENV` other than `production`), for development and tests.",
+        protect: false,
+      },
+    })
+    .input(z.object({}).optional())
+    .output(z.object({ apiKey: z.boolean() }))
+    .query(({ ctx }) => ({ apiKey: ctx.deps.config.nodeEnv !== "production" })),
   signIn: publicProcedure
     .meta({
       openapi: {

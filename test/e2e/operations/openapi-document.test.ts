@@ -90,7 +90,7 @@ describe("the OpenAPI document's operations", () => {
 
   it("marks the public operations as needing no credentials (`security: []`), a person's own the session cookie, operators' bearer, and every other one either", () => {
     // A person's calls from an e-mailed link (issue 30) carry its token in the body; signing in is how a session starts.
-    const fromLink = ["/people/invitations/accept", "/people/password-reset", "/people/password-reset/confirm", "/people/sign-in"];
+    const fromLink = ["/people/invitations/accept", "/people/password-reset", "/people/password-reset/confirm", "/people/sign-in", "/people/sign-in/options"];
     const personOnly = (path: string) => path === "/people/sign-out" || path.startsWith("/people/me");
     const isPublic = (path: string) =>
       path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path) || fromLink.includes(path);
