@@ -697,6 +697,8 @@ export interface PeopleTable {
   /** The TOTP secret (sealed) of an enrolment not yet confirmed. */
   totp_pending: Nullable<string>;
   totp_enabled_at: NullableTimestamp;
+  /** The 30 s step of the last code used: a code (and any earlier one) works once. */
+  totp_last_counter: Nullable<number>;
   /** Consecutive failed sign-ins; reset by a successful one. */
   failed_sign_ins: Generated<number>;
   /** Sign-ins are refused until then (too many failures). */

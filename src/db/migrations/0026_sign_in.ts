@@ -3,7 +3,8 @@
  * an account after failures, and the dashboard's sessions.
  *
  * - `people.totp_secret` (sealed) and `totp_enabled_at`: the person's TOTP (RFC 6238) once enrolment is
- *   confirmed; `totp_pending` (sealed) while it is not. `failed_sign_ins` and `locked_until`: consecutive
+ *   confirmed; `totp_pending` (sealed) while it is not; `totp_last_counter`, the 30 s step of the last code used
+ *   (a code works once). `failed_sign_ins` and `locked_until`: consecutive
  *   failures, and the lock they put on the account.
  * - `recovery_codes`: ten single-use codes per enrolment, stored as HMACs.
  * - `tenants.require_two_factor`: an owner's rule that the shop's people sign in with a code.
@@ -21,6 +22,7 @@ async function up(db: Kysely<any>): Promise<void> {
     .addColumn("totp_secret", "text")
     .addColumn("totp_pending", "text")
     .addColumn("totp_enabled_at", "timestamptz")
+    .addColumn("totp_last_counter", "bigint")
     .addColumn("failed_sign_ins", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("locked_until", "timestamptz")
     .execute();
@@ -69,6 +71,7 @@ async function down(db: Kysely<any>): Promise<void> {
     .dropColumn("totp_secret")
     .dropColumn("totp_pending")
     .dropColumn("totp_enabled_at")
+    .dropColumn("totp_last_counter")
     .dropColumn("failed_sign_ins")
     .dropColumn("locked_until")
     .execute();

@@ -20,10 +20,11 @@ function totpOf(email: string, base32: string): TOTP {
   return new TOTP({ issuer: ISSUER, label: email, algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(base32) });
 }
 
-/** Does `code` match the TOTP at `nowMs` (one 30 s step either way)? */
-export function totpMatches(base32: string, code: string, nowMs: number): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  return TOTP.validate({ token: code, secret: Secret.fromBase32(base32), algorithm: "SHA1", digits: 6, period: 30, window: 1, timestamp: nowMs }) !== null;
+/** The 30 s step whose code `code` is at `nowMs` (one step either way), or null when it matches none. */
+export function totpStep(base32: string, code: string, nowMs: number): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = TOTP.validate({ token: code, secret: Secret.fromBase32(base32), algorithm: "SHA1", digits: 6, period: 30, window: 1, timestamp: nowMs });
+  return delta === null ? null : TOTP.counter({ period: 30, timestamp: nowMs }) + delta;
 }
 
 /** The current code of a secret (for tests and tools, as an authenticator app shows it). */
@@ -78,13 +79,14 @@ export async function confirmEnrolment(
   const person = await deps.db.selectFrom("people").select(["totp_pending"]).where("id", "=", personId).executeTakeFirstOrThrow();
   if (!person.totp_pending) throw new ConflictError("No two-factor enrolment is pending: start one first");
   const secret = await deps.keyring.open(person.totp_pending, sealContext(personId));
-  if (!totpMatches(secret, code, deps.now().getTime())) throw new UnauthorizedError("Wrong two-factor code");
+  const step = totpStep(secret, code, deps.now().getTime());
+  if (step === null) throw new UnauthorizedError("Wrong two-factor code");
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, mintRecoveryCode);
   await deps.db.transaction().execute(async (tx) => {
     const now = deps.now();
     await tx
       .updateTable("people")
-      .set({ totp_secret: person.totp_pending, totp_pending: null, totp_enabled_at: now, updated_at: now })
+      .set({ totp_secret: person.totp_pending, totp_pending: null, totp_enabled_at: now, totp_last_counter: step, updated_at: now })
       .where("id", "=", personId)
       .execute();
     await tx.deleteFrom("recovery_codes").where("person_id", "=", personId).execute();
@@ -97,8 +99,9 @@ export async function confirmEnrolment(
 }
 
 /**
- * Checks a second factor inside the caller's transaction: a TOTP code, or an unused recovery code (which is
- * used up by this check).
+ * Checks a second factor inside the caller's transaction: a TOTP code not used before (its step is recorded, so
+ * a code seen over a shoulder or replayed works no more, nor any earlier one), or an unused recovery code
+ * (which is used up by this check).
  */
 export async function secondFactorMatches(
   deps: Pick<Deps, "keyring" | "now" | "config">,
@@ -108,7 +111,17 @@ export async function secondFactorMatches(
 ): Promise<boolean> {
   if (!person.totp_secret) return false;
   const secret = await deps.keyring.open(person.totp_secret, sealContext(person.id));
-  if (totpMatches(secret, code.trim(), deps.now().getTime())) return true;
+  const step = totpStep(secret, code.trim(), deps.now().getTime());
+  if (step !== null) {
+    const taken = await tx
+      .updateTable("people")
+      .set({ totp_last_counter: step })
+      .where("id", "=", person.id)
+      .where((eb) => eb.or([eb("totp_last_counter", "is", null), eb("totp_last_counter", "<", step)]))
+      .returning("id")
+      .executeTakeFirst();
+    return taken !== undefined;
+  }
   const used = await tx
     .updateTable("recovery_codes")
     .set({ used_at: deps.now() })

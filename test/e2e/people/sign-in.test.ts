@@ -166,7 +166,15 @@ describe("two-factor sign-in", () => {
     const noCode = await expectError(await call("POST", "/people/sign-in", {}, { email: "careful@b.example", password: PASSWORD }), 401, "unauthorized");
     expect(String(noCode.message)).toContain("two-factor code");
     await expectError(await call("POST", "/people/sign-in", {}, { email: "careful@b.example", password: PASSWORD, code: "123456" }), 401, "unauthorized");
-    await signIn("careful@b.example", { code: totpCode(enrolment.secret, Date.now()) });
+    // A code works once: the one that confirmed the enrolment is refused; the next step's (within the drift allowed) is not.
+    await expectError(
+      await call("POST", "/people/sign-in", {}, { email: "careful@b.example", password: PASSWORD, code: totpCode(enrolment.secret, Date.now() - 30_000) }),
+      401,
+      "unauthorized",
+    );
+    const next = totpCode(enrolment.secret, Date.now() + 30_000);
+    await signIn("careful@b.example", { code: next });
+    await expectError(await call("POST", "/people/sign-in", {}, { email: "careful@b.example", password: PASSWORD, code: next }), 401, "unauthorized");
     await signIn("careful@b.example", { code: recoveryCodes[0]! });
     await expectError(
       await call("POST", "/people/sign-in", {}, { email: "careful@b.example", password: PASSWORD, code: recoveryCodes[0]! }),
@@ -176,7 +184,15 @@ describe("two-factor sign-in", () => {
     const me = (await (await call("GET", "/people/me", { browser })).json()) as { twoFactorEnabled: boolean; recoveryCodesLeft: number };
     expect(me).toMatchObject({ twoFactorEnabled: true, recoveryCodesLeft: 9 });
     const log = (await (await call("GET", "/people/me/sign-ins", { browser })).json()) as { data: { outcome: string; address: string }[] };
-    expect(log.data.slice(0, 5).map((s) => s.outcome)).toEqual(["wrong_code", "signed_in", "signed_in", "wrong_code", "code_needed"]);
+    expect(log.data.slice(0, 7).map((s) => s.outcome)).toEqual([
+      "wrong_code",
+      "signed_in",
+      "wrong_code",
+      "signed_in",
+      "wrong_code",
+      "wrong_code",
+      "code_needed",
+    ]);
   });
 
   it("an owner requires it for the shop: a person without it can only set it up, and cannot turn it off", async () => {
@@ -198,7 +214,7 @@ describe("two-factor sign-in", () => {
     expect((await call("POST", "/people/me/two-factor/confirm", { browser: session }, { code: totpCode(enrolment.secret, Date.now()) })).status).toBe(200);
     expect((await call("GET", "/payments", { browser: session })).status).toBe(200);
     await expectError(
-      await call("POST", "/people/me/two-factor/disable", { browser: session }, { code: totpCode(enrolment.secret, Date.now()) }),
+      await call("POST", "/people/me/two-factor/disable", { browser: session }, { code: totpCode(enrolment.secret, Date.now() + 30_000) }),
       409,
       "conflict",
     );
