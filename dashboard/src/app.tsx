@@ -27,6 +27,7 @@ import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
 import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
+import { PersonLinkScreen, personLinkOf } from "./screens/person-link.tsx";
 import {
   type ActingFor,
   clearSession,
@@ -141,6 +142,9 @@ export function App() {
   useEffect(() => {
     document.title = `${screenTitle} · ${t("app.title")}`;
   }, [screenTitle, t]);
+  // An e-mailed link (an invitation, a new password) is answered whoever is signed in, or nobody.
+  const link = personLinkOf(hash);
+  if (link) return <PersonLinkScreen api={api} link={link} t={t} languageSwitch={languageSwitch} />;
   if (!session && resuming) return null;
   if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
 

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "bun:test";
 import { totpCode } from "../../../src/services/people/two-factor.ts";
 import { describeWithChromium } from "../../support/browser.ts";
+import { waitUntil } from "../../support/wait.ts";
 import { useDashboardRig } from "./dashboard-rig.ts";
 
 describeWithChromium(
@@ -60,6 +61,56 @@ describeWithChromium(
         await page.getByRole("heading", { name: "Sign in" }).waitFor();
         expect(ended.every((s) => s.ended_at !== null)).toBe(true);
         expect(rig.pageErrors).toEqual([]);
+      }, 60_000);
+
+      it("opens the e-mailed links: an invitation sets the password (a common one refused), a reset link sets a new one", async () => {
+        const tenant = await newTenant("Maquis Ama");
+        const admin = await rig.tg.adminToken();
+        const mailedLink = async (to: string, page: string, count: number) => {
+          const lines = await waitUntil(
+            () => {
+              const found = rig.tg.logs.filter((l) => l.msg === "e-mail (no SMTP_URL)" && l.to === to && String(l.text).includes(`#/${page}/`));
+              return found.length >= count ? found : undefined;
+            },
+            { what: `e-mail ${count} to ${to}` },
+          );
+          return new RegExp(`(https?://\\S+/dashboard/#/${page}/[A-Za-z0-9_-]+)$`, "m").exec(String(lines.at(-1)!.text))![1]!;
+        };
+        expect(
+          (await rig.api("POST", `/tenants/${tenant.id}/invitations`, { token: admin, json: { email: "ama@maquis.example", role: "owner" } })).status,
+        ).toBe(200);
+        const invitation = await mailedLink("ama@maquis.example", "invitation", 1);
+        expect(invitation).toStartWith(`${rig.base}/dashboard/#/invitation/`);
+
+        const page = await openDashboard();
+        await page.goto(invitation);
+        await page.getByRole("heading", { name: "Join the shop" }).waitFor();
+        await page.locator('input[name="name"]').fill("Ama Koffi");
+        await page.locator('input[name="password"]').fill("password1234");
+        await page.locator('form button[type="submit"]').click();
+        expect(await page.getByRole("alert").textContent()).toContain("common");
+        await page.locator('input[name="password"]').fill("attiéké et alloco");
+        await page.locator('form button[type="submit"]').click();
+        await page.getByRole("status").getByText("You belong to the shop now").waitFor();
+        await page.getByRole("link", { name: "Sign in" }).click();
+        await signInAsPerson(page, "ama@maquis.example", "attiéké et alloco");
+        await page.getByText("Maquis Ama").first().waitFor();
+
+        expect((await rig.api("POST", "/people/password-reset", { token: "", json: { email: "ama@maquis.example" } })).status).toBe(200);
+        const reset = await mailedLink("ama@maquis.example", "reset-password", 1);
+        const other = await openDashboard();
+        await other.goto(reset);
+        await other.getByRole("heading", { name: "Choose a new password" }).waitFor();
+        await other.locator('input[name="password"]').fill("le marché de Treichville");
+        await other.locator('form button[type="submit"]').click();
+        await other.getByRole("status").getByText("Your password is set").waitFor();
+        // The new password ended the first page's session.
+        await page.reload();
+        await page.getByRole("heading", { name: "Sign in" }).waitFor();
+        await signInAsPerson(page, "ama@maquis.example", "le marché de Treichville");
+        // The browser's pages share their cookies: signed out for the next test.
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.getByRole("heading", { name: "Sign in" }).waitFor();
       }, 60_000);
 
       it("asks for the two-factor code of a person who set it up", async () => {
