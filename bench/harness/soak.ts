@@ -1,0 +1,286 @@
+/**
+ * `bun run bench --soak` (issue 27 point 5): N minutes of mixed traffic at a fixed arrival rate —
+ * POST /payments (routed, provider A), GET /payments/{id}, GET /payments, provider B IPNs, POST /payouts —
+ * from `load/soak-driver.ts` (its own process, open model), while the harness samples the gateway's and the
+ * simulators' RSS every second. Per minute after the warm-up: the rate achieved, p50/p99 per kind, errors,
+ * the RSS of both; then the first minute against the last, with verdicts.
+ *
+ * Set-up, through the gateway's API: the provider A tenant (made by `setUpProviderA`) makes
+ * {@link SEED_PAYMENTS} payments and the harness waits until its balance on the pooled account covers the
+ * first payouts (a payout spends what the tenant collected there); the provider B tenant's IPN bodies are
+ * prepared as for the IPN rows (`prepareIpns`: checkouts, a minute's wait, paid at the simulator, the bodies
+ * read back from the sink), one per IPN arrival of the soak, each replayed once.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { killOnExit } from "./child-process.ts";
+import type { Cleanup } from "./cleanup.ts";
+import { prepareIpns, type IpnContext } from "./ipn-intake.ts";
+import { readMachineJiffies, readRssMb } from "./proc-stats.ts";
+import type { GatewayApi, ProviderASetup } from "./provider-setup.ts";
+import { markdownTable, type MachineFacts } from "./report.ts";
+import {
+  aggregateMinutes,
+  arrivalsIn,
+  FLAT_P99,
+  FLAT_RSS,
+  growthPer1000,
+  SOAK_KINDS,
+  SOAK_MIX,
+  soakVerdicts,
+  type RssSample,
+  type SoakMinute,
+  type SoakVerdict,
+} from "./soak-plan.ts";
+import type { SoakDriverInput, SoakDriverOutput } from "../load/soak-driver.ts";
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const SOAK_DRIVER = new URL("../load/soak-driver.ts", import.meta.url).pathname;
+
+/** Unreported load before the first minute: caches, JIT, pools and the first sync runs settle. */
+export const SOAK_WARMUP_S = 30;
+/** Payments made (and approved) before the soak, so that the first payouts have money to spend. */
+const SEED_PAYMENTS = 20;
+const PAYMENT = { amount: 800, description: "Soak payment", operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" } } };
+const PAYOUT = { amount: 100, description: "Soak payout", recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn" } };
+/** A request unanswered after this long counts as an error (status 0). */
+const TIMEOUT_MS = 10_000;
+/** More in flight than this and arrivals are dropped (and counted as errors): the generator must not snowball. */
+const MAX_IN_FLIGHT = 2_000;
+
+export interface SoakSettings {
+  minutes: number;
+  ratePerS: number;
+}
+
+export interface SoakContext {
+  api: GatewayApi;
+  providerA: ProviderASetup;
+  ipn: IpnContext;
+  gatewayPid: number;
+  simulatorsPid: number;
+  gatewayExited: () => boolean;
+}
+
+export interface SoakReport {
+  kind: "soak";
+  startedAt: string;
+  machine: MachineFacts;
+  settings: SoakSettings & { warmupS: number; mix: Record<string, number>; timeoutMs: number; approveDelayMs: number };
+  /** The whole run: requests due, answered 2xx, errors, and arrivals not sent per kind. */
+  totals: { due: number; ok: number; errors: number; skipped: Record<string, number> };
+  firstFailure: Partial<Record<string, string>>;
+  minutes: SoakMinute[];
+  verdicts: SoakVerdict[];
+  /** The simulators' RSS growth per 1,000 requests of the mix, first minute to last (they keep every record). */
+  simulatorsGrowthMbPer1000: number | null;
+  gateway: { idleRssMb: number | null; logTail: string };
+  failure: string | null;
+}
+
+async function availableXof(api: GatewayApi, token: string): Promise<number> {
+  const { balances } = await api.call<{ balances: { currency: string; available: number }[] }>("GET", "/balance", { token });
+  return balances.filter((b) => b.currency === "XOF").reduce((sum, b) => sum + b.available, 0);
+}
+
+/** {@link SEED_PAYMENTS} payments through `POST /payments`; resolves with their ids once the balance covers 20 payouts. */
+async function seedPayments(api: GatewayApi, token: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < SEED_PAYMENTS; i++) ids.push((await api.call<{ id: string }>("POST", "/payments", { token, body: PAYMENT })).id);
+  const needed = 20 * PAYOUT.amount;
+  const deadline = performance.now() + 60_000;
+  let available = 0;
+  while (performance.now() < deadline) {
+    available = await availableXof(api, token);
+    if (available >= needed) return ids;
+    await Bun.sleep(500);
+  }
+  throw new Error(`bench: the soak's seed payments left ${available} XOF available after 60 s (${needed} needed for the first payouts)`);
+}
+
+/** Machine-wide busy cores per minute after the warm-up, from the samples' jiffies. */
+function machineCoresPerMinute(samples: (RssSample & { jiffies: { busy: number; total: number } | null })[], warmupMs: number, minutes: number) {
+  const out: (number | null)[] = [];
+  for (let m = 0; m < minutes; m++) {
+    const from = warmupMs + m * 60_000;
+    const inside = samples.filter((s) => s.atMs >= from && s.atMs < from + 60_000 && s.jiffies);
+    const a = inside[0]?.jiffies;
+    const b = inside.at(-1)?.jiffies;
+    out.push(a && b && b.total > a.total ? ((b.busy - a.busy) / (b.total - a.total)) * navigator.hardwareConcurrency : null);
+  }
+  return out;
+}
+
+export async function runSoak(
+  ctx: SoakContext,
+  settings: SoakSettings,
+  env: { cleanup: Cleanup; machine: MachineFacts; approveDelayMs: number; idleRssMb: number | null; logTail: () => string },
+): Promise<SoakReport> {
+  const startedAt = new Date().toISOString();
+  const warmupMs = SOAK_WARMUP_S * 1000;
+  const durationMs = warmupMs + settings.minutes * 60_000;
+  const weights = SOAK_KINDS.map((k) => SOAK_MIX[k]);
+  const perRound = weights.reduce((a, b) => a + b, 0);
+  const ipnArrivals = Math.ceil((arrivalsIn(durationMs, settings.ratePerS) * SOAK_MIX.ipn) / perRound) + 1;
+
+  log(`bench: soak: ${SEED_PAYMENTS} seed payments, waiting until the balance covers the first payouts`);
+  const token = ctx.providerA.tenant.token;
+  const seedIds = await seedPayments(ctx.api, token);
+  log(`bench: soak: preparing ${ipnArrivals} paid checkouts for the IPNs`);
+  const prepared = await prepareIpns(ctx.ipn, ipnArrivals, env.cleanup);
+
+  const input: SoakDriverInput = {
+    url: ctx.api.baseUrl,
+    ratePerS: settings.ratePerS,
+    durationMs,
+    timeoutMs: TIMEOUT_MS,
+    weights,
+    maxInFlight: MAX_IN_FLIGHT,
+    tenantToken: token,
+    seedPaymentIds: seedIds,
+    paymentBody: JSON.stringify(PAYMENT),
+    payoutBody: JSON.stringify(PAYOUT),
+    ipnBodies: prepared.bodies,
+  };
+  const dir = mkdtempSync(join(tmpdir(), "passerelle-soak-"));
+  const samples: (RssSample & { jiffies: { busy: number; total: number } | null })[] = [];
+  const wallSamples: { wallMs: number; gatewayMb: number | null; simulatorsMb: number | null; jiffies: { busy: number; total: number } | null }[] = [];
+  let output: SoakDriverOutput;
+  try {
+    const file = join(dir, "input.json");
+    writeFileSync(file, JSON.stringify(input));
+    log(
+      `bench: soak: ${settings.ratePerS} requests/s for ${SOAK_WARMUP_S} s of warm-up + ${settings.minutes} min ` +
+        `(mix per ${perRound}: ${SOAK_KINDS.map((k) => `${k} ${SOAK_MIX[k]}`).join(", ")})`,
+    );
+    const proc = killOnExit(Bun.spawn([process.execPath, SOAK_DRIVER, file], { stdout: "pipe", stderr: "pipe" }));
+    env.cleanup.add("stop the soak driver", async () => {
+      proc.kill();
+      await proc.exited;
+    });
+    const t0 = performance.now();
+    const sample = () => {
+      wallSamples.push({
+        wallMs: performance.timeOrigin + performance.now(),
+        gatewayMb: readRssMb(ctx.gatewayPid),
+        simulatorsMb: readRssMb(ctx.simulatorsPid),
+        jiffies: readMachineJiffies(),
+      });
+      const elapsed = performance.now() - t0;
+      // One line a minute, so that a long soak shows it is alive.
+      if (wallSamples.length % 60 === 0) {
+        const last = wallSamples.at(-1)!;
+        log(
+          `bench: soak: ${Math.round(elapsed / 1000)} s, gateway ${last.gatewayMb?.toFixed(0) ?? "?"} MB, simulators ${last.simulatorsMb?.toFixed(0) ?? "?"} MB`,
+        );
+      }
+    };
+    sample();
+    const timer = setInterval(sample, 1_000);
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    clearInterval(timer);
+    if (code !== 0) throw new Error(`bench: the soak driver exited with ${code}: ${stderr.trim()}`);
+    output = JSON.parse(stdout) as SoakDriverOutput;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const s of wallSamples)
+    samples.push({ atMs: s.wallMs - output.startedAtWallMs, gatewayMb: s.gatewayMb, simulatorsMb: s.simulatorsMb, jiffies: s.jiffies });
+
+  const minutes = aggregateMinutes(output.records, samples, {
+    warmupMs,
+    durationMs,
+    machineCores: machineCoresPerMinute(samples, warmupMs, settings.minutes),
+  });
+  const errors = output.records.filter(([, , , status]) => status < 200 || status > 299).length;
+  return {
+    kind: "soak",
+    startedAt,
+    machine: env.machine,
+    settings: { ...settings, warmupS: SOAK_WARMUP_S, mix: { ...SOAK_MIX }, timeoutMs: TIMEOUT_MS, approveDelayMs: env.approveDelayMs },
+    totals: { due: output.records.length, ok: output.records.length - errors, errors, skipped: output.skipped },
+    firstFailure: output.firstFailure,
+    minutes,
+    verdicts: soakVerdicts(minutes),
+    simulatorsGrowthMbPer1000: growthPer1000(minutes, (m) => m.simulatorsRssMb),
+    gateway: { idleRssMb: env.idleRssMb, logTail: env.logTail() },
+    failure: ctx.gatewayExited() ? "the gateway exited during the soak" : null,
+  };
+}
+
+const fixed = (value: number | null | undefined, digits: number) => (value === null || value === undefined ? "—" : value.toFixed(digits));
+const percent = (change: number | null) => (change === null ? "—" : `${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)} %`);
+
+/** "soak: minute 1 vs minute N", then every minute. Markdown, to paste into docs/performance.md. */
+export function formatSoak(report: SoakReport): string {
+  const minutes = report.minutes;
+  const first = minutes[0];
+  const last = minutes.at(-1);
+  if (!first || !last) return "soak: no whole minute after the warm-up was measured";
+  const n = last.minute;
+  const verdictOf = (what: string) => report.verdicts.find((v) => v.what === what);
+  const row = (what: string, a: number | null, b: number | null, digits: number, judged?: string): string[] => {
+    const v = judged ? verdictOf(judged) : undefined;
+    const change = a !== null && b !== null && a > 0 ? (b - a) / a : null;
+    return [what, fixed(a, digits), fixed(b, digits), percent(change), v ? v.verdict : "—"];
+  };
+  const body: string[][] = [
+    row("requests/s achieved", first.achievedPerS, last.achievedPerS, 1),
+    row("errors", first.errors, last.errors, 0),
+    row("gateway RSS (MB, max of the minute)", first.gatewayRssMb, last.gatewayRssMb, 0, "gateway RSS (MB)"),
+    row("simulators RSS (MB, max of the minute)", first.simulatorsRssMb, last.simulatorsRssMb, 0),
+    ...SOAK_KINDS.map((kind) => row(`${kind} p99 (ms)`, first.kinds[kind].p99Ms, last.kinds[kind].p99Ms, 1, `${kind} p99 (ms)`)),
+    ...SOAK_KINDS.map((kind) => row(`${kind} p50 (ms)`, first.kinds[kind].p50Ms, last.kinds[kind].p50Ms, 1)),
+    row("machine cores busy (everyone's)", first.machineCores, last.machineCores, 2),
+  ];
+  const head = markdownTable([`soak: minute 1 vs minute ${n}`, "minute 1", `minute ${n}`, "change", "verdict"], body, [false, true, true, true, false]);
+  const perMinute = markdownTable(
+    ["minute", "req/s", "errors", "gateway RSS", "simulators RSS", ...SOAK_KINDS.map((k) => `${k} p99`), "machine cores"],
+    minutes.map((m) => [
+      String(m.minute),
+      fixed(m.achievedPerS, 1),
+      String(m.errors),
+      fixed(m.gatewayRssMb, 0),
+      fixed(m.simulatorsRssMb, 0),
+      ...SOAK_KINDS.map((k) => fixed(m.kinds[k].p99Ms, 1)),
+      fixed(m.machineCores, 2),
+    ]),
+    [true, true, true, true, true, ...SOAK_KINDS.map(() => true), true],
+  );
+  const growth = report.simulatorsGrowthMbPer1000;
+  const judged = report.verdicts.filter((v) => v.verdict !== "n/a");
+  const summary =
+    judged.length > 0 && judged.every((v) => v.verdict === "flat")
+      ? `flat: the gateway's RSS within ${FLAT_RSS * 100} % and every p99 within ${FLAT_P99 * 100} % of minute 1's`
+      : `not flat: ${judged
+          .filter((v) => v.verdict !== "flat")
+          .map((v) => `${v.what} ${percent(v.change)}`)
+          .join(", ")}`;
+  const skipped = Object.entries(report.totals.skipped).filter(([, count]) => count > 0);
+  return [
+    `${head}`,
+    "",
+    `Per minute (p99 in ms, RSS in MB, max of the minute):`,
+    "",
+    perMinute,
+    "",
+    `verdict: ${summary}.`,
+    `simulators: they keep every transaction, payout and invoice in memory by design; their RSS grew ` +
+      `${fixed(growth, 2)} MB per 1,000 requests of the mix from minute 1 to minute ${n}.`,
+    `whole run: ${report.totals.due} requests due (warm-up included), ${report.totals.errors} errors` +
+      (skipped.length > 0 ? `; not sent: ${skipped.map(([k, c]) => `${c} ${k}`).join(", ")}` : "") +
+      ".",
+    ...Object.entries(report.firstFailure).map(([kind, why]) => `first ${kind} failure: ${why}`),
+  ].join("\n");
+}
+
+/** Writes `bench/results/soak-<timestamp>.json` and `bench/results/soak-latest.json`; returns the first path. */
+export function saveSoakReport(resultsDir: string, report: SoakReport): string {
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `soak-${report.startedAt.replace(/:/g, "-")}.json`);
+  const text = `${JSON.stringify(report, null, 2)}\n`;
+  writeFileSync(file, text);
+  writeFileSync(join(resultsDir, "soak-latest.json"), text);
+  return file;
+}
