@@ -11,7 +11,7 @@
  * prepared as for the IPN rows (`prepareIpns`: checkouts, a minute's wait, paid at the simulator, the bodies
  * read back from the sink), one per IPN arrival of the soak, each replayed once.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { killOnExit } from "./child-process.ts";
@@ -43,7 +43,8 @@ export const SOAK_WARMUP_S = 30;
 /** Payments made (and approved) before the soak, so that the first payouts have money to spend. */
 const SEED_PAYMENTS = 20;
 const PAYMENT = { amount: 800, description: "Soak payment", operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" } } };
-const PAYOUT = { amount: 100, description: "Soak payout", recipient: { phone: { number: "+22996000001", country: "bj" }, operator: "mtn" } };
+/** Each payout to a phone of its own (`{{n}}`: see `SoakDriverInput.payoutBody`): provider A pays one number at most 3 times a day. */
+const PAYOUT = { amount: 100, description: "Soak payout", recipient: { phone: { number: "+22996{{n}}", country: "bj" }, operator: "mtn" } };
 /** A request unanswered after this long counts as an error (status 0). */
 const TIMEOUT_MS = 10_000;
 /** More in flight than this and arrivals are dropped (and counted as errors): the generator must not snowball. */
@@ -154,7 +155,8 @@ export async function runSoak(
       `bench: soak: ${settings.ratePerS} requests/s for ${SOAK_WARMUP_S} s of warm-up + ${settings.minutes} min ` +
         `(mix per ${perRound}: ${SOAK_KINDS.map((k) => `${k} ${SOAK_MIX[k]}`).join(", ")})`,
     );
-    const proc = killOnExit(Bun.spawn([process.execPath, SOAK_DRIVER, file], { stdout: "pipe", stderr: "pipe" }));
+    const outFile = join(dir, "output.json");
+    const proc = killOnExit(Bun.spawn([process.execPath, SOAK_DRIVER, file, outFile], { stdout: "ignore", stderr: "pipe" }));
     env.cleanup.add("stop the soak driver", async () => {
       proc.kill();
       await proc.exited;
@@ -178,10 +180,10 @@ export async function runSoak(
     };
     sample();
     const timer = setInterval(sample, 1_000);
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     clearInterval(timer);
     if (code !== 0) throw new Error(`bench: the soak driver exited with ${code}: ${stderr.trim()}`);
-    output = JSON.parse(stdout) as SoakDriverOutput;
+    output = JSON.parse(readFileSync(outFile, "utf8")) as SoakDriverOutput;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -266,8 +268,10 @@ export function formatSoak(report: SoakReport): string {
     perMinute,
     "",
     `verdict: ${summary}.`,
-    `simulators: they keep every transaction, payout and invoice in memory by design; their RSS grew ` +
-      `${fixed(growth, 2)} MB per 1,000 requests of the mix from minute 1 to minute ${n}.`,
+    `simulators: they keep every transaction, payout and invoice in memory by design` +
+      (growth === null
+        ? " (one minute: no growth to report)."
+        : `; their RSS went from ${fixed(first.simulatorsRssMb, 0)} to ${fixed(last.simulatorsRssMb, 0)} MB, ${fixed(growth, 2)} MB per 1,000 requests of the mix.`),
     `whole run: ${report.totals.due} requests due (warm-up included), ${report.totals.errors} errors` +
       (skipped.length > 0 ? `; not sent: ${skipped.map(([k, c]) => `${c} ${k}`).join(", ")}` : "") +
       ".",

@@ -4,13 +4,14 @@
  * ones are doing, and its latency runs from that due time to its answer, so a slow gateway cannot hide
  * behind the generator waiting for it (coordinated omission).
  *
- *   bun bench/load/soak-driver.ts <file holding one SoakDriverInput as JSON>
+ *   bun bench/load/soak-driver.ts <file holding one SoakDriverInput as JSON> <output file>
  *
- * Prints one {@link SoakDriverOutput} as JSON on stdout. It uses `fetch` (keep-alive, Bun's pool): at a
+ * Writes one {@link SoakDriverOutput} as JSON to the output file (megabytes: every request's record; a
+ * pipe's write may still be pending when the process exits). It uses `fetch` (keep-alive, Bun's pool): at a
  * few hundred requests per second the client's cost is small next to the gateway's, and requests in
  * flight are not capped by a connection count, which an open model needs.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { arrivalsIn, dueAtMs, kindSequence, SOAK_KINDS, type SoakKind, type SoakRecord } from "../harness/soak-plan.ts";
 
 export interface SoakDriverInput {
@@ -27,6 +28,7 @@ export interface SoakDriverInput {
   /** Payment ids to read before the run has made its own. */
   seedPaymentIds: string[];
   paymentBody: string;
+  /** `{{n}}` in it becomes the payout's number in the run, 6 digits (provider A pays one phone at most 3 times a day). */
   payoutBody: string;
   /** Verified IPN bodies of the provider B tenant's paid checkouts, each sent once, in order. */
   ipnBodies: string[];
@@ -53,6 +55,7 @@ export async function driveSoak(input: SoakDriverInput): Promise<SoakDriverOutpu
   const recent: string[] = [...input.seedPaymentIds];
   let readCursor = 0;
   let ipnCursor = 0;
+  let payouts = 0;
   const records: SoakRecord[] = [];
   const skipped = Object.fromEntries(SOAK_KINDS.map((k) => [k, 0])) as Record<SoakKind, number>;
   const firstFailure: Partial<Record<SoakKind, string>> = {};
@@ -76,7 +79,10 @@ export async function driveSoak(input: SoakDriverInput): Promise<SoakDriverOutpu
           : { path: "/providerB/webhook", init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body } };
       }
       case "payout":
-        return { path: "/payouts", init: { method: "POST", headers: json, body: input.payoutBody } };
+        return {
+          path: "/payouts",
+          init: { method: "POST", headers: json, body: input.payoutBody.replace("{{n}}", String(payouts++ % 1_000_000).padStart(6, "0")) },
+        };
     }
   };
 
@@ -128,13 +134,12 @@ export async function driveSoak(input: SoakDriverInput): Promise<SoakDriverOutpu
 }
 
 if (import.meta.main) {
-  const file = process.argv[2];
-  if (!file) {
-    process.stderr.write("usage: bun bench/load/soak-driver.ts <input.json>\n");
+  const [file, out] = process.argv.slice(2);
+  if (!file || !out) {
+    process.stderr.write("usage: bun bench/load/soak-driver.ts <input.json> <output.json>\n");
     process.exit(2);
   }
   const input = JSON.parse(readFileSync(file, "utf8")) as SoakDriverInput;
-  const output = await driveSoak(input);
-  process.stdout.write(`${JSON.stringify(output)}\n`);
+  writeFileSync(out, JSON.stringify(await driveSoak(input)));
   process.exit(0);
 }
