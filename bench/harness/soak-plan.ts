@@ -75,6 +75,8 @@ export interface SoakMinute {
   simulatorsRssMb: number | null;
   /** Machine-wide cores busy during the minute (everyone's work, the other sessions' too), when read. */
   machineCores: number | null;
+  /** Cores the gateway's process used during the minute (about 1 is saturated: its JavaScript runs on one thread), when read. */
+  gatewayCores: number | null;
 }
 
 /** The nearest-rank percentile of ascending `sorted`. */
@@ -91,12 +93,12 @@ const maxOf = (values: (number | null)[]): number | null => values.reduce<number
 /**
  * Groups records and samples into whole minutes after `warmupMs` (a record by its due time, so a minute's
  * latency is that of the requests due in it). Minutes not wholly within `durationMs` are left out; the
- * warm-up is not reported. `machineCores[m]` is minute m's (0-based) machine load, if read.
+ * warm-up is not reported. `machineCores[m]` and `gatewayCores[m]` are minute m's (0-based) CPU, if read.
  */
 export function aggregateMinutes(
   records: readonly SoakRecord[],
   samples: readonly RssSample[],
-  options: { warmupMs: number; durationMs: number; minuteMs?: number; machineCores?: (number | null)[] },
+  options: { warmupMs: number; durationMs: number; minuteMs?: number; machineCores?: (number | null)[]; gatewayCores?: (number | null)[] },
 ): SoakMinute[] {
   const minuteMs = options.minuteMs ?? 60_000;
   const minutes = Math.floor((options.durationMs - options.warmupMs) / minuteMs);
@@ -131,6 +133,7 @@ export function aggregateMinutes(
       gatewayRssMb: maxOf(inMinute.map((s) => s.gatewayMb)),
       simulatorsRssMb: maxOf(inMinute.map((s) => s.simulatorsMb)),
       machineCores: options.machineCores?.[m] ?? null,
+      gatewayCores: options.gatewayCores?.[m] ?? null,
     });
   }
   return out;

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { killOnExit } from "./child-process.ts";
 import type { Cleanup } from "./cleanup.ts";
 import { prepareIpns, type IpnContext } from "./ipn-intake.ts";
-import { readMachineJiffies, readRssMb } from "./proc-stats.ts";
+import { readCpuSeconds, readMachineJiffies, readRssMb } from "./proc-stats.ts";
 import type { GatewayApi, ProviderASetup } from "./provider-setup.ts";
 import { markdownTable, type MachineFacts } from "./report.ts";
 import {
@@ -100,17 +100,23 @@ async function seedPayments(api: GatewayApi, token: string): Promise<string[]> {
   throw new Error(`bench: the soak's seed payments left ${available} XOF available after 60 s (${needed} needed for the first payouts)`);
 }
 
-/** Machine-wide busy cores per minute after the warm-up, from the samples' jiffies. */
-function machineCoresPerMinute(samples: (RssSample & { jiffies: { busy: number; total: number } | null })[], warmupMs: number, minutes: number) {
-  const out: (number | null)[] = [];
+type Sample = RssSample & { jiffies: { busy: number; total: number } | null; gatewayCpuS: number | null };
+
+/** Machine-wide busy cores and the gateway's cores per minute after the warm-up, from the first and last sample of each. */
+function coresPerMinute(samples: Sample[], warmupMs: number, minutes: number) {
+  const machine: (number | null)[] = [];
+  const gateway: (number | null)[] = [];
   for (let m = 0; m < minutes; m++) {
     const from = warmupMs + m * 60_000;
-    const inside = samples.filter((s) => s.atMs >= from && s.atMs < from + 60_000 && s.jiffies);
-    const a = inside[0]?.jiffies;
-    const b = inside.at(-1)?.jiffies;
-    out.push(a && b && b.total > a.total ? ((b.busy - a.busy) / (b.total - a.total)) * navigator.hardwareConcurrency : null);
+    const inside = samples.filter((s) => s.atMs >= from && s.atMs < from + 60_000);
+    const [first, last] = [inside[0], inside.at(-1)];
+    const a = first?.jiffies;
+    const b = last?.jiffies;
+    machine.push(a && b && b.total > a.total ? ((b.busy - a.busy) / (b.total - a.total)) * navigator.hardwareConcurrency : null);
+    const [ca, cb] = [first?.gatewayCpuS ?? null, last?.gatewayCpuS ?? null];
+    gateway.push(first && last && ca !== null && cb !== null && last.atMs > first.atMs ? (cb - ca) / ((last.atMs - first.atMs) / 1000) : null);
   }
-  return out;
+  return { machine, gateway };
 }
 
 export async function runSoak(
@@ -145,8 +151,8 @@ export async function runSoak(
     ipnBodies: prepared.bodies,
   };
   const dir = mkdtempSync(join(tmpdir(), "passerelle-soak-"));
-  const samples: (RssSample & { jiffies: { busy: number; total: number } | null })[] = [];
-  const wallSamples: { wallMs: number; gatewayMb: number | null; simulatorsMb: number | null; jiffies: { busy: number; total: number } | null }[] = [];
+  const samples: Sample[] = [];
+  const wallSamples: (Omit<Sample, "atMs"> & { wallMs: number })[] = [];
   let output: SoakDriverOutput;
   try {
     const file = join(dir, "input.json");
@@ -168,6 +174,7 @@ export async function runSoak(
         gatewayMb: readRssMb(ctx.gatewayPid),
         simulatorsMb: readRssMb(ctx.simulatorsPid),
         jiffies: readMachineJiffies(),
+        gatewayCpuS: readCpuSeconds(ctx.gatewayPid),
       });
       const elapsed = performance.now() - t0;
       // One line a minute, so that a long soak shows it is alive.
@@ -187,14 +194,10 @@ export async function runSoak(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  for (const s of wallSamples)
-    samples.push({ atMs: s.wallMs - output.startedAtWallMs, gatewayMb: s.gatewayMb, simulatorsMb: s.simulatorsMb, jiffies: s.jiffies });
+  for (const s of wallSamples) samples.push({ ...s, atMs: s.wallMs - output.startedAtWallMs });
 
-  const minutes = aggregateMinutes(output.records, samples, {
-    warmupMs,
-    durationMs,
-    machineCores: machineCoresPerMinute(samples, warmupMs, settings.minutes),
-  });
+  const cores = coresPerMinute(samples, warmupMs, settings.minutes);
+  const minutes = aggregateMinutes(output.records, samples, { warmupMs, durationMs, machineCores: cores.machine, gatewayCores: cores.gateway });
   const errors = output.records.filter(([, , , status]) => status < 200 || status > 299).length;
   return {
     kind: "soak",
@@ -234,11 +237,12 @@ export function formatSoak(report: SoakReport): string {
     row("simulators RSS (MB, max of the minute)", first.simulatorsRssMb, last.simulatorsRssMb, 0),
     ...SOAK_KINDS.map((kind) => row(`${kind} p99 (ms)`, first.kinds[kind].p99Ms, last.kinds[kind].p99Ms, 1, `${kind} p99 (ms)`)),
     ...SOAK_KINDS.map((kind) => row(`${kind} p50 (ms)`, first.kinds[kind].p50Ms, last.kinds[kind].p50Ms, 1)),
+    row("gateway cores (≈ 1: saturated)", first.gatewayCores, last.gatewayCores, 2),
     row("machine cores busy (everyone's)", first.machineCores, last.machineCores, 2),
   ];
   const head = markdownTable([`soak: minute 1 vs minute ${n}`, "minute 1", `minute ${n}`, "change", "verdict"], body, [false, true, true, true, false]);
   const perMinute = markdownTable(
-    ["minute", "req/s", "errors", "gateway RSS", "simulators RSS", ...SOAK_KINDS.map((k) => `${k} p99`), "machine cores"],
+    ["minute", "req/s", "errors", "gateway RSS", "simulators RSS", ...SOAK_KINDS.map((k) => `${k} p99`), "gateway cores", "machine cores"],
     minutes.map((m) => [
       String(m.minute),
       fixed(m.achievedPerS, 1),
@@ -246,9 +250,10 @@ export function formatSoak(report: SoakReport): string {
       fixed(m.gatewayRssMb, 0),
       fixed(m.simulatorsRssMb, 0),
       ...SOAK_KINDS.map((k) => fixed(m.kinds[k].p99Ms, 1)),
+      fixed(m.gatewayCores, 2),
       fixed(m.machineCores, 2),
     ]),
-    [true, true, true, true, true, ...SOAK_KINDS.map(() => true), true],
+    [true, true, true, true, true, ...SOAK_KINDS.map(() => true), true, true],
   );
   const growth = report.simulatorsGrowthMbPer1000;
   const judged = report.verdicts.filter((v) => v.verdict !== "n/a");

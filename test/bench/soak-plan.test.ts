@@ -66,7 +66,7 @@ describe("the minutes", () => {
       { atMs: 1_500, gatewayMb: 110, simulatorsMb: null },
       { atMs: 1_900, gatewayMb: null, simulatorsMb: null },
     ];
-    const minutes = aggregateMinutes(records, samples, { warmupMs: 400, durationMs: 2_900, minuteMs, machineCores: [1.5] });
+    const minutes = aggregateMinutes(records, samples, { warmupMs: 400, durationMs: 2_900, minuteMs, machineCores: [1.5], gatewayCores: [0.9] });
     expect(minutes.map((m) => m.minute)).toEqual([1, 2]);
     const [one, two] = minutes;
     expect(one!.kinds.payment).toEqual({ requests: 2, errors: 1, p50Ms: 10, p99Ms: 30 });
@@ -75,6 +75,7 @@ describe("the minutes", () => {
     expect(one!.gatewayRssMb).toBe(120); // the largest of the minute's samples, not the warm-up's 500
     expect(one!.simulatorsRssMb).toBe(50);
     expect(one!.machineCores).toBe(1.5);
+    expect(one!.gatewayCores).toBe(0.9);
     expect(two!.kinds.status).toEqual({ requests: 1, errors: 0, p50Ms: 2, p99Ms: 2 });
     expect(two!.kinds.payment.errors).toBe(1);
     expect(two!.kinds.list.requests).toBe(0);
@@ -82,6 +83,7 @@ describe("the minutes", () => {
     expect(two!.gatewayRssMb).toBe(110);
     expect(two!.simulatorsRssMb).toBeNull();
     expect(two!.machineCores).toBeNull();
+    expect(two!.gatewayCores).toBeNull();
   });
 
   test("percentiles are nearest-rank over the sorted latencies", () => {
