@@ -60,7 +60,7 @@ export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* 
   --soak                instead of the table: mixed traffic (payments, reads, lists, IPNs, payouts) at a fixed
                         rate, the gateway's and the simulators' RSS and p99 per minute, minute 1 vs the last
   --soak-minutes <n>    measured minutes of the soak, after 30 s of warm-up (BENCH_SOAK_MINUTES, default 10, at most 50)
-  --soak-rate <r>       requests per second of the soak          (BENCH_SOAK_RATE, default 200)`;
+  --soak-rate <r>       requests per second of the soak          (BENCH_SOAK_RATE, default 100)`;
 
 function seconds(name: string, text: string): number {
   const value = Number(text.replace(/s$/, ""));
@@ -134,7 +134,7 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     cpuProf: values["cpu-prof"] ?? false,
     soak: values.soak ?? false,
     soakMinutes: count("--soak-minutes", pick(values["soak-minutes"], "BENCH_SOAK_MINUTES", "10")),
-    soakRate: positive("--soak-rate", pick(values["soak-rate"], "BENCH_SOAK_RATE", "200"), "requests per second"),
+    soakRate: positive("--soak-rate", pick(values["soak-rate"], "BENCH_SOAK_RATE", "100"), "requests per second"),
   };
   // The tenants' bearer tokens last an hour, and the soak's set-up takes a few minutes of it.
   if (options.soakMinutes > 50) throw new Error("bench: --soak-minutes is at most 50 (the tenants' tokens last an hour)");
