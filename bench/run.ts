@@ -258,6 +258,7 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
     const soak = await runSoak(
       {
         api,
+        simulators: world!.simulators,
         providerA: setups.providerA!,
         ipn: { gateway: gateway.target, api, world: world!, setup: setups.providerB!, databaseUrl: database.url, databaseStats },
         gatewayPid: gateway.target.child.pid,

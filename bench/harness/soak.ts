@@ -57,6 +57,7 @@ export interface SoakSettings {
 
 export interface SoakContext {
   api: GatewayApi;
+  simulators: { providerAUrl: string };
   providerA: ProviderASetup;
   ipn: IpnContext;
   gatewayPid: number;
@@ -76,8 +77,33 @@ export interface SoakReport {
   verdicts: SoakVerdict[];
   /** The simulators' RSS growth per 1,000 requests of the mix, first minute to last (they keep every record). */
   simulatorsGrowthMbPer1000: number | null;
+  /**
+   * Records the simulators hold, counted through the lists they expose, before the driver starts and after
+   * it ends (outside the measured time: each count serializes every record): provider A's transactions and
+   * payouts (kept for good). Provider B keeps its invoices too, but lists none (its IPN log is capped).
+   */
+  simulatorRecords: { before: SimulatorRecords | null; after: SimulatorRecords | null };
   gateway: { idleRssMb: number | null; logTail: string };
   failure: string | null;
+}
+
+export interface SimulatorRecords {
+  providerATransactions: number;
+  providerAPayouts: number;
+}
+
+async function countSimulatorRecords(urls: SoakContext["simulators"]): Promise<SimulatorRecords | null> {
+  try {
+    const get = async <T>(url: string) => (await (await fetch(url, { signal: AbortSignal.timeout(30_000) })).json()) as T;
+    const [transactions, payouts] = await Promise.all([
+      get<{ transactions: unknown[] }>(`${urls.providerAUrl}/_sim/transactions`),
+      get<{ payouts: unknown[] }>(`${urls.providerAUrl}/_sim/payouts`),
+    ]);
+    return { providerATransactions: transactions.transactions.length, providerAPayouts: payouts.payouts.length };
+  } catch (error) {
+    log(`bench: soak: the simulators' records could not be counted: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
 }
 
 async function availableXof(api: GatewayApi, token: string): Promise<number> {
@@ -150,6 +176,7 @@ export async function runSoak(
     payoutBody: JSON.stringify(PAYOUT),
     ipnBodies: prepared.bodies,
   };
+  const recordsBefore = await countSimulatorRecords(ctx.simulators);
   const dir = mkdtempSync(join(tmpdir(), "passerelle-soak-"));
   const samples: Sample[] = [];
   const wallSamples: (Omit<Sample, "atMs"> & { wallMs: number })[] = [];
@@ -196,6 +223,7 @@ export async function runSoak(
   }
   for (const s of wallSamples) samples.push({ ...s, atMs: s.wallMs - output.startedAtWallMs });
 
+  const recordsAfter = await countSimulatorRecords(ctx.simulators);
   const cores = coresPerMinute(samples, warmupMs, settings.minutes);
   const minutes = aggregateMinutes(output.records, samples, { warmupMs, durationMs, machineCores: cores.machine, gatewayCores: cores.gateway });
   const errors = output.records.filter(([, , , status]) => status < 200 || status > 299).length;
@@ -209,6 +237,7 @@ export async function runSoak(
     minutes,
     verdicts: soakVerdicts(minutes),
     simulatorsGrowthMbPer1000: growthPer1000(minutes, (m) => m.simulatorsRssMb),
+    simulatorRecords: { before: recordsBefore, after: recordsAfter },
     gateway: { idleRssMb: env.idleRssMb, logTail: env.logTail() },
     failure: ctx.gatewayExited() ? "the gateway exited during the soak" : null,
   };
@@ -264,6 +293,14 @@ export function formatSoak(report: SoakReport): string {
           .filter((v) => v.verdict !== "flat")
           .map((v) => `${v.what} ${percent(v.change)}`)
           .join(", ")}`;
+  const { before, after } = report.simulatorRecords;
+  const records =
+    before && after
+      ? `provider A simulator's records over the whole run (${report.totals.due} requests, warm-up included): transactions ${before.providerATransactions} → ` +
+        `${after.providerATransactions}, payouts ${before.providerAPayouts} → ${after.providerAPayouts}, ` +
+        `${fixed(((after.providerATransactions + after.providerAPayouts - before.providerATransactions - before.providerAPayouts) / Math.max(1, report.totals.due)) * 1000, 0)} ` +
+        "per 1,000 requests, none ever dropped (provider B's invoices are kept too, but not listed)."
+      : "simulators' records: not counted.";
   const skipped = Object.entries(report.totals.skipped).filter(([, count]) => count > 0);
   return [
     `${head}`,
@@ -277,6 +314,7 @@ export function formatSoak(report: SoakReport): string {
       (growth === null
         ? " (one minute: no growth to report)."
         : `; their RSS went from ${fixed(first.simulatorsRssMb, 0)} to ${fixed(last.simulatorsRssMb, 0)} MB, ${fixed(growth, 2)} MB per 1,000 requests of the mix.`),
+    records,
     `whole run: ${report.totals.due} requests due (warm-up included), ${report.totals.errors} errors` +
       (skipped.length > 0 ? `; not sent: ${skipped.map(([k, c]) => `${c} ${k}`).join(", ")}` : "") +
       ".",
