@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { verifyPassword } from "../../../src/services/people/passwords.ts";
 import { expectError } from "../../support/errors.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { linkTokenTo } from "../../support/people.ts";
 import { type SmtpSink, startSmtpSink } from "../../support/smtp-sink.ts";
 import { waitUntil } from "../../support/wait.ts";
 
@@ -26,18 +27,8 @@ const call = (method: string, path: string, token: string | null, body?: unknown
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 
-/** The link token of the latest e-mail to `address` whose subject matches, once it arrives. */
-async function linkTo(address: string, page: "invitation" | "reset-password", count = 1): Promise<string> {
-  const mails = await waitUntil(() => (sink.to(address).filter((m) => m.text.includes(`#/${page}/`)).length >= count ? sink.to(address) : undefined), {
-    what: `e-mail ${count} to ${address}`,
-    timeoutMs: 10_000,
-  });
-  const text = mails.filter((m) => m.text.includes(`#/${page}/`)).at(-1)!.text;
-  // Links are made with PUBLIC_BASE_URL (here the default, http://localhost:<PORT>).
-  const match = new RegExp(`^${tg.config.publicBaseUrl}/dashboard/#/${page}/([A-Za-z0-9_-]+)$`, "m").exec(text);
-  expect(match).not.toBeNull();
-  return match![1]!;
-}
+/** The link token of the newest e-mail to `address` with a link to `page`, once `count` such e-mails arrived. */
+const linkTo = (address: string, page: "invitation" | "reset-password", count = 1) => linkTokenTo(sink, address, page, count);
 
 async function createShop(name: string): Promise<{ id: string; token: string }> {
   const created = (await (await call("POST", "/tenants", admin, { name })).json()) as { tenant: { id: string } };
