@@ -42,6 +42,7 @@ import {
   type FanoutContext,
   type FanoutSetup,
 } from "./harness/fanout.ts";
+import { formatSoak, runSoak, saveSoakReport } from "./harness/soak.ts";
 import { measureInsertReference, measureIpnIntake, prepareIpns, type IpnContext } from "./harness/ipn-intake.ts";
 import {
   gatewayApi,
@@ -185,10 +186,11 @@ async function measureGroup(
 
 async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const startedAt = new Date().toISOString();
-  const fanout = planFanout(options);
-  const ipn = planIpn(options);
-  const groups = plan(options.filter, fanout.length + ipn.length);
-  const needs = new Set<SetupName>();
+  // The soak replaces the table: none of its rows, both providers' set-ups.
+  const fanout = options.soak ? [] : planFanout(options);
+  const ipn = options.soak ? [] : planIpn(options);
+  const groups = options.soak ? [] : plan(options.filter, fanout.length + ipn.length);
+  const needs = new Set<SetupName>(options.soak ? ["providerA", "providerB"] : []);
   for (const group of groups) for (const entry of [group.reference, ...group.scenarios]) if (entry.setup) needs.add(entry.setup);
   if (ipn.length > 0) needs.add("providerB");
   const generator = await chooseGenerator(options.generator);
@@ -251,6 +253,34 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
   const setups: Setups = {};
   if (world && needs.has("providerA")) setups.providerA = await setUpProviderA(api, adminToken);
   if (world && needs.has("providerB")) setups.providerB = await setUpProviderB(api, adminToken, world);
+
+  if (options.soak) {
+    const soak = await runSoak(
+      {
+        api,
+        simulators: world!.simulators,
+        providerA: setups.providerA!,
+        ipn: { gateway: gateway.target, api, world: world!, setup: setups.providerB!, databaseUrl: database.url, databaseStats },
+        gatewayPid: gateway.target.child.pid,
+        simulatorsPid: world!.simulators.child.pid,
+        gatewayExited: () => gateway.target.child.hasExited(),
+      },
+      { minutes: options.soakMinutes, ratePerS: options.soakRate },
+      {
+        cleanup,
+        machine: machineFacts(REPO_ROOT),
+        approveDelayMs: options.approveDelayMs,
+        idleRssMb,
+        logTail: () => gateway.target.child.outputTail(),
+      },
+    );
+    process.stdout.write(`\n${formatSoak(soak)}\n\n`);
+    const logTail = soak.gateway.logTail.trim();
+    if (logTail) log(`bench: the gateway logged (LOG_LEVEL=warn), last lines:\n${indent(logTail.split("\n").slice(-20).join("\n"))}`);
+    if (soak.failure) log(`bench: ${soak.failure}. Its output:\n${indent(gateway.target.child.outputTail())}`);
+    if (!options.noSave) log(`bench: results written to ${saveSoakReport(join(import.meta.dir, "results"), soak)} and soak-latest.json`);
+    return soak.failure === null && soak.minutes.length > 0;
+  }
 
   // Reference servers (and the floors' servers) start once and stay up (idle, they take no CPU) so that rounds can alternate.
   const referenceTargets = new Map<ReferenceTarget, Target>();

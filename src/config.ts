@@ -100,6 +100,13 @@ export interface Config {
   /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
   corsOrigins: string[];
   metrics: { port: number; host: string };
+  /**
+   * E-mail (issue 30): invitations and password resets leave through the outbox, by SMTP when `smtpUrl` is set;
+   * without it they are written to the log in development (never in production, where they wait unsent).
+   */
+  mail: { smtpUrl: string | undefined; from: string };
+  /** Sign-in attempts one address may make in 15 minutes (issue 30): a bucket of that many, refilled over 15 minutes. */
+  signInAddressLimit: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** The development defaults that were applied, for the one start-up warning line. */
   developmentDefaults: string[];
@@ -255,6 +262,9 @@ const envSchema = z.object({
       return parsed ?? [];
     })
     .default([]),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  MAIL_FROM: z.string().min(3).max(200).default("Passerelle <no-reply@localhost>"),
+  SIGN_IN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -428,6 +438,8 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
     corsOrigins: e.CORS_ORIGINS,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    signInAddressLimit: e.SIGN_IN_ADDRESS_LIMIT,
     logLevel: e.LOG_LEVEL,
     developmentDefaults: defaults,
   };

@@ -152,8 +152,8 @@ export class NotConfiguredError extends AppError {
 
 export class RateLimitedError extends AppError {
   override name = "RateLimitedError";
-  constructor(retryAfterSeconds: number) {
-    super(429, "rate_limited", "Too many requests", { retryAfter: retryAfterSeconds });
+  constructor(retryAfterSeconds: number, message = "Too many requests") {
+    super(429, "rate_limited", message, { retryAfter: retryAfterSeconds });
   }
 }
 

@@ -209,6 +209,16 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       if (options.workers ?? true) {
         await workers.start();
         await queue.start();
+        // A worker alone (`passerelle worker`) serves its metrics too: its jobs, deliveries and provider calls are
+        // counted there. Two processes on one host need two METRICS_PORTs; a worker whose port is taken says so and runs on.
+        if (!metricsServer) {
+          try {
+            metricsServer = Bun.serve({ port: config.metrics.port, hostname: config.metrics.host, fetch: metricsFetch(metrics) });
+            addresses.metricsUrl = metricsServer.url.toString().replace(/\/$/, "");
+          } catch (error) {
+            logger.warn({ err: error, port: config.metrics.port }, "this worker serves no metrics: METRICS_PORT is in use (give each process its own)");
+          }
+        }
       }
       return addresses;
     },

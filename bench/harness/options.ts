@@ -31,6 +31,12 @@ export interface BenchOptions {
   approveDelayMs: number;
   /** Run the gateway under `bun --cpu-prof --cpu-prof-md`, writing the profile under `bench/results/profiles/`. */
   cpuProf: boolean;
+  /** Run the soak (`harness/soak.ts`) instead of the table: mixed traffic at a fixed rate, RSS and p99 per minute. */
+  soak: boolean;
+  /** Measured minutes of the soak, after its warm-up. */
+  soakMinutes: number;
+  /** Arrivals per second of the soak (an open model: sent on time whatever the answers do). */
+  soakRate: number;
 }
 
 export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* variable shown)
@@ -50,11 +56,21 @@ export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* 
   --approve-delay-ms <n> provider A sandbox approval delay        (BENCH_APPROVE_DELAY_MS, default 2000)
   --cpu-prof            profile the gateway (bun --cpu-prof --cpu-prof-md) into bench/results/profiles/;
                         use with --filter: the profile covers the whole run
-  --no-save             do not write bench/results/*.json`;
+  --no-save             do not write bench/results/*.json
+  --soak                instead of the table: mixed traffic (payments, reads, lists, IPNs, payouts) at a fixed
+                        rate, the gateway's and the simulators' RSS and p99 per minute, minute 1 vs the last
+  --soak-minutes <n>    measured minutes of the soak, after 30 s of warm-up (BENCH_SOAK_MINUTES, default 10, at most 50)
+  --soak-rate <r>       requests per second of the soak          (BENCH_SOAK_RATE, default 100)`;
 
 function seconds(name: string, text: string): number {
   const value = Number(text.replace(/s$/, ""));
   if (!Number.isFinite(value) || value <= 0) throw new Error(`bench: ${name} must be a positive number of seconds, got '${text}'`);
+  return value;
+}
+
+function positive(name: string, text: string, unit: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`bench: ${name} must be a positive number of ${unit}, got '${text}'`);
   return value;
 }
 
@@ -89,6 +105,9 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
       ipns: { type: "string" },
       "cpu-prof": { type: "boolean" },
       "approve-delay-ms": { type: "string" },
+      soak: { type: "boolean" },
+      "soak-minutes": { type: "string" },
+      "soak-rate": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -113,7 +132,12 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     ipns: count("--ipns", pick(values.ipns, "BENCH_IPNS", "20000")),
     approveDelayMs: Number(pick(values["approve-delay-ms"], "BENCH_APPROVE_DELAY_MS", "2000")),
     cpuProf: values["cpu-prof"] ?? false,
+    soak: values.soak ?? false,
+    soakMinutes: count("--soak-minutes", pick(values["soak-minutes"], "BENCH_SOAK_MINUTES", "10")),
+    soakRate: positive("--soak-rate", pick(values["soak-rate"], "BENCH_SOAK_RATE", "100"), "requests per second"),
   };
+  // The tenants' bearer tokens last an hour, and the soak's set-up takes a few minutes of it.
+  if (options.soakMinutes > 50) throw new Error("bench: --soak-minutes is at most 50 (the tenants' tokens last an hour)");
   if (!Number.isInteger(options.approveDelayMs) || options.approveDelayMs < 0)
     throw new Error("bench: --approve-delay-ms must be a whole number of milliseconds");
   if (!Number.isFinite(options.warmupS) || options.warmupS < 0) throw new Error("bench: --warmup must be 0 or more seconds");

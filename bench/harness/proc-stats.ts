@@ -31,7 +31,7 @@ export function readCpuSeconds(pid: number): number | null {
 }
 
 /** Busy and total jiffies of all CPUs together. */
-function readMachineJiffies(): { busy: number; total: number } | null {
+export function readMachineJiffies(): { busy: number; total: number } | null {
   const line = readProc("/proc/stat")?.split("\n")[0];
   if (!line?.startsWith("cpu ")) return null;
   const values = line.trim().split(/\s+/).slice(1, 9).map(Number);

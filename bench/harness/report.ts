@@ -177,7 +177,7 @@ export function formatCostTable(rows: ResultRow[]): string {
   return markdownTable(header, body, [false, true, true, true, true, true]);
 }
 
-function markdownTable(header: string[], body: string[][], numeric: boolean[]): string {
+export function markdownTable(header: string[], body: string[][], numeric: boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(" | ")} |`;
   const rule = `| ${widths.map((w, i) => (numeric[i] ? `${"-".repeat(w - 1)}:` : "-".repeat(w))).join(" | ")} |`;

@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Who the calling token is
-         * @description Any valid token: an operator's or a tenant's.
+         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session).
          *
          *     The claims of the calling token, as the gateway reads them: the first call to make when a token does not work.
          */
@@ -80,7 +80,7 @@ export interface paths {
         };
         /**
          * Read a tenant
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["tenants-get"];
         put?: never;
@@ -106,7 +106,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the callback signing secret
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.
          */
@@ -126,14 +126,14 @@ export interface paths {
         };
         /**
          * Read provider B credentials, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerB-get"];
         /**
          * Store provider B credentials
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
@@ -154,7 +154,7 @@ export interface paths {
         };
         /**
          * Every version of provider B credentials, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
@@ -179,7 +179,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate provider B credentials of an environment
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         delete: operations["credentials-providerB-delete"];
         options?: never;
@@ -196,14 +196,14 @@ export interface paths {
         };
         /**
          * Read the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerA-get"];
         /**
          * Store the tenant's own provider A account
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
@@ -224,7 +224,7 @@ export interface paths {
         };
         /**
          * Every version of the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
@@ -249,7 +249,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate the tenant's own provider A account of an environment
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         delete: operations["credentials-providerA-delete"];
         options?: never;
@@ -266,13 +266,13 @@ export interface paths {
         };
         /**
          * List API keys (prefixes only)
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["apiKeys-list"];
         put?: never;
         /**
          * Create an API key
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The secret is in this response only.
          */
@@ -295,11 +295,403 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Tokens minted from it stop working within 5 seconds.
          */
         delete: operations["apiKeys-revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the shop's pending invitations
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         */
+        get: operations["people-invitations"];
+        put?: never;
+        /**
+         * Invite a person to the shop
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role. An operator invites owners and members; the shop (its owner signed in, or its token) invites members. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.
+         */
+        post: operations["people-invite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a pending invitation
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     Its link stops working at once.
+         */
+        delete: operations["people-revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the shop's people
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         */
+        get: operations["people-members"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/people/{person_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a person from the shop
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     Their sessions in the shop end at once; they keep their other shops, if any.
+         */
+        delete: operations["people-removeMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/two-factor-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Require two-factor sign-in for the whole shop
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     The shop's owner (signed in) or an operator. Once required, a person of the shop without two-factor sign-in can only set it up (every other call with their session is 403 until then), and nobody of the shop can turn theirs off.
+         */
+        put: operations["people-twoFactorPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Public: no token.
+         *
+         *     With the token of the e-mailed link: a new person chooses a password (at least 10 characters, not a common one: else 400); a person who already has one gives it (else 401). The link works once: an unknown, used, revoked or expired one is 404.
+         */
+        post: operations["people-acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password link by e-mail
+         * @description Public: no token.
+         *
+         *     When a person has this address, e-mails a single-use link (valid 1 hour; at most 3 an hour). The answer is the same whether the address is known or not.
+         */
+        post: operations["people-requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with an e-mailed link
+         * @description Public: no token.
+         *
+         *     The link works once (every other password link of the person stops too); an unknown, used or expired one is 404.
+         */
+        post: operations["people-resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/sign-in/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the dashboard may be signed in to
+         * @description Public: no token.
+         *
+         *     People sign in with e-mail, password and code; operators with an admin token. Signing in with an API key (a program's credential) is offered only outside production (`NODE_ENV` other than `production`), for development and tests.
+         */
+        get: operations["me-signInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to the dashboard
+         * @description Public: no token.
+         *
+         *     E-mail address, password and — when the person has set it up — a two-factor code (or a recovery code), for a session in one of their shops (`tenantId`, default their first). The session is an `HttpOnly; Secure; SameSite=Strict` cookie (12 hours); the answer holds its CSRF token. 401 for a wrong address or password (one message), a missing or wrong code; 403 for a shop they do not belong to; 429 with `Retry-After` after `SIGN_IN_ADDRESS_LIMIT` attempts from one address (20 by default, refilled over 15 minutes), or while the account is locked (5 failures in a row: 1 minute, doubling, up to an hour). Every sign-in and failure is recorded.
+         */
+        post: operations["me-signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out: end this session
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         *
+         *     The cookie is cleared.
+         */
+        post: operations["me-signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in, in which shop, and their shops
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         */
+        get: operations["me-me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's live sessions
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         */
+        get: operations["me-sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the person's sessions
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         *
+         *     Another person's session is 404.
+         */
+        delete: operations["me-endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/sign-ins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's latest sign-ins and failures
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         */
+        get: operations["me-signIns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/two-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         *
+         *     A new TOTP secret (RFC 6238), as text and as a QR code for the authenticator app; confirm it with a first code.
+         */
+        post: operations["me-startTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/two-factor/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm two-factor sign-in with a first code
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         *
+         *     Turns it on, and returns ten single-use recovery codes, this once (earlier ones stop working). 401 on a wrong code; 409 with nothing to confirm.
+         */
+        post: operations["me-confirmTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/people/me/two-factor/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in off
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         *
+         *     With a code (or a recovery code). 409 while one of the person's shops requires it; 401 on a wrong code.
+         */
+        post: operations["me-disableTwoFactor"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -314,7 +706,7 @@ export interface paths {
         };
         /**
          * The event log of the last 30 days, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["events-list"];
         put?: never;
@@ -334,7 +726,7 @@ export interface paths {
         };
         /**
          * Read an event
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["events-get"];
         put?: never;
@@ -354,13 +746,13 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["webhooks-list"];
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.
          */
@@ -380,21 +772,21 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["webhooks-get"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         delete: operations["webhooks-delete"];
         options?: never;
         head?: never;
         /**
          * Change url, events, description or enabled
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         patch: operations["webhooks-update"];
         trace?: never;
@@ -410,7 +802,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.
          */
@@ -432,7 +824,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -450,7 +842,7 @@ export interface paths {
         };
         /**
          * The delivery log of an endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer; `state` keeps one state only.
          */
@@ -474,7 +866,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again now
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         post: operations["webhooks-retry"];
         delete?: never;
@@ -494,7 +886,7 @@ export interface paths {
         put?: never;
         /**
          * Re-deliver every event of a window (at most 14 days)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         post: operations["webhooks-replay"];
         delete?: never;
@@ -514,7 +906,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again the failed deliveries of a window (at most 14 days)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Only deliveries that failed (used up their attempts, or were refused for good) and were made in the window; those that succeeded or are still being tried are left alone. Each gets one more attempt, then the rest of the retry schedule.
          */
@@ -534,7 +926,7 @@ export interface paths {
         };
         /**
          * List payments
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, operator, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description or the customer's name (q), dates, amounts and phone; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -542,7 +934,7 @@ export interface paths {
         put?: never;
         /**
          * Take a mobile-money payment from any operator
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Names the operator and the customer's phone (and, for an operator whose flow is otp, the code the customer got). The gateway tries the tenant's routes for that operator in that country (GET /routing), ranked by their live success rates, records the payment and asks the provider to start it; answers the payment, pending, with nextAction (none: approve the prompt; open_url: send the customer to the wallet's page) and its attempts. When a provider provably did not act (a refusal before any push, connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key answers it again.
          */
@@ -564,7 +956,7 @@ export interface paths {
         put?: never;
         /**
          * What POST /payments would do with this body, without doing it
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The same body as POST /payments; no payment, no provider call. Answers whether it would be taken and the validation errors the real call would answer, the flow the customer follows, and the routes in the order they would be tried (the exploration share aside), each with its limits and fees where the provider publishes them.
          */
@@ -584,7 +976,7 @@ export interface paths {
         };
         /**
          * Read a payment
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     One payment of the tenant, in the token's environment. Another tenant's or environment's payment is 404.
          */
@@ -606,7 +998,7 @@ export interface paths {
         };
         /**
          * The deliveries of a payment's events
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.
          */
@@ -630,7 +1022,7 @@ export interface paths {
         put?: never;
         /**
          * Initiate a direct USSD payment
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.
          */
@@ -650,7 +1042,7 @@ export interface paths {
         };
         /**
          * Detailed status of a provider A transaction
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.
          */
@@ -672,7 +1064,7 @@ export interface paths {
         };
         /**
          * Whether a provider A transaction is approved
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     True for approved, transferred and partially refunded; false otherwise (refunded included).
          */
@@ -696,7 +1088,7 @@ export interface paths {
         put?: never;
         /**
          * Create a hosted checkout invoice
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending checkout payment. A provider refusal is 422 with providerResponseCode.
          */
@@ -716,13 +1108,13 @@ export interface paths {
         };
         /**
          * List permits, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["permits-list"];
         put?: never;
         /**
          * Create a permit (recurring debit authorisation)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).
          */
@@ -742,14 +1134,14 @@ export interface paths {
         };
         /**
          * Read a permit
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["permits-get"];
         put?: never;
         post?: never;
         /**
          * Revoke a permit
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. Provider B down (502/504) changes nothing.
          */
@@ -768,13 +1160,13 @@ export interface paths {
         };
         /**
          * The permit's charges, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["permits-charges"];
         put?: never;
         /**
          * Charge a permit now
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
          */
@@ -794,12 +1186,12 @@ export interface paths {
         };
         /**
          * Read the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          */
         get: operations["permitSchedules-get"];
         /**
          * Create or replace the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.
          */
@@ -807,7 +1199,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     No further renewal is charged; a charge already made stays as it is. The permit stays active.
          */
@@ -826,7 +1218,7 @@ export interface paths {
         };
         /**
          * List payouts
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive). Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -834,7 +1226,7 @@ export interface paths {
         put?: never;
         /**
          * Send money to a mobile-money wallet
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Records the payout (po_…), answers it pending, and sends it through the first provider that pays out to the recipient's operator in its country (or the one named). The payout's id is the provider's idempotency key: a crash or a lost answer is settled by reading the provider, never by sending again. Events payout.sent and payout.failed. 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
@@ -854,7 +1246,7 @@ export interface paths {
         };
         /**
          * Read a payout
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     One payout of the tenant, in the token's environment. Another tenant's or environment's payout is 404.
          */
@@ -876,7 +1268,7 @@ export interface paths {
         };
         /**
          * List a payment's refunds
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Newest first. Another tenant's payment is 404.
          */
@@ -884,7 +1276,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a payment, fully or in part
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     A payout of `amount` (by default all that is left) to the wallet that paid, through a provider that pays out to its operator (the payment's own first). The refunds of a payment that have not failed never add up to more than it collected. Answers the refund (rf_…), pending; events refund.succeeded or refund.failed, and payment.refunded once all of it is back. 409 payment_not_refundable when the payment is not succeeded (or refunded in full, or its wallet is unknown), 422 amount_exceeds_refundable above what is left; 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
@@ -904,7 +1296,7 @@ export interface paths {
         };
         /**
          * List refunds
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     The tenant's refunds of every payment in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive). Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -926,7 +1318,7 @@ export interface paths {
         };
         /**
          * Read a refund
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     One refund of the tenant, in the token's environment. Another tenant's or environment's refund is 404.
          */
@@ -948,7 +1340,7 @@ export interface paths {
         };
         /**
          * The tenant's balance
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what the tenant holds on that account.
          */
@@ -970,7 +1362,7 @@ export interface paths {
         };
         /**
          * The ledger's entries
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -992,7 +1384,7 @@ export interface paths {
         };
         /**
          * Reconciliation of the tenant's payments, refunds and payouts
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Per provider, operator, state and currency: counts and totals of what was created in [from, to); and the records whose provider state differs from ours, as the sync schedule found them. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
@@ -1036,7 +1428,7 @@ export interface paths {
         };
         /**
          * The tenant's overview: activity and what needs attention
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Over today (per hour), the last 7 or 30 days (per day), counted in timeZone, in the token's environment: the payments created, collected, failed, cancelled and pending, their amounts and success rate (succeeded / (succeeded + failed + cancelled)) in total, per step, per wallet (operator × country) and per provider; the refunds and payouts created. And, whatever the window: payments stuck pending past the 24 h sync window, failing or disabled webhook endpoints, payouts and refunds still pending, and the providers whose keys are missing. The balance is GET /balance.
          */
@@ -1058,14 +1450,14 @@ export interface paths {
         };
         /**
          * The tenant's route lists
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     For every operator and country the gateway reaches directly, the providers a POST /payments payment tries, in order: the tenant's own list (configured) or, by default, every provider that serves it (provider A first where it does).
          */
         get: operations["routing-get"];
         /**
          * Set route lists
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     Sets the route list of each operator and country named (the others are left as they are); every provider must serve the operator there; an empty list goes back to the default. Answers every route list, as GET /routing.
          */
@@ -1086,7 +1478,7 @@ export interface paths {
         };
         /**
          * The live window routes are chosen by
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     In the token's environment, per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended paid and failed (every tenant's: a route's health is the provider's), their success rate, and the circuits of this process.
          */
@@ -1108,7 +1500,7 @@ export interface paths {
         };
         /**
          * The operators a tenant can take in a country
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
          *
          *     For each operator of the country: its route(s) in the order POST /payments tries them (those the tenant has an account on), the flow the customer follows (push, otp with how to get the code, redirect), the currency and the limits.
          */
@@ -1715,6 +2107,78 @@ export interface components {
             createdAt: string;
             revokedAt: string | null;
             lastUsedAt: string | null;
+        };
+        Invitation: {
+            id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "member";
+            /** @description `operator`, `key:<key id>` or a person's id */
+            invitedBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        Member: {
+            /** @description per_… */
+            id: string;
+            email: string;
+            name: string | null;
+            /** @enum {string} */
+            role: "owner" | "member";
+            /** Format: date-time */
+            joinedAt: string;
+        };
+        AcceptedInvitation: {
+            personId: string;
+            email: string;
+            tenantId: string;
+            /** @enum {string} */
+            role: "owner" | "member";
+        };
+        Me: {
+            id: string;
+            email: string;
+            name: string | null;
+            /** @description The shop this session acts on */
+            tenantId: string;
+            /** @enum {string} */
+            role: "owner" | "member";
+            twoFactorEnabled: boolean;
+            /** @description The shop requires two-factor sign-in and this person has not set it up: only that is open */
+            mustEnrol: boolean;
+            recoveryCodesLeft: number;
+            shops: {
+                tenantId: string;
+                storeName: string;
+                /** @enum {string} */
+                role: "owner" | "member";
+                requireTwoFactor: boolean;
+            }[];
+            /** @description Send it as `x-csrf-token` on every call that changes something */
+            csrfToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        Session: {
+            id: string;
+            tenantId: string;
+            address: string;
+            userAgent: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastSeenAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            current: boolean;
+        };
+        TwoFactorEnrolment: {
+            secret: string;
+            /** Format: uri */
+            otpauthUrl: string;
+            qrSvg: string;
         };
         /** @description The envelope every webhook delivery and callback carries */
         Event: {
@@ -5481,6 +5945,2159 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-invitations": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-invite": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @example awa@boutique.example
+                     */
+                    email: string;
+                    /**
+                     * @default member
+                     * @enum {string}
+                     */
+                    role?: "owner" | "member";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-revokeInvitation": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** Format: date-time */
+                        revokedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-members": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Member"][];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-removeMember": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** Format: date-time */
+                        removedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-twoFactorPolicy": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    requireTwoFactor: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requireTwoFactor: boolean;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-acceptInvitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The token of the e-mailed link (what follows `#/invitation/` or `#/reset-password/`)
+                     * @example inv_6y0cS2Qh1N1x0rI7Zb6S5E3bYw0wS3hF8Gm2Jc4Xk9Q
+                     */
+                    token: string;
+                    /**
+                     * @description At least 10 characters, not one of the common passwords
+                     * @example baobab sous la pluie
+                     */
+                    password: string;
+                    /** @example Awa Diop */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedInvitation"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-requestPasswordReset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @example awa@boutique.example
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        accepted: true;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "people-resetPassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The token of the e-mailed link (what follows `#/invitation/` or `#/reset-password/`)
+                     * @example inv_6y0cS2Qh1N1x0rI7Zb6S5E3bYw0wS3hF8Gm2Jc4Xk9Q
+                     */
+                    token: string;
+                    /**
+                     * @description At least 10 characters, not one of the common passwords
+                     * @example baobab sous la pluie
+                     */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        personId: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-signInOptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiKey: boolean;
+                    };
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-signIn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @example awa@boutique.example
+                     */
+                    email: string;
+                    /** @example baobab sous la pluie */
+                    password: string;
+                    /**
+                     * @description The 6 digits the authenticator app shows, or a recovery code (xxxxx-xxxxx)
+                     * @example 123456
+                     */
+                    code?: string;
+                    /**
+                     * @description ten_…
+                     * @example ten_01JD3M8Q4ZK2T9XG7B6V5N4C3A
+                     */
+                    tenantId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description The dashboard's session: `passerelle_session=…; Path=/; Max-Age=…; HttpOnly; Secure; SameSite=Strict` (`Max-Age=0` clears it) */
+                    "set-cookie"?: string;
+                    /** @description `no-store` when the answer opens a session */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-signOut": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    /** @description The dashboard's session: `passerelle_session=…; Path=/; Max-Age=…; HttpOnly; Secure; SameSite=Strict` (`Max-Age=0` clears it) */
+                    "set-cookie"?: string;
+                    /** @description `no-store` when the answer opens a session */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** Format: date-time */
+                        endedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-endSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** Format: date-time */
+                        endedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-signIns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            at: string;
+                            address: string;
+                            /** @enum {string} */
+                            outcome: "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "limited";
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-startTwoFactor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorEnrolment"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-confirmTwoFactor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The 6 digits the authenticator app shows, or a recovery code (xxxxx-xxxxx)
+                     * @example 123456
+                     */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recoveryCodes: string[];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "me-disableTwoFactor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The 6 digits the authenticator app shows, or a recovery code (xxxxx-xxxxx)
+                     * @example 123456
+                     */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        twoFactorEnabled: false;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };

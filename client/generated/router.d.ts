@@ -309,6 +309,250 @@ export declare const procedures: {
             meta: object;
         }>;
     };
+    people: {
+        invite: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                email: string;
+                role?: "member" | "owner" | undefined;
+            };
+            output: {
+                id: string;
+                email: string;
+                role: "member" | "owner";
+                invitedBy: string;
+                createdAt: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        invitations: TRPCQueryProcedure<{
+            input: {
+                tenant_id: string;
+            };
+            output: {
+                data: {
+                    id: string;
+                    email: string;
+                    role: "member" | "owner";
+                    invitedBy: string;
+                    createdAt: string;
+                    expiresAt: string;
+                }[];
+            };
+            meta: object;
+        }>;
+        revokeInvitation: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                invitation_id: string;
+            };
+            output: {
+                id: string;
+                revokedAt: string;
+            };
+            meta: object;
+        }>;
+        members: TRPCQueryProcedure<{
+            input: {
+                tenant_id: string;
+            };
+            output: {
+                data: {
+                    id: string;
+                    email: string;
+                    name: string | null;
+                    role: "member" | "owner";
+                    joinedAt: string;
+                }[];
+            };
+            meta: object;
+        }>;
+        removeMember: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                person_id: string;
+            };
+            output: {
+                id: string;
+                removedAt: string;
+            };
+            meta: object;
+        }>;
+        twoFactorPolicy: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                requireTwoFactor: boolean;
+            };
+            output: {
+                requireTwoFactor: boolean;
+            };
+            meta: object;
+        }>;
+        acceptInvitation: TRPCMutationProcedure<{
+            input: {
+                token: string;
+                password: string;
+                name?: string | undefined;
+            };
+            output: {
+                personId: string;
+                email: string;
+                tenantId: string;
+                role: "member" | "owner";
+            };
+            meta: object;
+        }>;
+        requestPasswordReset: TRPCMutationProcedure<{
+            input: {
+                email: string;
+            };
+            output: {
+                accepted: true;
+            };
+            meta: object;
+        }>;
+        resetPassword: TRPCMutationProcedure<{
+            input: {
+                token: string;
+                password: string;
+            };
+            output: {
+                personId: string;
+            };
+            meta: object;
+        }>;
+    };
+    me: {
+        signInOptions: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                apiKey: boolean;
+            };
+            meta: object;
+        }>;
+        signIn: TRPCMutationProcedure<{
+            input: {
+                email: string;
+                password: string;
+                code?: string | undefined;
+                tenantId?: string | undefined;
+            };
+            output: {
+                id: string;
+                email: string;
+                name: string | null;
+                tenantId: string;
+                role: "member" | "owner";
+                twoFactorEnabled: boolean;
+                mustEnrol: boolean;
+                recoveryCodesLeft: number;
+                shops: {
+                    tenantId: string;
+                    storeName: string;
+                    role: "member" | "owner";
+                    requireTwoFactor: boolean;
+                }[];
+                csrfToken: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        signOut: TRPCMutationProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                id: string;
+                endedAt: string;
+            };
+            meta: object;
+        }>;
+        me: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                id: string;
+                email: string;
+                name: string | null;
+                tenantId: string;
+                role: "member" | "owner";
+                twoFactorEnabled: boolean;
+                mustEnrol: boolean;
+                recoveryCodesLeft: number;
+                shops: {
+                    tenantId: string;
+                    storeName: string;
+                    role: "member" | "owner";
+                    requireTwoFactor: boolean;
+                }[];
+                csrfToken: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        sessions: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                data: {
+                    id: string;
+                    tenantId: string;
+                    address: string;
+                    userAgent: string | null;
+                    createdAt: string;
+                    lastSeenAt: string;
+                    expiresAt: string;
+                    current: boolean;
+                }[];
+            };
+            meta: object;
+        }>;
+        endSession: TRPCMutationProcedure<{
+            input: {
+                session_id: string;
+            };
+            output: {
+                id: string;
+                endedAt: string;
+            };
+            meta: object;
+        }>;
+        signIns: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                data: {
+                    at: string;
+                    address: string;
+                    outcome: "code_needed" | "limited" | "locked" | "no_shop" | "signed_in" | "unknown_email" | "wrong_code" | "wrong_password";
+                }[];
+            };
+            meta: object;
+        }>;
+        startTwoFactor: TRPCMutationProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                secret: string;
+                otpauthUrl: string;
+                qrSvg: string;
+            };
+            meta: object;
+        }>;
+        confirmTwoFactor: TRPCMutationProcedure<{
+            input: {
+                code: string;
+            };
+            output: {
+                recoveryCodes: string[];
+            };
+            meta: object;
+        }>;
+        disableTwoFactor: TRPCMutationProcedure<{
+            input: {
+                code: string;
+            };
+            output: {
+                twoFactorEnabled: false;
+            };
+            meta: object;
+        }>;
+    };
     events: {
         list: TRPCQueryProcedure<{
             input: {

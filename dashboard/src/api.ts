@@ -24,8 +24,8 @@ export type ApiKey = Outputs["apiKeys"]["list"]["data"][number];
 export type WhoAmI = Outputs["auth"]["whoami"];
 
 /**
- * A client sending `token` as the bearer (left out: only `auth.token` answers) and, for a tenant's session,
- * its `tenantId` as `x-tenant-id`. `onUnauthorized` is told
+ * A client sending `token` as the bearer (left out: only `auth.token` answers, or a person's session cookie),
+ * a person's session's CSRF token as `x-csrf-token`, and, for a tenant's session, its `tenantId` as `x-tenant-id`. `onUnauthorized` is told
  * when the gateway answers 401 (the token expired or its key was revoked), so the page can sign out.
  *
  * @example
@@ -34,7 +34,15 @@ export type WhoAmI = Outputs["auth"]["whoami"];
  * const page = await api.payments.list.query({ limit: 20 });
  * ```
  */
-export function createApi(options: { token: () => string | undefined; tenantId?: () => string | null | undefined; onUnauthorized?: () => void }): Api {
+export function createApi(options: {
+  token: () => string | null | undefined;
+  tenantId?: () => string | null | undefined;
+  /** A person's session (the cookie): its CSRF token, sent as `x-csrf-token` on every call. */
+  csrfToken?: () => string | undefined;
+  /** Is anyone signed in (a 401 then means the session ended)? Default: a token is set. */
+  signedIn?: () => boolean;
+  onUnauthorized?: () => void;
+}): Api {
   return createTRPCClient<AppRouter>({
     links: [
       httpLink({
@@ -43,6 +51,8 @@ export function createApi(options: { token: () => string | undefined; tenantId?:
           const headers: Record<string, string> = {};
           const token = options.token();
           if (token) headers.authorization = `Bearer ${token}`;
+          const csrfToken = options.csrfToken?.();
+          if (csrfToken) headers["x-csrf-token"] = csrfToken;
           // A tenant's session names its tenant, as the procedures that require x-tenant-id ask.
           const tenantId = options.tenantId?.();
           if (tenantId) headers["x-tenant-id"] = tenantId;
@@ -50,7 +60,7 @@ export function createApi(options: { token: () => string | undefined; tenantId?:
         },
         fetch: async (input, init) => {
           const response = await fetch(input, init);
-          if (response.status === 401 && options.token()) options.onUnauthorized?.();
+          if (response.status === 401 && (options.signedIn?.() ?? Boolean(options.token()))) options.onUnauthorized?.();
           return response;
         },
       }),

@@ -27,7 +27,18 @@ import { SettingsScreen } from "./screens/account/settings.tsx";
 import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
 import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
-import { type ActingFor, clearSession, hasExpiredSession, loadActingFor, loadSession, type Session, saveActingFor, saveSession } from "./session.ts";
+import { PersonLinkScreen, personLinkOf } from "./screens/person-link.tsx";
+import {
+  type ActingFor,
+  clearSession,
+  hasExpiredSession,
+  loadActingFor,
+  loadSession,
+  resumePersonSession,
+  type Session,
+  saveActingFor,
+  saveSession,
+} from "./session.ts";
 
 const CATALOGUES = { fr, en } as const;
 
@@ -49,6 +60,8 @@ export function App() {
   // A tab reopened or reloaded after its token ended says so, as one whose token ends while it is open does.
   const [expiredAtStart] = useState(() => hasExpiredSession(sessionStorage, new Date()));
   const [session, setSession] = useState<Session | undefined>(() => loadSession(sessionStorage, new Date()));
+  // Without a token's session, the browser may still hold a person's session cookie: asked once at start.
+  const [resuming, setResuming] = useState(session === undefined);
   const [signedOutBecause, setSignedOutBecause] = useState<MessageKey | undefined>(expiredAtStart ? "signIn.expired" : undefined);
   const [actingFor, setActingFor] = useState<ActingFor | undefined>(() => loadActingFor(sessionStorage));
   const current = useRef(session);
@@ -67,6 +80,12 @@ export function App() {
   }, [language]);
 
   const signOut = (reason?: MessageKey) => {
+    const ending = current.current;
+    // A person signing out ends the session at the gateway (which clears the cookie); an ended one needs nothing.
+    if (ending && ending.token === null && reason === "signIn.signedOut")
+      void createApi({ token: () => undefined, csrfToken: () => ending.csrfToken })
+        .me.signOut.mutate()
+        .catch(() => undefined);
     clearSession(sessionStorage);
     setSession(undefined);
     setActingFor(undefined);
@@ -78,11 +97,21 @@ export function App() {
     () =>
       createApi({
         token: () => current.current?.token,
+        csrfToken: () => current.current?.csrfToken,
+        signedIn: () => current.current !== undefined,
         tenantId: () => current.current?.tenantId ?? (current.current?.role === "admin" ? acting.current?.tenantId : undefined),
         onUnauthorized: () => signOutRef.current("signIn.expired"),
       }),
     [],
   );
+
+  useEffect(() => {
+    if (!resuming) return;
+    void resumePersonSession(api).then((resumed) => {
+      if (resumed && !current.current) setSession(resumed);
+      setResuming(false);
+    });
+  }, []);
 
   // Signed out when the token expires, whatever the page is doing then.
   useEffect(() => {
@@ -90,7 +119,7 @@ export function App() {
     const left = Date.parse(session.expiresAt) - Date.now();
     const timer = setTimeout(
       () => {
-        if (loadSession(sessionStorage, new Date())) setSession({ ...session });
+        if (session.token === null ? Date.parse(session.expiresAt) > Date.now() : loadSession(sessionStorage, new Date())) setSession({ ...session });
         else signOutRef.current("signIn.expired");
       },
       Math.min(Math.max(left, 0), MAX_TIMER_MS),
@@ -113,6 +142,10 @@ export function App() {
   useEffect(() => {
     document.title = `${screenTitle} · ${t("app.title")}`;
   }, [screenTitle, t]);
+  // An e-mailed link (an invitation, a new password) is answered whoever is signed in, or nobody.
+  const link = personLinkOf(hash);
+  if (link) return <PersonLinkScreen api={api} link={link} t={t} languageSwitch={languageSwitch} />;
+  if (!session && resuming) return null;
   if (!session) return <SignInScreen api={api} t={t} languageSwitch={languageSwitch} onSignedIn={signedIn} notice={signedOutBecause} />;
 
   const operating = session.role === "admin" ? actingFor : undefined;

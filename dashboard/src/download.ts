@@ -26,12 +26,14 @@ async function refusalOf(response: Response): Promise<string> {
  */
 export async function downloadCsv(options: {
   path: string;
-  token: string;
+  /** The session's bearer token; null for a person's session, which the cookie carries. */
+  token: string | null;
   tenantId?: string | null;
   filename: string;
   onUnauthorized?: () => void;
 }): Promise<void> {
-  const headers: Record<string, string> = { accept: "text/csv", authorization: `Bearer ${options.token}` };
+  const headers: Record<string, string> = { accept: "text/csv" };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.tenantId) headers["x-tenant-id"] = options.tenantId;
   const response = await fetch(options.path, { headers });
   if (response.status === 401) options.onUnauthorized?.();

@@ -1,12 +1,17 @@
 /**
- * Who is signed in: the bearer token and what `auth.whoami` says of it, kept in sessionStorage (gone with
- * the tab; never localStorage, which outlives it and every tab of the origin can read). A session past its
- * token's expiry is not a session.
+ * Who is signed in. A person (issue 30) signs in with e-mail, password and code: the session is an `HttpOnly`
+ * cookie the page never sees, and the tab keeps nothing (a reload asks `me.me` who is signed in). An operator's
+ * admin token — and, outside production, an API key's token for development — is kept with what `auth.whoami`
+ * says of it in sessionStorage (gone with the tab; never localStorage, which outlives it and every tab of the
+ * origin can read). A session past its expiry is not a session.
  */
-import type { Api, WhoAmI } from "./api.ts";
+import type { Api, Outputs, WhoAmI } from "./api.ts";
 
 export interface Session {
-  token: string;
+  /** The bearer token of an operator's or an API key's session; null for a person's (the cookie carries it). */
+  token: string | null;
+  /** A person's session: its CSRF token, sent with every call. */
+  csrfToken?: string;
   role: WhoAmI["role"];
   tenantId: string | null;
   environment: WhoAmI["environment"];
@@ -48,8 +53,9 @@ export function loadSession(storage: Storage, now: Date): Session | undefined {
   return undefined;
 }
 
+/** Keeps a token's session for the tab; a person's session is the cookie's, and nothing of it is kept. */
 export function saveSession(storage: Storage, session: Session): void {
-  storage.setItem(SESSION_KEY, JSON.stringify(session));
+  if (session.token) storage.setItem(SESSION_KEY, JSON.stringify(session));
 }
 
 export function clearSession(storage: Storage): void {
@@ -71,6 +77,26 @@ export function loadActingFor(storage: Storage): ActingFor | undefined {
 export function saveActingFor(storage: Storage, actingFor: ActingFor | undefined): void {
   if (actingFor) storage.setItem(ACTING_FOR_KEY, JSON.stringify(actingFor));
   else storage.removeItem(ACTING_FOR_KEY);
+}
+
+type Me = Outputs["me"]["me"];
+
+function personSession(me: Me): Session {
+  return { token: null, csrfToken: me.csrfToken, role: "tenant", tenantId: me.tenantId, environment: "sandbox", subject: me.email, expiresAt: me.expiresAt };
+}
+
+/** A person's sign-in: e-mail, password and, when they have set it up, a two-factor or recovery code. */
+export async function signInAsPerson(api: Api, input: { email: string; password: string; code?: string }): Promise<Session> {
+  return personSession(await api.me.signIn.mutate({ email: input.email, password: input.password, ...(input.code ? { code: input.code } : {}) }));
+}
+
+/** The person signed in with this browser's session cookie, if any (a reload, a new tab). */
+export async function resumePersonSession(api: Api): Promise<Session | undefined> {
+  try {
+    return personSession(await api.me.me.query());
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads who a token is (`auth.whoami`) into a session. */

@@ -54,6 +54,11 @@ export interface FleetOptions {
   approveDelayMs?: number;
   /** Told each step as it happens. */
   log?: (line: string) => void;
+  /**
+   * The address the gateway's processes reach provider A's sandbox at, given the sandbox's own (default: that
+   * one). A failover drill puts a proxy it can cut in between (`scripts/drill.ts`).
+   */
+  providerAAddress?: (sandboxUrl: string) => Promise<string>;
 }
 
 /** A running fleet. */
@@ -68,6 +73,8 @@ export interface Fleet {
   /** Each API node's own port, in the order of {@link api}. */
   apiPorts: number[];
   workers: GatewayProcess[];
+  /** Each worker's metrics port, in the order of {@link workers}. */
+  workerMetricsPorts: number[];
   pgbouncer: PgBouncer;
   haproxy: Haproxy;
   redisCluster?: RedisCluster;
@@ -170,7 +177,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       API_KEY_PEPPER: random(32),
       DATA_DIR: join(dir, "data"),
       SIMULATORS: "off",
-      PROVIDER_A_SANDBOX_URL: providerA,
+      PROVIDER_A_SANDBOX_URL: options.providerAAddress ? await options.providerAAddress(providerA) : providerA,
       PROVIDER_A_SANDBOX_SECRET_KEY: serviceAccount.secretKey,
       PROVIDER_A_SANDBOX_WEBHOOK_SECRET: serviceAccount.webhookSecret,
       PROVIDER_B_SANDBOX_URL: `${providerB}/sandbox-api/v1`,
@@ -214,14 +221,17 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       log(`API node ${i} on ${port}`);
     }
     const workers: GatewayProcess[] = [];
+    const workerMetricsPorts: number[] = [];
     for (let i = 1; i <= (options.workers ?? 2); i++) {
+      const metricsPort = await freePort();
+      workerMetricsPorts.push(metricsPort);
       const worker = await startGatewayProcess({
         dir,
         name: `worker${i}`,
         args: ["worker"],
-        // A worker serves nothing: it is up once it logs so (at info).
-        env: { ...env, LOG_LEVEL: "info" },
-        ready: { log: "passerelle started" },
+        // A worker serves its metrics only: it is up once they answer.
+        env: { ...env, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1" },
+        ready: { url: `http://127.0.0.1:${metricsPort}/metrics` },
       });
       workers.push(worker);
       started.push(worker);
@@ -236,7 +246,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         .map(([name, value]) => `${name}=${value}`)
         .join("\n"),
     );
-    return { url, env, sandbox: { providerA, providerB }, api, apiPorts, workers, pgbouncer, haproxy, redisCluster, dir, stop };
+    return { url, env, sandbox: { providerA, providerB }, api, apiPorts, workers, workerMetricsPorts, pgbouncer, haproxy, redisCluster, dir, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -39,3 +39,16 @@ export const MASK_SHOWS_TAIL_FROM = 12;
 export function maskSecret(value: string): string {
   return value.length < MASK_SHOWS_TAIL_FROM ? "…" : `…${value.slice(-4)}`;
 }
+
+/**
+ * A new single-use link token (an invitation's, a password reset's): `<prefix>_` + base64url of 32 random
+ * bytes. Stored only as {@link hashLinkToken}.
+ */
+export function mintLinkToken(prefix: "inv" | "pwr"): string {
+  return `${prefix}_${Buffer.from(crypto.getRandomValues(new Uint8Array(SECRET_BYTES))).toString("base64url")}`;
+}
+
+/** What is stored of a link token: HMAC-SHA256 with the pepper (as an API key secret), hex. */
+export function hashLinkToken(pepper: string, token: string): string {
+  return createHmac("sha256", pepper).update(`link\u0000${token}`).digest("hex");
+}

@@ -52,6 +52,8 @@ export interface TenantsTable {
   store_name: string;
   disabled: Generated<boolean>;
   live_enabled: Generated<boolean>;
+  /** The shop's people must sign in with a two-factor code (issue 30, migration 0026). */
+  require_two_factor: Generated<boolean>;
   rate_limit: NullableJsonb<RateLimit>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
@@ -158,6 +160,14 @@ export interface Database {
   payment_attempts: PaymentAttemptsTable;
   route_outcomes: RouteOutcomesTable;
   routing_versions: RoutingVersionsTable;
+  people: PeopleTable;
+  memberships: MembershipsTable;
+  invitations: InvitationsTable;
+  password_resets: PasswordResetsTable;
+  outbox_emails: OutboxEmailsTable;
+  recovery_codes: RecoveryCodesTable;
+  sign_ins: SignInsTable;
+  sessions: SessionsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -669,4 +679,110 @@ export interface RoutingVersionsTable {
   tenant_id: string;
   /** bigint: postgres.js reads it as a string, PGlite as a number; `Number()` it. */
   version: string | number;
+}
+
+/** A person's place in a shop (issue 30). */
+export type MembershipRole = "owner" | "member";
+
+/** A person who signs in to the dashboard (migration 0025). */
+export interface PeopleTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  name: Nullable<string>;
+  /** argon2id (`Bun.password`); null until the person accepts an invitation. */
+  password_hash: Nullable<string>;
+  /** The TOTP secret (sealed) once enrolment is confirmed (migration 0026). */
+  totp_secret: Nullable<string>;
+  /** The TOTP secret (sealed) of an enrolment not yet confirmed. */
+  totp_pending: Nullable<string>;
+  totp_enabled_at: NullableTimestamp;
+  /** The 30 s step of the last code used: a code (and any earlier one) works once. */
+  totp_last_counter: Nullable<number>;
+  /** Consecutive failed sign-ins; reset by a successful one. */
+  failed_sign_ins: Generated<number>;
+  /** Sign-ins are refused until then (too many failures). */
+  locked_until: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** Which shops a person belongs to, and as what. */
+export interface MembershipsTable {
+  tenant_id: string;
+  person_id: string;
+  role: MembershipRole;
+  created_at: CreatedAt;
+}
+
+/** A single-use link to join a shop; only the HMAC of its token is stored. */
+export interface InvitationsTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: MembershipRole;
+  token_hash: string;
+  /** `operator`, a person's id, or `key:<key id>`. */
+  invited_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  accepted_at: NullableTimestamp;
+  accepted_by: Nullable<string>;
+  revoked_at: NullableTimestamp;
+}
+
+/** A single-use link to set a new password; only the HMAC of its token is stored. */
+export interface PasswordResetsTable {
+  token_hash: string;
+  person_id: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: NullableTimestamp;
+}
+
+/** Where an outbox e-mail stands. */
+export type OutboxEmailStatus = "pending" | "sent" | "failed";
+
+/** An e-mail to send; its body is sealed (it holds a single-use link) and cleared once sent. */
+export interface OutboxEmailsTable {
+  id: string;
+  recipient: string;
+  subject: string;
+  sealed_body: Nullable<string>;
+  status: ColumnType<OutboxEmailStatus, OutboxEmailStatus | undefined, OutboxEmailStatus>;
+  attempts: Generated<number>;
+  last_error: Nullable<string>;
+  created_at: CreatedAt;
+  sent_at: NullableTimestamp;
+}
+
+/** A two-factor recovery code, single use; only its HMAC is stored. */
+export interface RecoveryCodesTable {
+  code_hash: string;
+  person_id: string;
+  used_at: NullableTimestamp;
+}
+
+/** One sign-in or failure: `signed_in`, `wrong_password`, `unknown_email`, `code_needed`, `wrong_code`, `locked`, `no_shop`, `limited`. */
+export interface SignInsTable {
+  id: Generated<number>;
+  person_id: Nullable<string>;
+  email: string;
+  address: string;
+  outcome: string;
+  at: CreatedAt;
+}
+
+/** A signed-in person in one shop; only the HMAC of the cookie's secret is stored. */
+export interface SessionsTable {
+  id: string;
+  secret_hash: string;
+  person_id: string;
+  tenant_id: string;
+  address: string;
+  user_agent: Nullable<string>;
+  created_at: CreatedAt;
+  last_seen_at: CreatedAt;
+  expires_at: Date;
+  ended_at: NullableTimestamp;
 }

@@ -19,6 +19,7 @@ import { DASHBOARD_ROUTES, dashboardAsset, dashboardPage } from "./dashboard-rou
 import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
@@ -83,7 +84,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const infoOf = (request: Request): RequestInfo => {
     let found = info.get(request);
     if (!found) {
-      found = { requestId: requestIdFor(request) };
+      found = { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) };
       info.set(request, found);
     }
     return found;
@@ -240,7 +241,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const rest = tooLarge ? undefined : table.match(request.method, request.url);
     // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
     // answers with the request id and response headers already on the response.
-    const requestInfo = rest ? { requestId: requestIdFor(request) } : infoOf(request);
+    const requestInfo = rest ? { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) } : infoOf(request);
     let response: Response;
     let stamped = false;
     let preflight: Response | undefined;

@@ -26,6 +26,7 @@ export const TAGS: Record<string, string> = {
   tenants: "Tenants and their callback secret",
   credentials: "A tenant's own provider accounts (sealed at rest, shown masked)",
   "api keys": "A tenant's API keys",
+  people: "The people of a shop who sign in to the dashboard: invitations, members, passwords (docs/team.md)",
   admin: "Operator reports across tenants",
   [OPERATOR_TAG]: "Operations that need an operator's (admin) token: a tenant's token or API key gets 403 `forbidden`",
   operations: "Health probes and the index",
@@ -34,10 +35,12 @@ export const TAGS: Record<string, string> = {
 /** How each procedure base authorises a call, as the first sentence of its operations' descriptions. */
 export const BASE_DESCRIPTIONS = {
   public: "Public: no token.",
-  authenticated: "Any valid token: an operator's or a tenant's.",
+  authenticated: "Any valid token: an operator's or a tenant's (or a person's dashboard session).",
+  person:
+    "A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.",
   admin: "**Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.",
   tenantOwner:
-    "A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`).",
+    "A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).",
   tenant:
-    "A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).",
+    "A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).",
 } as const;

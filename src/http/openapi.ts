@@ -28,7 +28,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { ERROR_CODES } from "../errors.ts";
-import { adminProcedure, authedProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
+import { adminProcedure, authedProcedure, personProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
 import { errorBodySchema } from "./error-body.ts";
 import { ENVIRONMENT_HEADER_PARAMETER, HEADER_COMPONENTS, headerRef, TENANT_HEADER_PARAMETER } from "./openapi-headers.ts";
 import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
@@ -63,7 +63,7 @@ const documentedErrorBody = errorBodySchema.extend({
 });
 
 /** How a procedure's base authorises a call, and the statuses that gives it. */
-type Base = "public" | "authenticated" | "admin" | "tenant" | "tenantOwner";
+type Base = "public" | "authenticated" | "admin" | "tenant" | "tenantOwner" | "person";
 
 const BASE_ERRORS: Record<Base, number[]> = {
   public: [],
@@ -76,6 +76,20 @@ const BASE_ERRORS: Record<Base, number[]> = {
   tenant: [400, 401, 403, 404, 429],
   // …a tenant token on another tenant's path (404), x-tenant-id not the token's (403), a bad x-environment (400).
   tenantOwner: [400, 401, 403, 404, 429],
+  // No session, or an ended one (401); a change without the session's x-csrf-token (403).
+  person: [401, 403],
+};
+
+/**
+ * Who may call, as the document's `security` (trpc-to-openapi would list every scheme): a person's session is
+ * accepted wherever a tenant's token is, never for an operator's call.
+ */
+const BASE_SECURITY: Partial<Record<Base, Record<string, never[]>[]>> = {
+  admin: [{ bearer: [] }],
+  authenticated: [{ bearer: [] }, { session: [] }],
+  tenant: [{ bearer: [] }, { session: [] }],
+  tenantOwner: [{ bearer: [] }, { session: [] }],
+  person: [{ session: [] }],
 };
 
 /**
@@ -90,6 +104,7 @@ const BASE_MARKERS: [Base, unknown][] = [
   ["tenant", tenantProcedure._def.middlewares.at(-1)],
   ["tenantOwner", tenantOwnerProcedure._def.middlewares.at(-1)],
   ["authenticated", authedProcedure._def.middlewares.at(-1)],
+  ["person", personProcedure._def.middlewares.at(-1)],
 ];
 
 interface ProcedureFacts {
@@ -97,6 +112,8 @@ interface ProcedureFacts {
   declared: readonly number[];
   /** The REST route also answers `text/csv`: a report (`meta.csv`) or a whole list (`meta.csvList`). */
   csv: "report" | "list" | null;
+  /** The answer sets or clears the session cookie. */
+  sessionCookie: boolean;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
@@ -108,7 +125,7 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
     const meta = procedure._def.meta;
     const csv = meta?.csv !== undefined ? "report" : meta?.csvList !== undefined ? "list" : null;
-    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv });
+    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv, sessionCookie: meta?.sessionCookie === true });
   }
   return facts;
 }
@@ -147,6 +164,13 @@ function describeResponseHeaders(operation: OperationObject, procedure: Procedur
     const headers: Record<string, unknown> = { "x-request-id": headerRef("x-request-id") };
     if (procedure.base === "tenant" || procedure.base === "tenantOwner") for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
     if (idempotent) headers["idempotent-replayed"] = headerRef("idempotent-replayed");
+    if (procedure.sessionCookie && status === "200") {
+      headers["set-cookie"] = {
+        description: "The dashboard's session: `passerelle_session=…; Path=/; Max-Age=…; HttpOnly; Secure; SameSite=Strict` (`Max-Age=0` clears it)",
+        schema: { type: "string" },
+      };
+      headers["cache-control"] = { description: "`no-store` when the answer opens a session", schema: { type: "string" } };
+    }
     response.headers = { ...headers, ...response.headers };
   }
 }
@@ -222,7 +246,16 @@ export function buildOpenApiDocument(
     // software is not published under a public licence: an SPDX `LicenseRef-` says so.
     contact: { name: "The operator of this gateway", url: baseUrl },
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-    securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+      session: {
+        type: "apiKey",
+        in: "cookie",
+        name: "passerelle_session",
+        description:
+          "A person's dashboard session (`POST /people/sign-in`): `HttpOnly; Secure; SameSite=Strict`. A call that changes something also sends the session's CSRF token as `x-csrf-token`.",
+      },
+    },
     paths: plainPaths,
   });
   // The error body schema, rendered by zod-openapi the same way as the rest of the document.
@@ -246,6 +279,7 @@ export function buildOpenApiDocument(
         .join("-");
       const procedure = path in plainPaths ? undefined : facts.get(operation.operationId);
       if (!procedure || procedure.base === "public") operation.security ??= [];
+      else if (BASE_SECURITY[procedure.base]) operation.security = BASE_SECURITY[procedure.base];
       // Plain routes describe their own responses; the procedures' are trpc-to-openapi's and get corrected.
       if (!procedure) continue;
       const responses = operation.responses;

@@ -9,6 +9,7 @@
  * | `ipn`             | `process-ipn`                   | {@link IpnJobData}             | {@link enqueueIpn}                                |
  * | `permits`         | `sweep` (repeatable), `charge`  | `{}`, {@link RenewalJobData}   | {@link scheduleRenewalSweep}, {@link enqueueRenewalCharge} |
  * | `sweeper`         | `sweep` (repeatable)            | `{}`                           | {@link scheduleSweeper}                           |
+ * | `mail`            | `send-email`                    | {@link EmailJobData}           | {@link enqueueEmail}                              |
  * | `<provider>-sync` | one per sync chain ¹            | `{ <subject>Id, step }`        | each chain's `enqueue`, on {@link syncQueueOf}    |
  *
  * ¹ `sync` (direct payments), `confirm-checkout`, `confirm-permit-charge`, `confirm-permit`: each chain declares its
@@ -211,6 +212,38 @@ export const SWEEP_JOB = "sweep";
 /** Puts the sweeper's schedule in place, one run every `everyMs` (an upsert: calling it again changes nothing). */
 export function scheduleSweeper(deps: Pick<EnqueueDeps, "queue">, everyMs: number): Promise<void> {
   return deps.queue.repeat(SWEEPER_QUEUE, SWEEPER_SCHEDULER_ID, everyMs, SWEEP_JOB, {});
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// mail
+
+/** The e-mail outbox's queue (`services/mail/outbox.ts` sends). */
+export const MAIL_QUEUE = "mail";
+/** The job name on {@link MAIL_QUEUE}. */
+export const SEND_EMAIL_JOB = "send-email";
+
+/** What a `mail` job carries: the outbox row's id (job id too). */
+export interface EmailJobData {
+  emailId: string;
+}
+
+/**
+ * Enqueues the sending of an outbox message (6 attempts, exponential backoff from 5 s; the outbox counts its own
+ * attempts across jobs). Never throws: the sweeper finds a pending message without a job.
+ */
+export async function enqueueEmail(deps: EnqueueDeps, emailId: string): Promise<boolean> {
+  try {
+    await deps.queue.add<EmailJobData>(
+      MAIL_QUEUE,
+      SEND_EMAIL_JOB,
+      { emailId },
+      { jobId: emailId, attempts: 6, backoff: { type: "exponential", delayMs: 5_000 } },
+    );
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err, emailId }, "could not enqueue an e-mail; the sweeper will");
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

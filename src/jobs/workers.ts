@@ -7,8 +7,9 @@
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
  * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
- * |                   |                                             | `auditIfDue`, `pruneIfDue`                 |         |                         |
+ * |                   |                                             | `auditIfDue`, `pruneIfDue`, `sweepOutbox`  |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
+ * | `mail`            | `send-email`                                | `sendOutboxEmail` of one outbox message    | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
  * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |
  * |                   | `confirm-permit-charge`, `confirm-permit`   |                                            |         |                         |
@@ -36,8 +37,12 @@ import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-w
 import { isRedisConnectionError } from "./redis-outage.ts";
 import { registerSyncWorkers } from "./sync-workers.ts";
 import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
+import { sendOutboxEmail, sweepOutbox } from "../services/mail/outbox.ts";
+import { createMailTransport, type MailTransport } from "../services/mail/transport.ts";
 import {
   type DeliveryJobData,
+  type EmailJobData,
+  MAIL_QUEUE,
   PERMITS_QUEUE,
   RENEWAL_SWEEP_JOB,
   type RenewalJobData,
@@ -65,6 +70,8 @@ export interface WorkerOptions {
   onAudit?: (result: AuditResult) => void;
   /** Receives what each periodic pruning deleted (the gateway counts it in its metrics). */
   onPrune?: (report: PruneReport) => void;
+  /** How outbox e-mails leave; default: the configuration's (`SMTP_URL`, or the log in development). */
+  mailTransport?: MailTransport;
 }
 
 /** The registered workers: `start()` when the queue starts running them, `stop()` before it closes. */
@@ -106,6 +113,13 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     await sweepProviderB(deps);
     await auditIfDue(deps, options.onAudit);
     await pruneIfDue(deps, options.onPrune);
+    await sweepOutbox(deps);
+  });
+  const mailTransport = options.mailTransport ?? createMailTransport(deps.config, deps.logger);
+  deps.queue.process<EmailJobData>(MAIL_QUEUE, (job) => sendOutboxEmail(deps, mailTransport, job.data.emailId), {
+    concurrency: 5,
+    // nodemailer's own timeouts (connection 2 min, greeting 30 s, socket 10 min) are longer than a stuck server deserves.
+    timeLimitMs: 120_000,
   });
   registerProviderBWorkers(deps);
   deps.queue.process<RenewalJobData | Record<string, never>>(
@@ -144,6 +158,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      mailTransport.close();
     },
   };
 }

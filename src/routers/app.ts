@@ -8,7 +8,9 @@ import { authRouter } from "./auth.ts";
 import { balanceRouter } from "./balance.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
+import { meRouter } from "./me.ts";
 import { paymentsRouter } from "./payments.ts";
+import { peopleRouter } from "./people.ts";
 import { payoutsRouter } from "./payouts.ts";
 import { permitSchedulesRouter } from "./permit-schedules.ts";
 import { permitsRouter } from "./permits.ts";
@@ -25,6 +27,8 @@ export const appRouter = router({
   tenants: tenantsRouter,
   credentials: credentialsRouter,
   apiKeys: apiKeysRouter,
+  people: peopleRouter,
+  me: meRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
   payments: paymentsRouter,

@@ -18,6 +18,7 @@ import { API_KEY_BEARER_PREFIX, apiKeyBearerPrincipal } from "../services/api-ke
 import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
+import { CSRF_HEADER, csrfTokenMatches, findLiveSession, sessionSecretOf } from "../services/people/mod.ts";
 import { rateLimitKey } from "../services/rate-limit/mod.ts";
 
 export type { RequestInfo } from "../http/request-info.ts";
@@ -33,7 +34,7 @@ export interface Context {
  * The error statuses a procedure answers beyond those its base, its input and `Idempotency-Key` give it
  * (`http/openapi.ts` derives those): its own 404, 409, a provider's 422/424/502/504…
  */
-export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 502 | 504;
+export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 429 | 502 | 504;
 
 /**
  * Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1) and the
@@ -51,6 +52,8 @@ export type Meta = OpenApiMeta<{
    * the filters, streamed page by page (`http/rest-bridge.ts`); `limit` is ignored, `cursor` is where it starts.
    */
   csvList?: CsvList;
+  /** The answer sets or clears the dashboard's session cookie (`Set-Cookie`), for the OpenAPI document. */
+  sessionCookie?: true;
 }>;
 
 const t = initTRPC
@@ -93,9 +96,50 @@ function bearerToken(headers: Headers): string {
   return match[1]!;
 }
 
-/** The caller's verified token; a token minted from an API key stops working once the key is revoked. */
+type CallType = "query" | "mutation" | "subscription";
+
+function requestedEnvironment(headers: Headers): Environment | null {
+  const requested = headers.get("x-environment");
+  if (requested === null) return null;
+  if (requested !== "sandbox" && requested !== "live") throw new BadRequestError("x-environment must be one of the following values: sandbox, live");
+  return requested;
+}
+
+/**
+ * A person signed in to the dashboard (issue 30): the session cookie's live session acts as a tenant token of
+ * its shop, in the environment `x-environment` names (sandbox by default). A call that changes something also
+ * carries the session's CSRF token in `x-csrf-token` (403 without it). Until a person sets up two-factor sign-in
+ * that their shop requires, only their own calls (`personProcedure`) are open to them.
+ */
+async function authenticateSession(ctx: Context, secret: string, type: CallType, enrolling: boolean): Promise<Principal> {
+  const session = await findLiveSession(ctx.deps, secret);
+  if (!session) throw new UnauthorizedError("The session has ended or expired: sign in again");
+  if (type === "mutation" && !csrfTokenMatches(ctx.deps, secret, ctx.headers.get(CSRF_HEADER)))
+    throw new ForbiddenError("A call that changes something needs the session's x-csrf-token header");
+  if (session.mustEnrol && !enrolling) throw new ForbiddenError("This shop requires two-factor sign-in: set it up first");
+  ctx.request.tenantId = session.tenantId;
+  return {
+    sub: session.personId,
+    role: "tenant",
+    tenantId: session.tenantId,
+    environment: requestedEnvironment(ctx.headers) ?? "sandbox",
+    keyId: null,
+    expiresAt: session.expiresAt,
+    notBefore: null,
+    person: session,
+  };
+}
+
+/**
+ * The caller's verified token, or the dashboard's session cookie when no `Authorization` header is sent; a token
+ * minted from an API key stops working once the key is revoked.
+ */
 // Cache hits are read synchronously (`verifyCached`, `cached`): no promise per check on the hot path.
-async function authenticate(ctx: Context): Promise<Principal> {
+async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
+  if (!ctx.headers.has("authorization")) {
+    const secret = sessionSecretOf(ctx.headers);
+    if (secret) return authenticateSession(ctx, secret, type, false);
+  }
   const { tokens, apiKeyStatus } = ctx.deps;
   const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
@@ -114,8 +158,8 @@ async function authenticate(ctx: Context): Promise<Principal> {
 }
 
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
-  const principal = await authenticate(ctx);
+export const authedProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+  const principal = await authenticate(ctx, type);
   refuseHostileText(await getRawInput());
   return next({ ctx: { principal } });
 });
@@ -128,11 +172,20 @@ export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
 
 function environmentOf(principal: Principal, headers: Headers): Environment {
   if (principal.role !== "admin") return principal.environment;
-  const requested = headers.get("x-environment");
-  if (requested === null) return principal.environment;
-  if (requested !== "sandbox" && requested !== "live") throw new BadRequestError("x-environment must be one of the following values: sandbox, live");
-  return requested;
+  return requestedEnvironment(headers) ?? principal.environment;
 }
+
+/**
+ * A person's own calls (issue 30): the dashboard's session cookie only (no token acts as a person), with
+ * `x-csrf-token` on a call that changes something. Open to a person who must still set up two-factor sign-in.
+ */
+export const personProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+  const secret = sessionSecretOf(ctx.headers);
+  if (!secret) throw new UnauthorizedError("Sign in first: this call needs the dashboard's session cookie");
+  const principal = await authenticateSession(ctx, secret, type, true);
+  refuseHostileText(await getRawInput());
+  return next({ ctx: { principal, person: principal.person! } });
+});
 
 /**
  * Counts a tenant token's call against its tenant's budget in that environment (contract §9). Operators'
@@ -169,8 +222,8 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
  */
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
-export const tenantProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
-  const principal = await authenticate(ctx);
+export const tenantProcedure = t.procedure.use(async ({ ctx, meta, type, getRawInput, next }) => {
+  const principal = await authenticate(ctx, type);
   refuseHostileText(await getRawInput());
   const header = ctx.headers.get("x-tenant-id");
   let tenantId: string;
@@ -193,8 +246,8 @@ export const tenantProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, 
  * another tenant's id is 404, as if it did not exist (contract §2). `x-tenant-id`, when sent by a tenant
  * token, must still be the token's own (403 `tenant_mismatch`). Operators may manage a disabled tenant.
  */
-export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
-  const principal = await authenticate(ctx);
+export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+  const principal = await authenticate(ctx, type);
   const raw = (await getRawInput()) as { tenant_id?: unknown } | undefined;
   refuseHostileText(raw);
   const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";

@@ -7,7 +7,25 @@ import { monotonicFactory } from "ulid";
 // made, which "newest first" lists and keyset paging rely on.
 const ulid = monotonicFactory();
 
-export type IdPrefix = "ten" | "key" | "pay" | "evt" | "whe" | "whs" | "dlv" | "prm" | "sch" | "chg" | "pcr" | "tsc" | "po" | "rf";
+export type IdPrefix =
+  | "ten"
+  | "key"
+  | "pay"
+  | "evt"
+  | "whe"
+  | "whs"
+  | "dlv"
+  | "prm"
+  | "sch"
+  | "chg"
+  | "pcr"
+  | "tsc"
+  | "po"
+  | "rf"
+  | "per"
+  | "inv"
+  | "eml"
+  | "ses";
 
 /** A new id with the given prefix, e.g. `ten_01J…`. */
 export function newId(prefix: IdPrefix): string {

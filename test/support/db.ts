@@ -3,6 +3,7 @@
  * with `DATABASE_URL` set, a new database on that server (dropped by `dispose()`);
  * otherwise PGlite in memory, loaded from a snapshot cached under the OS temp directory.
  */
+import { throughPooler } from "../../src/db/open-postgres.ts";
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import postgres from "postgres";
@@ -118,7 +119,7 @@ async function createServerDatabase(serverUrl: string): Promise<TestDatabase> {
 }
 
 async function withAdminConnection<T>(serverUrl: string, run: (admin: postgres.Sql) => Promise<T>): Promise<T> {
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(throughPooler(serverUrl).url, { max: 1, onnotice: () => {} });
   try {
     return await run(admin);
   } finally {
@@ -171,7 +172,7 @@ export interface ScratchDatabase {
 /** Creates a {@link ScratchDatabase} on the server `serverUrl` points at. */
 export async function createScratchDatabase(serverUrl: string): Promise<ScratchDatabase> {
   const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(throughPooler(serverUrl).url, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

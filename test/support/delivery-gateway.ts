@@ -3,6 +3,7 @@
  * settings (a sweeper every few hundred milliseconds), a clock they can move, workers started or not,
  * and a database shared by several gateways (several workers) or reachable by URL from a child process.
  */
+import { throughPooler } from "../../src/db/open-postgres.ts";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { loadConfig, type Config } from "../../src/config.ts";
@@ -123,7 +124,7 @@ export async function startDeliveryGateway(options: DeliveryGatewayOptions = {})
  */
 export async function createNamedServerDatabase(serverUrl: string): Promise<{ url: string; dispose(): Promise<void>; audited: boolean }> {
   const name = `passerelle_test_${randomBytes(6).toString("hex")}`;
-  const admin = () => postgres(serverUrl, { max: 1, onnotice: () => {} });
+  const admin = () => postgres(throughPooler(serverUrl).url, { max: 1, onnotice: () => {} });
   const create = admin();
   try {
     await create.unsafe(`create database "${name}"`);

@@ -1,12 +1,13 @@
 /**
- * Signing in: a merchant with an API key (its id and secret, exchanged for a token by `auth.token`; the
- * secret is not kept), an operator with an admin token. Shown too when a session ends, saying why.
+ * Signing in: a person with e-mail, password and two-factor code (a session cookie the page never sees), an
+ * operator with an admin token; outside production only, a developer with an API key (its id and secret,
+ * exchanged for a token by `auth.token`; the secret is not kept). Shown too when a session ends, saying why.
  */
 import type { JSX } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { type Api, createApi, messageOf } from "../api.ts";
 import type { MessageKey } from "../i18n.ts";
-import { type Session, signInWithAdminToken, signInWithApiKey } from "../session.ts";
+import { type Session, signInAsPerson, signInWithAdminToken, signInWithApiKey } from "../session.ts";
 
 interface SignInProps {
   api: Api;
@@ -20,7 +21,15 @@ interface SignInProps {
 const apiFor = (token: string) => createApi({ token: () => token });
 
 export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: SignInProps) {
-  const [mode, setMode] = useState<"tenant" | "operator">("tenant");
+  const [mode, setMode] = useState<"person" | "tenant" | "operator">("person");
+  // Signing in with an API key is for development: the gateway says whether it offers it.
+  const [apiKeyOffered, setApiKeyOffered] = useState(false);
+  useEffect(() => {
+    void api.me.signInOptions
+      .query()
+      .then((options) => setApiKeyOffered(options.apiKey))
+      .catch(() => undefined);
+  }, [api]);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -30,10 +39,13 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
     setBusy(true);
     setError(undefined);
     try {
+      const field = (name: string) => String(form.get(name) ?? "").trim();
       const session =
-        mode === "tenant"
-          ? await signInWithApiKey(api, apiFor, String(form.get("keyId") ?? "").trim(), String(form.get("secret") ?? "").trim())
-          : await signInWithAdminToken(apiFor, String(form.get("token") ?? "").trim(), t("signIn.notAdmin"));
+        mode === "person"
+          ? await signInAsPerson(api, { email: field("email"), password: String(form.get("password") ?? ""), code: field("code") })
+          : mode === "tenant"
+            ? await signInWithApiKey(api, apiFor, field("keyId"), field("secret"))
+            : await signInWithAdminToken(apiFor, field("token"), t("signIn.notAdmin"));
       onSignedIn(session);
     } catch (caught) {
       setError(messageOf(caught));
@@ -59,15 +71,40 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
           </p>
         )}
         <div class="tabs" role="tablist">
-          <button type="button" role="tab" aria-selected={mode === "tenant"} onClick={() => setMode("tenant")}>
-            {t("signIn.asTenant")}
+          <button type="button" role="tab" data-mode="person" aria-selected={mode === "person"} onClick={() => setMode("person")}>
+            {t("signIn.asPerson")}
           </button>
-          <button type="button" role="tab" aria-selected={mode === "operator"} onClick={() => setMode("operator")}>
+          {apiKeyOffered && (
+            <button type="button" role="tab" data-mode="tenant" aria-selected={mode === "tenant"} onClick={() => setMode("tenant")}>
+              {t("signIn.asTenant")}
+            </button>
+          )}
+          <button type="button" role="tab" data-mode="operator" aria-selected={mode === "operator"} onClick={() => setMode("operator")}>
             {t("signIn.asOperator")}
           </button>
         </div>
-        <form onSubmit={submit} class="stack" aria-label={mode === "tenant" ? t("signIn.asTenant") : t("signIn.asOperator")}>
-          {mode === "tenant" ? (
+        <form
+          onSubmit={submit}
+          class="stack"
+          aria-label={mode === "person" ? t("signIn.asPerson") : mode === "tenant" ? t("signIn.asTenant") : t("signIn.asOperator")}
+        >
+          {mode === "person" ? (
+            <>
+              <p class="hint">{t("signIn.personHint")}</p>
+              <label>
+                {t("signIn.email")}
+                <input name="email" type="email" required autoComplete="username" spellcheck={false} />
+              </label>
+              <label>
+                {t("signIn.password")}
+                <input name="password" type="password" required autoComplete="current-password" />
+              </label>
+              <label>
+                {t("signIn.code")}
+                <input name="code" autoComplete="one-time-code" inputMode="numeric" spellcheck={false} placeholder="123456" />
+              </label>
+            </>
+          ) : mode === "tenant" ? (
             <>
               <p class="hint">{t("signIn.tenantHint")}</p>
               <label>

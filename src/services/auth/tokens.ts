@@ -9,6 +9,7 @@
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Config, Environment } from "../../config.ts";
+import type { LiveSession } from "../people/sessions.ts";
 import { InvalidTokenError } from "./invalid-token.ts";
 
 /** Who is calling, as the token says. */
@@ -22,6 +23,8 @@ export interface Principal {
   expiresAt: Date;
   /** When the token stops being valid before `exp` is reached: `nbf`, in seconds. */
   notBefore: number | null;
+  /** A person signed in to the dashboard (the session cookie, issue 30) rather than a token. */
+  person?: LiveSession;
 }
 
 const CLOCK_TOLERANCE_S = 30;

@@ -13,6 +13,7 @@ import { chromiumInstalled, type Chromium, launchChromium } from "../../support/
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import type { Json } from "../../support/json.ts";
 import { freePort } from "../../support/ports.ts";
+import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
 export interface DashboardRig {
@@ -30,7 +31,12 @@ export interface DashboardRig {
   /** A page whose browser prefers `languages` (navigator.languages), opened on `/` and sent on to `/dashboard`. */
   openDashboard(languages?: string[]): Promise<Page>;
   /** Fills the tenant sign-in form and waits for the signed-in frame. */
+  /** A developer's sign-in with an API key (offered outside production only): its tab, then the key. */
   signInWithKey(page: Page, keyId: string, secret: string): Promise<void>;
+  /** A shop's owner invited by the operator, joined through the e-mailed link (read from the log: no SMTP_URL). */
+  newPerson(tenantId: string, email: string, password: string): Promise<void>;
+  /** A person's sign-in: e-mail, password and, when given, a two-factor code. */
+  signInAsPerson(page: Page, email: string, password: string, code?: string): Promise<void>;
   screenshot(page: Page, name: string): Promise<void>;
 }
 
@@ -62,7 +68,7 @@ export function useDashboardRig(): DashboardRig {
   });
 
   rig.api = async (method, path, options) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.token}` };
+    const headers: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
     if (options.tenantId) headers["x-tenant-id"] = options.tenantId;
     if (options.json !== undefined) headers["content-type"] = "application/json";
     const response = await fetch(`${rig.base}${path}`, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) });
@@ -92,8 +98,26 @@ export function useDashboardRig(): DashboardRig {
   };
 
   rig.signInWithKey = async (page, keyId, secret) => {
+    await page.locator('[role="tab"][data-mode="tenant"]').click();
     await page.locator('input[name="keyId"]').fill(keyId);
     await page.locator('input[name="secret"]').fill(secret);
+    await page.locator('form button[type="submit"]').click();
+    await page.locator('[data-testid="environment"]').waitFor();
+  };
+
+  rig.newPerson = async (tenantId, email, password) => {
+    const invited = await rig.api("POST", `/tenants/${tenantId}/invitations`, { token: await rig.tg.adminToken(), json: { email, role: "owner" } });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(200);
+    const line = await waitUntil(() => rig.tg.logs.find((l) => l.msg === "e-mail (no SMTP_URL)" && l.to === email), { what: `the invitation to ${email}` });
+    const token = /#\/invitation\/([A-Za-z0-9_-]+)/.exec(String(line.text))![1]!;
+    const accepted = await rig.api("POST", "/people/invitations/accept", { token: "", json: { token, password } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+  };
+
+  rig.signInAsPerson = async (page, email, password, code) => {
+    await page.locator('input[name="email"]').fill(email);
+    await page.locator('input[name="password"]').fill(password);
+    if (code) await page.locator('input[name="code"]').fill(code);
     await page.locator('form button[type="submit"]').click();
     await page.locator('[data-testid="environment"]').waitFor();
   };

@@ -73,6 +73,7 @@ describeWithChromium(
         const tenant = await newTenant("Wrong Secret Shop");
         const page = await openDashboard();
         await page.getByRole("heading", { name: "Sign in" }).waitFor();
+        await page.locator('[role="tab"][data-mode="tenant"]').click();
         await page.locator('input[name="keyId"]').fill(tenant.keyId);
         await page.locator('input[name="secret"]').fill("psk_not-the-secret");
         await page.keyboard.press("Enter");
@@ -174,16 +175,17 @@ describeWithChromium(
     describe("on a phone", () => {
       it("fits a 390 px wide screen without sideways scrolling, and works from the keyboard", async () => {
         const tenant = await newTenant("Petit Écran");
+        await rig.newPerson(tenant.id, "petit@ecran.example", "un petit écran suffit");
         const page = await openDashboard();
         await page.setViewportSize({ width: 390, height: 844 });
-        // Keyboard only: Tab to the key id field, type, Tab to the secret, Enter.
+        // Keyboard only: Tab to the e-mail field, type, Tab to the password, type, Enter.
         for (let i = 0; i < 10; i++) {
           await page.keyboard.press("Tab");
-          if (await page.evaluate(() => document.activeElement?.getAttribute("name") === "keyId")) break;
+          if (await page.evaluate(() => document.activeElement?.getAttribute("name") === "email")) break;
         }
-        await page.keyboard.type(tenant.keyId);
+        await page.keyboard.type("petit@ecran.example");
         await page.keyboard.press("Tab");
-        await page.keyboard.type(tenant.secret);
+        await page.keyboard.type("un petit écran suffit");
         await page.keyboard.press("Enter");
         await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
         for (const hash of ["#/home", "#/payments", "#/permits", "#/money", "#/reports", "#/routing", "#/webhooks", "#/events", "#/api-keys", "#/settings"]) {

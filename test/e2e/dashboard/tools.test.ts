@@ -403,6 +403,7 @@ describeWithChromium(
         // Asked first, with what it does.
         expect(asked.at(-1)).toStartWith("Disable Nouvelle Boutique? Its keys and tokens stop working at once");
         const refused = await openDashboard();
+        await refused.locator('[role="tab"][data-mode="tenant"]').click();
         await refused.locator('input[name="keyId"]').fill(keyId);
         await refused.locator('input[name="secret"]').fill(secret);
         await refused.locator('form button[type="submit"]').click();

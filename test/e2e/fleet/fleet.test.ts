@@ -52,6 +52,15 @@ async function until(what: string, path: string, done: (body: Body) => boolean):
   );
 }
 
+/** A payment from an MTN Benin phone through the balancer, followed until it succeeds; its id. */
+async function paidPayment(amount: number, description: string): Promise<string> {
+  const created = await call("POST", "/payments", { amount, description, operator: "mtn", customer: { phone: { number: "+22997000000", country: "bj" } } });
+  expect(created.status).toBe(200);
+  const paymentId = created.body.id as string;
+  await until(`payment ${paymentId} to succeed`, `/payments/${paymentId}`, (body) => body.state === "succeeded");
+  return paymentId;
+}
+
 function adminToken(): string {
   const minted = Bun.spawnSync([process.execPath, join(REPO_ROOT, "src", "main.ts"), "token", "--admin"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...fleet.env },
@@ -97,15 +106,7 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${r
     const endpoint = await call("POST", "/webhooks", { url: `${receiver.url}/fleet`, events: ["payment.completed", "refund.succeeded", "payout.sent"] });
     expect(endpoint.status).toBe(200);
 
-    const created = await call("POST", "/payments", {
-      amount: 800,
-      description: "Order on the fleet",
-      operator: "mtn",
-      customer: { phone: { number: "+22997000000", country: "bj" } },
-    });
-    expect(created.status).toBe(200);
-    const paymentId = created.body.id as string;
-    await until("the payment to succeed", `/payments/${paymentId}`, (body) => body.state === "succeeded");
+    const paymentId = await paidPayment(800, "Order on the fleet");
 
     const refund = await call("POST", `/payments/${paymentId}/refunds`, { amount: 300, reason: "One item out of stock" });
     expect(refund.status).toBe(200);
@@ -130,6 +131,14 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${r
       { what: "three webhooks at the receiver", timeoutMs: 30_000, intervalMs: 200 },
     );
     expect(types).toEqual(["payment.completed", "payout.sent", "refund.succeeded"]);
+    // The workers delivered them, and say so on their own metrics.
+    const delivered = await Promise.all(
+      fleet.workerMetricsPorts.map(async (port) => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return [...text.matchAll(/^passerelle_webhook_delivery_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      }),
+    );
+    expect(delivered.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
     // The jobs went through the cluster: its masters hold the fleet's (hash-tagged) keys.
     const called = Bun.spawnSync(["redis-cli", "--cluster", "call", fleet.redisCluster!.nodes[0]!, "DBSIZE"], { stdout: "pipe" }).stdout.toString();
     const keys = [...called.matchAll(/: (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
@@ -196,14 +205,7 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${r
       timeoutMs: 20_000,
       intervalMs: 200,
     });
-    const payment = await call("POST", "/payments", {
-      amount: 600,
-      description: "After the kill",
-      operator: "mtn",
-      customer: { phone: { number: "+22997000000", country: "bj" } },
-    });
-    expect(payment.status).toBe(200);
-    await until("the payment after the kill to succeed", `/payments/${payment.body.id}`, (body) => body.state === "succeeded");
+    await paidPayment(600, "After the kill");
   }, 60_000);
   it("spends one rate-limit bucket across the nodes", async () => {
     // 60 reads in one go over both nodes: a bucket of 40 per node would take them all; one shared bucket refuses some.

@@ -9,6 +9,7 @@ import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gate
 
 interface Operation {
   operationId?: string;
+  tags?: string[];
   security?: unknown[];
   parameters?: { name: string; in: string; schema?: unknown }[];
   requestBody?: { content: Record<string, { schema: unknown }> };
@@ -87,8 +88,12 @@ describe("the OpenAPI document's operations", () => {
     expect(operation("POST", "/providerB/webhook").operationId).toBe("providerB-webhook");
   });
 
-  it("marks the public operations as needing no credentials (`security: []`) and every other one bearer", () => {
-    const isPublic = (path: string) => path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path);
+  it("marks the public operations as needing no credentials (`security: []`), a person's own the session cookie, operators' bearer, and every other one either", () => {
+    // A person's calls from an e-mailed link (issue 30) carry its token in the body; signing in is how a session starts.
+    const fromLink = ["/people/invitations/accept", "/people/password-reset", "/people/password-reset/confirm", "/people/sign-in", "/people/sign-in/options"];
+    const personOnly = (path: string) => path === "/people/sign-out" || path.startsWith("/people/me");
+    const isPublic = (path: string) =>
+      path === "/" || path === "/auth/token" || path.startsWith("/health/") || /^\/provider[AB]\/webhook/.test(path) || fromLink.includes(path);
     for (const { path, method, operation: op } of operations) {
       // A public operation needs no credentials: `[]`, or alternatives one of which is none (`{}`).
       const needsNone = op.security !== undefined && (op.security.length === 0 || op.security.some((s) => Object.keys(s as object).length === 0));
@@ -96,7 +101,13 @@ describe("the OpenAPI document's operations", () => {
         path,
         method,
         needsNone: isPublic(path),
-        security: isPublic(path) ? "none needed" : [{ bearer: [] }],
+        security: isPublic(path)
+          ? "none needed"
+          : personOnly(path)
+            ? [{ session: [] }]
+            : op.tags?.includes("operator only")
+              ? [{ bearer: [] }]
+              : [{ bearer: [] }, { session: [] }],
       });
     }
   });
