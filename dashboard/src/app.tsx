@@ -323,20 +323,21 @@ function Shell({
             </a>
           ))}
         </nav>
+        {/* The banners are part of the page's header (its landmark), read with it before every screen. */}
+        {actingFor && (
+          <div class="acting-banner" role="note" data-testid="acting-for">
+            <span>{t("acting.banner", { name: actingFor.name, id: actingFor.tenantId })}</span>
+            <button type="button" class="secondary" onClick={() => actFor(undefined)}>
+              {t("acting.stop")}
+            </button>
+          </div>
+        )}
+        {live && (
+          <div class="live-banner" role="note" data-testid="live-banner">
+            {t("env.liveBanner")}
+          </div>
+        )}
       </header>
-      {actingFor && (
-        <div class="acting-banner" role="note" data-testid="acting-for">
-          <span>{t("acting.banner", { name: actingFor.name, id: actingFor.tenantId })}</span>
-          <button type="button" class="secondary" onClick={() => actFor(undefined)}>
-            {t("acting.stop")}
-          </button>
-        </div>
-      )}
-      {live && (
-        <div class="live-banner" role="note" data-testid="live-banner">
-          {t("env.liveBanner")}
-        </div>
-      )}
       <main id="main" tabIndex={-1} ref={main}>
         {children}
       </main>

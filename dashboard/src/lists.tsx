@@ -4,7 +4,7 @@
  * select with its "any" option.
  */
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Empty, ErrorNote, type Loaded, Loading, useLoad } from "./components.tsx";
 import { useDashboard } from "./context.ts";
 
@@ -98,7 +98,11 @@ export interface Column {
   wide?: boolean;
 }
 
-/** A list as a table, in its scrolling box, with a head row of `columns`; `children` are its rows. */
+/**
+ * A list as a table, with a head row of `columns`; `children` are its rows. On a wide screen it is a table; on a
+ * phone each row is a card (styles.css), each cell named by its column: every cell carries its column head's
+ * words in `data-label`, set here after each render from the head row, so no screen repeats its labels.
+ */
 export function ListTable({
   testid,
   class: className,
@@ -110,9 +114,20 @@ export function ListTable({
   columns: Column[];
   children: ComponentChildren;
 }) {
+  const table = useRef<HTMLTableElement>(null);
+  useLayoutEffect(() => {
+    const heads = [...(table.current?.tHead?.rows[0]?.cells ?? [])].map((head) => head.textContent?.trim() ?? "");
+    for (const row of table.current?.tBodies[0]?.rows ?? []) {
+      for (const [index, cell] of [...row.cells].entries()) {
+        const label = heads[index];
+        if (label) cell.dataset.label = label;
+        else delete cell.dataset.label;
+      }
+    }
+  });
   return (
     <div class="table-wrap">
-      <table class={className ? `list ${className}` : "list"} data-testid={testid}>
+      <table class={className ? `list ${className}` : "list"} data-testid={testid} ref={table}>
         <thead>
           <tr>
             {columns.map((column, index) => (
@@ -125,6 +140,26 @@ export function ListTable({
         <tbody>{children}</tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * A list's filters, folded on a phone behind one button (`aria-expanded`) so that the list's first rows are on
+ * the first screen; on a wide screen the button is hidden and the filters always shown (styles.css).
+ */
+export function FoldedFilters({ children }: { children: ComponentChildren }) {
+  const { t } = useDashboard();
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  return (
+    <>
+      <button type="button" class="secondary filters-toggle" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        {t("filters.toggle")}
+      </button>
+      <div id={id} class="folded" data-open={open}>
+        {children}
+      </div>
+    </>
   );
 }
 

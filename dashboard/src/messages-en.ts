@@ -80,6 +80,7 @@ export const en: Messages = {
   "signIn.expired": "Your session expired: please sign in again.",
   "signIn.signedOut": "You are signed out.",
   "filters.any": "Any",
+  "filters.toggle": "Filters",
   "filters.apply": "Filter",
   "pager.previous": "← Newer",
   "pager.next": "Older →",

@@ -81,6 +81,7 @@ export const fr = {
   "signIn.expired": "Votre session a expiré : reconnectez-vous.",
   "signIn.signedOut": "Vous êtes déconnecté.",
   "filters.any": "Tous",
+  "filters.toggle": "Filtres",
   "filters.apply": "Filtrer",
   "pager.previous": "← Précédents",
   "pager.next": "Suivants →",

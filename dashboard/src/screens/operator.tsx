@@ -52,7 +52,11 @@ export function TenantsScreen() {
             {list.map((tenant) => (
               <tr key={tenant.id} data-tenant-id={tenant.id}>
                 <td>{tenant.name}</td>
-                <td class="mono">{tenant.id}</td>
+                <td class="mono">
+                  <span class="id" title={tenant.id}>
+                    {tenant.id}
+                  </span>
+                </td>
                 <td>
                   {tenant.disabled ? t("tenants.disabled") : t("tenants.active")}
                   {tenant.liveEnabled ? ` · ${t("env.live")}` : ""}
@@ -118,7 +122,11 @@ export function StuckPaymentsScreen() {
               <tr key={payment.id}>
                 <CreatedAmountState createdAt={payment.createdAt} amount={payment.amount} currency={payment.currency} state={payment.state} />
                 <td>{providerLabel(payment.provider)}</td>
-                <td class="mono">{payment.id}</td>
+                <td class="mono">
+                  <span class="id" title={payment.id}>
+                    {payment.id}
+                  </span>
+                </td>
               </tr>
             ))}
           </ListTable>

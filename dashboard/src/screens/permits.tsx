@@ -57,7 +57,7 @@ export function PermitsScreen() {
                 />
                 <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
                 <td>
-                  <a class="mono" href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
+                  <a class="mono id" title={permit.permitId} href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
                     {permit.permitId}
                   </a>
                 </td>
@@ -227,7 +227,7 @@ export function PermitScreen({ permitId }: { permitId: string }) {
                       detail={charge.failReason}
                     />
                     <td>
-                      <a class="mono" href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
+                      <a class="mono id" title={charge.paymentId} href={`#/payments/${encodeURIComponent(charge.paymentId)}`}>
                         {charge.paymentId}
                       </a>
                     </td>

@@ -126,8 +126,18 @@ function ReportTables({ report, showTenant }: { report: Report; showTenant: bool
         >
           {report.differences.map((difference) => (
             <tr key={difference.id}>
-              {showTenant ? <td class="mono">{difference.tenantId}</td> : null}
-              <td class="mono">{difference.id}</td>
+              {showTenant ? (
+                <td class="mono">
+                  <span class="id" title={difference.tenantId}>
+                    {difference.tenantId}
+                  </span>
+                </td>
+              ) : null}
+              <td class="mono">
+                <span class="id" title={difference.id}>
+                  {difference.id}
+                </span>
+              </td>
               <td>
                 <StateBadge state={difference.ourState} />
               </td>

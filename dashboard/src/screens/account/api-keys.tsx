@@ -59,7 +59,9 @@ export function ApiKeysScreen() {
               <tr key={key.id} data-key-id={key.id} data-revoked={key.revokedAt ? "true" : "false"}>
                 <td>{key.name ?? "—"}</td>
                 <td class="mono">
-                  {key.id}
+                  <span class="id" title={key.id}>
+                    {key.id}
+                  </span>
                   <div class="muted">{key.prefix}…</div>
                 </td>
                 <td>{key.environment === "live" ? t("env.live") : t("env.sandbox")}</td>

@@ -9,7 +9,7 @@
  */
 import type { Inputs, Payment } from "../../api.ts";
 import { CreatedAmountState, ErrorNote, providerLabel, useAction } from "../../components.tsx";
-import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
+import { AnySelect, cursorOf, FoldedFilters, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
 import { downloadCsv } from "../../download.ts";
@@ -119,63 +119,65 @@ export function PaymentsScreen({ filters: address }: { filters: string }) {
     <section aria-labelledby="payments-title">
       <h1 id="payments-title">{t("payments.title")}</h1>
       <TestCheckout onCreated={page.reload} />
-      <form class="filters" onSubmit={apply} aria-label={t("payments.filters")} key={address}>
-        <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} initial={query.get("state")} />
-        <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} initial={query.get("provider")} />
-        <AnySelect label={t("payments.wallet")} name="operator" values={OPERATORS} labelOf={operatorName} initial={query.get("operator")} />
-        <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} initial={query.get("kind")} />
-        <label>
-          {t("payments.searchBy")}
-          <select name="searchBy">
-            {SEARCH_FIELDS.map((field) => (
-              <option key={field} value={field} selected={field === searchBy}>
-                {t(`payments.searchBy.${field}`)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="grow">
-          {t("payments.search")}
-          <input name="search" type="search" spellcheck={false} defaultValue={searchBy === "paymentId" ? "" : (query.get(searchBy) ?? "")} />
-        </label>
-        <label>
-          {t("payments.from")}
-          <input name="from" type="date" max={today} defaultValue={query.get("from") ?? ""} />
-        </label>
-        <label>
-          {t("payments.to")}
-          <input name="to" type="date" max={today} defaultValue={query.get("to") ?? ""} />
-        </label>
-        <label>
-          {t("payments.amountMin")}
-          <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMin") ?? ""} />
-        </label>
-        <label>
-          {t("payments.amountMax")}
-          <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMax") ?? ""} />
-        </label>
-        <label class="grow">
-          {t("payments.phone")}
-          <input
-            name="phone"
-            type="tel"
-            autoComplete="off"
-            placeholder="+229 97 00 00 00"
-            aria-describedby="phone-hint"
-            defaultValue={query.get("phone") ?? ""}
-          />
-          <span class="muted" id="phone-hint">
-            {t("payments.phoneHint")}
-          </span>
-        </label>
-        <button type="submit">{t("filters.apply")}</button>
-        <button type="button" class="secondary" onClick={clear}>
-          {t("payments.clear")}
-        </button>
-        <button type="button" class="secondary" onClick={download} disabled={downloading.busy}>
-          {t("reconciliation.download")}
-        </button>
-      </form>
+      <FoldedFilters>
+        <form class="filters" onSubmit={apply} aria-label={t("payments.filters")} key={address}>
+          <AnySelect label={t("payments.state")} name="state" values={PAYMENT_STATES} labelOf={(state) => t(`state.${state}`)} initial={query.get("state")} />
+          <AnySelect label={t("payments.provider")} name="provider" values={PROVIDERS} labelOf={providerLabel} initial={query.get("provider")} />
+          <AnySelect label={t("payments.wallet")} name="operator" values={OPERATORS} labelOf={operatorName} initial={query.get("operator")} />
+          <AnySelect label={t("payments.kind")} name="kind" values={PAYMENT_KINDS} labelOf={(kind) => t(`kind.${kind}`)} initial={query.get("kind")} />
+          <label>
+            {t("payments.searchBy")}
+            <select name="searchBy">
+              {SEARCH_FIELDS.map((field) => (
+                <option key={field} value={field} selected={field === searchBy}>
+                  {t(`payments.searchBy.${field}`)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label class="grow">
+            {t("payments.search")}
+            <input name="search" type="search" spellcheck={false} defaultValue={searchBy === "paymentId" ? "" : (query.get(searchBy) ?? "")} />
+          </label>
+          <label>
+            {t("payments.from")}
+            <input name="from" type="date" max={today} defaultValue={query.get("from") ?? ""} />
+          </label>
+          <label>
+            {t("payments.to")}
+            <input name="to" type="date" max={today} defaultValue={query.get("to") ?? ""} />
+          </label>
+          <label>
+            {t("payments.amountMin")}
+            <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMin") ?? ""} />
+          </label>
+          <label>
+            {t("payments.amountMax")}
+            <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} defaultValue={query.get("amountMax") ?? ""} />
+          </label>
+          <label class="grow">
+            {t("payments.phone")}
+            <input
+              name="phone"
+              type="tel"
+              autoComplete="off"
+              placeholder="+229 97 00 00 00"
+              aria-describedby="phone-hint"
+              defaultValue={query.get("phone") ?? ""}
+            />
+            <span class="muted" id="phone-hint">
+              {t("payments.phoneHint")}
+            </span>
+          </label>
+          <button type="submit">{t("filters.apply")}</button>
+          <button type="button" class="secondary" onClick={clear}>
+            {t("payments.clear")}
+          </button>
+          <button type="button" class="secondary" onClick={download} disabled={downloading.busy}>
+            {t("reconciliation.download")}
+          </button>
+        </form>
+      </FoldedFilters>
       <ErrorNote error={downloading.error} />
       <ListStates loaded={page} items={(answer) => answer.data} empty={!page.first || address ? t("payments.noneMatch") : t("payments.none")}>
         {(payments) => <PaymentTable payments={payments} />}
@@ -207,9 +209,9 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
           <td data-wallet={payment.operator ?? ""}>{walletName(language, payment.operator, payment.customer?.country) ?? "—"}</td>
           <td class="wide-only">{providerLabel(payment.provider)}</td>
           <td class="wide-only">{payment.description}</td>
-          <td class="wide-only mono">{payment.customer?.phone ?? "—"}</td>
+          <td class="wide-only mono nowrap">{payment.customer?.phone ?? "—"}</td>
           <td>
-            <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono">
+            <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono id" title={payment.id}>
               {payment.id}
             </a>
           </td>
