@@ -1,0 +1,159 @@
+/**
+ * What a campaign checks once the gateway is quiet, each from a record of its own: the gateway's API (payments,
+ * refunds, payouts, events, the stuck list, the pooled accounts), the campaign's receivers (what each endpoint
+ * got), the simulator's own books (`/_sim/transactions`, `/_sim/payouts`) and `passerelle audit`.
+ *
+ * - lost: a payment, refund or payout not final and not listed as stuck; an event an endpoint never got; a call
+ *   the gateway never answered;
+ * - twice: a payment collected twice at the provider, a payout or refund sent twice;
+ * - unbalanced: a pooled account whose ledger differs from the provider's balance; an audit violation;
+ * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's.
+ */
+import { join } from "node:path";
+import type { Cluster } from "./cluster.ts";
+import { type ApiCall, type Outcome, type Tenant, simulatorTransactions } from "./flows.ts";
+
+type Body = Record<string, any>;
+
+export interface Findings {
+  lost: string[];
+  twice: string[];
+  unbalanced: string[];
+  mismatches: string[];
+}
+
+const FINAL_PAYMENT = new Set(["succeeded", "failed", "cancelled", "refunded"]);
+
+async function readAll(call: ApiCall, token: string, path: string): Promise<Body[]> {
+  const items: Body[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await call(token, "GET", `${path}${path.includes("?") ? "&" : "?"}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    if (page?.status !== 200) throw new Error(`campaign: GET ${path} answered ${page?.status ?? "nothing"}`);
+    items.push(...(page.body.data as Body[]));
+    cursor = page.body.nextCursor as string | null;
+  } while (cursor);
+  return items;
+}
+
+interface Snapshot {
+  payments: Map<string, string>;
+  refunds: Map<string, string>;
+  payouts: Map<string, string>;
+  undelivered: string[];
+}
+
+async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Promise<Snapshot> {
+  const state = async (tenant: Tenant, path: string) => (await call(tenant.token, "GET", path, { patienceMs: 10_000 }))?.body.state as string | undefined;
+  const payments = new Map<string, string>();
+  const refunds = new Map<string, string>();
+  const payouts = new Map<string, string>();
+  for (const p of outcome.payments) payments.set(p.id, (await state(tenants[p.tenant]!, `/payments/${p.id}`)) ?? "unreadable");
+  for (const r of outcome.refunds) refunds.set(r.id, (await state(tenants[r.tenant]!, `/refunds/${r.id}`)) ?? "unreadable");
+  for (const p of outcome.payouts) payouts.set(p.id, (await state(tenants[p.tenant]!, `/payouts/${p.id}`)) ?? "unreadable");
+  const undelivered: string[] = [];
+  for (const tenant of tenants)
+    for (const event of await readAll(call, tenant.token, "/events"))
+      if (!tenant.receiver.received.has(event.id as string))
+        undelivered.push(`event ${event.id} (${event.type}) never reached tenant ${tenant.index}'s endpoint`);
+  return { payments, refunds, payouts, undelivered };
+}
+
+function isQuiet(s: Snapshot): boolean {
+  return (
+    [...s.payments.values()].every((state) => FINAL_PAYMENT.has(state)) &&
+    [...s.refunds.values(), ...s.payouts.values()].every((state) => state === "sent" || state === "succeeded" || state === "failed") &&
+    s.undelivered.length === 0
+  );
+}
+
+/** Waits until every record is final and every event delivered, or `quietMs` passed; then checks everything. */
+export async function checkAfterQuiet(input: {
+  cluster: Cluster;
+  call: ApiCall;
+  admin: string;
+  tenants: Tenant[];
+  outcome: Outcome;
+  quietMs: number;
+}): Promise<Findings> {
+  const { cluster, call, admin, tenants, outcome } = input;
+  const deadline = Date.now() + input.quietMs;
+  let last = await snapshot(call, tenants, outcome);
+  while (!isQuiet(last) && Date.now() < deadline) {
+    await Bun.sleep(1000);
+    last = await snapshot(call, tenants, outcome);
+  }
+  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [] };
+
+  const stuck = await call(admin, "GET", "/admin/payments/stuck");
+  const listedStuck = new Set(((stuck?.body.data as Body[] | undefined) ?? []).map((p) => p.id as string));
+  for (const [id, state] of last.payments)
+    if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
+  for (const [id, state] of [...last.refunds, ...last.payouts])
+    if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
+  findings.lost.push(...last.undelivered);
+
+  // The provider's own books: one collection per payment, one transfer per payout or refund.
+  const transactions = await simulatorTransactions(cluster);
+  const simPayouts = ((await (await fetch(`${cluster.simulatorA}/_sim/payouts`)).json()) as { payouts: Body[] }).payouts;
+  const collectedBy = new Map<string, typeof transactions>();
+  for (const t of transactions) {
+    if (!t.merchant_reference || !["approved", "refunded", "approved_partially_refunded"].includes(t.status)) continue;
+    const id = t.merchant_reference.split(/[.:]/)[0]!;
+    collectedBy.set(id, [...(collectedBy.get(id) ?? []), t]);
+  }
+  for (const [id, collected] of collectedBy)
+    if (collected.length > 1)
+      findings.twice.push(`payment ${id} collected ${collected.length} times at provider A (transactions ${collected.map((t) => t.id).join(", ")})`);
+  const sentBy = new Map<string, Body[]>();
+  for (const p of simPayouts) {
+    if (p.status !== "sent" || !p.merchant_reference) continue;
+    sentBy.set(p.merchant_reference, [...(sentBy.get(p.merchant_reference) ?? []), p]);
+  }
+  for (const [id, sent] of sentBy) if (sent.length > 1) findings.twice.push(`${id} sent ${sent.length} times at provider A`);
+
+  // The gateway's state against the provider's.
+  const expected: Record<string, string[]> = {
+    approved: ["succeeded"],
+    approved_partially_refunded: ["succeeded"],
+    refunded: ["refunded"],
+    declined: ["failed"],
+    canceled: ["failed", "cancelled"],
+  };
+  for (const [id, state] of last.payments) {
+    const atProvider = transactions.filter((t) => t.merchant_reference?.split(/[.:]/)[0] === id);
+    const settled = atProvider.find((t) => t.status !== "pending") ?? atProvider[0];
+    if (!settled) {
+      if (state !== "failed") findings.mismatches.push(`payment ${id} is ${state} at the gateway and unknown to provider A`);
+      continue;
+    }
+    const wanted = expected[settled.status];
+    if (wanted && !wanted.includes(state)) findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${settled.status} at provider A`);
+    if (!wanted && FINAL_PAYMENT.has(state) && state !== "failed")
+      findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${settled.status} at provider A`);
+  }
+  for (const [id, state] of [...last.refunds, ...last.payouts]) {
+    const atProvider = simPayouts.find((p) => p.merchant_reference === id);
+    const providerState = atProvider?.status as string | undefined;
+    const sentHere = state === "sent" || state === "succeeded";
+    if (sentHere !== (providerState === "sent")) findings.mismatches.push(`${id} is ${state} at the gateway, ${providerState ?? "unknown"} at provider A`);
+  }
+
+  // The ledger against the provider's balances, then the money invariants.
+  const report = await call(admin, "GET", "/admin/reports/reconciliation");
+  for (const account of (report?.body.pooledAccounts as Body[] | undefined) ?? []) {
+    if (account.difference !== 0)
+      findings.unbalanced.push(
+        `pooled ${account.holding} ${account.currency}: the ledger holds ${account.held}, ${account.provider} reports ${account.reported ?? `nothing (${account.error})`}`,
+      );
+  }
+  if (report?.status !== 200) findings.unbalanced.push(`GET /admin/reports/reconciliation answered ${report?.status ?? "nothing"}`);
+  const audit = Bun.spawnSync(["bun", "src/main.ts", "audit"], { cwd: join(import.meta.dir, "..", ".."), env: cluster.nodes[0]!.env });
+  if (audit.exitCode !== 0) {
+    const lines = audit.stdout.toString().trim().split("\n").filter(Boolean);
+    findings.unbalanced.push(
+      ...(lines.length > 0 ? lines.map((line) => `audit: ${line}`) : [`audit: exit ${audit.exitCode}: ${audit.stderr.toString().trim()}`]),
+    );
+  }
+  return findings;
+}
