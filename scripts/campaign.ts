@@ -113,9 +113,10 @@ try {
   );
   for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
   const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 180_000, 1) });
-  for (const [kind, lines] of Object.entries(findings)) for (const line of lines as string[]) log(`  ${kind}: ${line}`);
+  const { lost, twice, unbalanced, mismatches, checked } = findings;
+  for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
+  log(`campaign: checked ${checked}`);
   for (const tenant of tenants) tenant.receiver.stop();
-  const { lost, twice, unbalanced, mismatches } = findings;
   const violations = lost.length + twice.length + unbalanced.length + mismatches.length;
   log(`campaign: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in all; ${cluster.nodes.reduce((n, node) => n + node.restarts, 0)} restarts`);
   process.stdout.write(

@@ -20,6 +20,8 @@ export interface Findings {
   twice: string[];
   unbalanced: string[];
   mismatches: string[];
+  /** What was checked, in numbers: a campaign that checked nothing must not look clean. */
+  checked: string;
 }
 
 const FINAL_PAYMENT = new Set(["succeeded", "failed", "cancelled", "refunded"]);
@@ -40,7 +42,9 @@ interface Snapshot {
   payments: Map<string, string>;
   refunds: Map<string, string>;
   payouts: Map<string, string>;
-  undelivered: string[];
+  undelivered: { tenant: Tenant; eventId: string; type: string }[];
+  /** Events listed by the API, times the endpoints that should get each. */
+  deliveriesExpected: number;
 }
 
 async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Promise<Snapshot> {
@@ -51,12 +55,14 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
   for (const p of outcome.payments) payments.set(p.id, (await state(tenants[p.tenant]!, `/payments/${p.id}`)) ?? "unreadable");
   for (const r of outcome.refunds) refunds.set(r.id, (await state(tenants[r.tenant]!, `/refunds/${r.id}`)) ?? "unreadable");
   for (const p of outcome.payouts) payouts.set(p.id, (await state(tenants[p.tenant]!, `/payouts/${p.id}`)) ?? "unreadable");
-  const undelivered: string[] = [];
+  const undelivered: Snapshot["undelivered"] = [];
+  let deliveriesExpected = 0;
   for (const tenant of tenants)
-    for (const event of await readAll(call, tenant.token, "/events"))
-      if (!tenant.receiver.received.has(event.id as string))
-        undelivered.push(`event ${event.id} (${event.type}) never reached tenant ${tenant.index}'s endpoint`);
-  return { payments, refunds, payouts, undelivered };
+    for (const event of await readAll(call, tenant.token, "/events")) {
+      deliveriesExpected++;
+      if (!tenant.receiver.received.has(event.id as string)) undelivered.push({ tenant, eventId: event.id as string, type: event.type as string });
+    }
+  return { payments, refunds, payouts, undelivered, deliveriesExpected };
 }
 
 function isQuiet(s: Snapshot): boolean {
@@ -83,7 +89,7 @@ export async function checkAfterQuiet(input: {
     await Bun.sleep(1000);
     last = await snapshot(call, tenants, outcome);
   }
-  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [] };
+  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [], checked: "" };
 
   const stuck = await call(admin, "GET", "/admin/payments/stuck");
   const listedStuck = new Set(((stuck?.body.data as Body[] | undefined) ?? []).map((p) => p.id as string));
@@ -91,7 +97,19 @@ export async function checkAfterQuiet(input: {
     if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
   for (const [id, state] of [...last.refunds, ...last.payouts])
     if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
-  findings.lost.push(...last.undelivered);
+  if (last.undelivered.length > 0) {
+    // What the gateway says of each delivery the endpoint never got: its state, attempts and last error.
+    const deliveries = new Map<string, Body>();
+    for (const tenant of new Set(last.undelivered.map((u) => u.tenant)))
+      for (const delivery of await readAll(call, tenant.token, `/webhooks/${tenant.endpointId}/deliveries`))
+        deliveries.set(delivery.eventId as string, delivery);
+    for (const { tenant, eventId, type } of last.undelivered) {
+      const delivery = deliveries.get(eventId);
+      findings.lost.push(
+        `event ${eventId} (${type}) never reached tenant ${tenant.index}'s endpoint; its delivery: ${delivery ? JSON.stringify(delivery) : "none listed"}`,
+      );
+    }
+  }
 
   // The provider's own books: one collection per payment, one transfer per payout or refund.
   const transactions = await simulatorTransactions(cluster);
@@ -155,5 +173,8 @@ export async function checkAfterQuiet(input: {
       ...(lines.length > 0 ? lines.map((line) => `audit: ${line}`) : [`audit: exit ${audit.exitCode}: ${audit.stderr.toString().trim()}`]),
     );
   }
+  findings.checked =
+    `${last.payments.size} payments against provider A's ${transactions.length} transactions, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
+    `against its ${simPayouts.length} payouts, ${last.deliveriesExpected} event deliveries, ${((report?.body.pooledAccounts as Body[] | undefined) ?? []).length} pooled account(s), the audit`;
   return findings;
 }

@@ -152,6 +152,8 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     RATE_LIMIT_RPS: "10000",
     RATE_LIMIT_BURST: "10000",
     AUDIT_EVERY_MS: "0",
+    // The sweeper re-enqueues what a killed process or a cut Redis lost: every 5 s rather than every minute.
+    SWEEP_EVERY_MS: "5000",
   };
   const nodes: Node[] = [];
   const apiUrls: string[] = [];

@@ -143,7 +143,7 @@ export async function settle(call: ApiCall, token: string, path: string, patienc
 export async function runFlow(input: { flow: Flow; tenant: Tenant; call: ApiCall; cluster: Cluster; outcome: Outcome; seed: number }): Promise<void> {
   const { flow, tenant, call, outcome, cluster } = input;
   const key = `campaign-${input.seed}-${flow.id}`;
-  const customer = { phone: { number: flow.wallet.phone, country: flow.wallet.country } };
+  const customer = { phone: { number: flow.phone, country: flow.wallet.country } };
   if (flow.kind === "payout") {
     const payout = await call(tenant.token, "POST", "/payouts", {
       node: flow.node,

@@ -34,18 +34,19 @@ export function seededRandom(seed: number): () => number {
   return next;
 }
 
-/** A wallet provider A collects from and pays out to, with a phone number of its country. */
+/** A wallet provider A collects from and pays out to: its numbers are `prefix` and `digits` more. */
 export interface Wallet {
   operator: string;
   country: string;
-  phone: string;
+  prefix: string;
+  digits: number;
 }
 
 export const WALLETS: readonly Wallet[] = [
-  { operator: "mtn", country: "bj", phone: "+22997000000" },
-  { operator: "moov", country: "bj", phone: "+22995000000" },
-  { operator: "togocel", country: "tg", phone: "+22890000000" },
-  { operator: "mtn", country: "ci", phone: "+2250500000000" },
+  { operator: "mtn", country: "bj", prefix: "+22997", digits: 6 },
+  { operator: "moov", country: "bj", prefix: "+22995", digits: 6 },
+  { operator: "togocel", country: "tg", prefix: "+22890", digits: 6 },
+  { operator: "mtn", country: "ci", prefix: "+22505", digits: 8 },
 ];
 
 /**
@@ -83,6 +84,8 @@ export interface Flow {
   /** Which API node the client calls first. */
   node: number;
   wallet: Wallet;
+  /** The customer's (or, for a payout, the recipient's) number: one per flow, as a provider limits payouts per number. */
+  phone: string;
   amount: number;
   /** For `pay-refund`: the part refunded. */
   refundAmount: number;
@@ -136,13 +139,15 @@ export function buildSchedule(options: ScheduleOptions): Schedule {
   for (let id = 0; id < options.flows; id++) {
     const kind = weighted(random, FLOW_WEIGHTS);
     const amount = kind === "pay-declined" ? between(random, 6000, 9000) : kind === "pay-console" ? between(random, 1000, 5000) : between(random, 100, 990);
+    const wallet = WALLETS[between(random, 0, WALLETS.length - 1)]!;
     flows.push({
       id,
       atMs: Math.floor(random() * options.spanMs),
       kind,
       tenant: between(random, 0, options.tenants - 1),
       node: between(random, 0, options.apiNodes - 1),
-      wallet: WALLETS[between(random, 0, WALLETS.length - 1)]!,
+      wallet,
+      phone: `${wallet.prefix}${String(id).padStart(wallet.digits, "0")}`,
       amount: kind === "payout" ? between(random, 50, 300) : amount,
       refundAmount: between(random, 1, Math.max(1, Math.floor(amount / 2))),
       consoleDelayMs: between(random, 200, 3000),
@@ -175,7 +180,7 @@ export function describeSchedule(schedule: Schedule): string {
   const events = [
     ...schedule.flows.map((f) => ({
       at: f.atMs,
-      text: `flow ${f.id} ${f.kind} tenant=${f.tenant} node=${f.node} ${f.wallet.country}:${f.wallet.operator} amount=${f.amount}${
+      text: `flow ${f.id} ${f.kind} tenant=${f.tenant} node=${f.node} ${f.wallet.country}:${f.wallet.operator} ${f.phone} amount=${f.amount}${
         f.kind === "pay-refund" ? ` refund=${f.refundAmount}` : f.kind === "pay-console" ? ` console-after=${f.consoleDelayMs}ms` : ""
       }`,
     })),
