@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import type { Cluster } from "./cluster.ts";
-import { type ApiCall, type Outcome, type Tenant, simulatorTransactions } from "./flows.ts";
+import { type ApiCall, type Outcome, simulatorSoftpays, simulatorTransactions, type Tenant } from "./flows.ts";
 
 type Body = Record<string, any>;
 
@@ -114,47 +114,47 @@ export async function checkAfterQuiet(input: {
   // The provider's own books: one collection per payment, one transfer per payout or refund.
   const transactions = await simulatorTransactions(cluster);
   const simPayouts = ((await (await fetch(`${cluster.simulatorA}/_sim/payouts`)).json()) as { payouts: Body[] }).payouts;
-  const collectedBy = new Map<string, typeof transactions>();
-  for (const t of transactions) {
-    if (!t.merchant_reference || !["approved", "refunded", "approved_partially_refunded"].includes(t.status)) continue;
-    const id = t.merchant_reference.split(/[.:]/)[0]!;
-    collectedBy.set(id, [...(collectedBy.get(id) ?? []), t]);
+  const softpays = await simulatorSoftpays(cluster);
+  // Each payment's collections at either provider: provider A's approved transactions, provider B's completed invoices.
+  const collectedBy = new Map<string, string[]>();
+  const collect = (id: string, what: string) => collectedBy.set(id, [...(collectedBy.get(id) ?? []), what]);
+  for (const t of transactions)
+    if (t.merchant_reference && ["approved", "refunded", "approved_partially_refunded"].includes(t.status))
+      collect(t.merchant_reference.split(/[.:]/)[0]!, `provider A transaction ${t.id}`);
+  for (const p of softpays) {
+    const id = p.custom_data?.passerelle_payment_id;
+    if (typeof id === "string" && p.status === "completed") collect(id, `provider B invoice ${p.token}`);
   }
   for (const [id, collected] of collectedBy)
-    if (collected.length > 1)
-      findings.twice.push(`payment ${id} collected ${collected.length} times at provider A (transactions ${collected.map((t) => t.id).join(", ")})`);
+    if (collected.length > 1) findings.twice.push(`payment ${id} collected ${collected.length} times: ${collected.join(", ")}`);
   const sentBy = new Map<string, Body[]>();
   for (const p of simPayouts) {
     if (p.status !== "sent" || !p.merchant_reference) continue;
     sentBy.set(p.merchant_reference, [...(sentBy.get(p.merchant_reference) ?? []), p]);
   }
-  for (const [id, sent] of sentBy) if (sent.length > 1) findings.twice.push(`${id} sent ${sent.length} times at provider A`);
 
-  // The gateway's state against the provider's.
-  const expected: Record<string, string[]> = {
-    approved: ["succeeded"],
-    approved_partially_refunded: ["succeeded"],
-    refunded: ["refunded"],
-    declined: ["failed"],
-    canceled: ["failed", "cancelled"],
-  };
+  // The gateway's state against the providers': paid here if and only if collected there; refunded here if and
+  // only if refunded at provider A (the campaign's own refunds are partial, so only a refund at the provider is whole).
   for (const [id, state] of last.payments) {
-    const atProvider = transactions.filter((t) => t.merchant_reference?.split(/[.:]/)[0] === id);
-    const settled = atProvider.find((t) => t.status !== "pending") ?? atProvider[0];
-    if (!settled) {
-      if (state !== "failed") findings.mismatches.push(`payment ${id} is ${state} at the gateway and unknown to provider A`);
-      continue;
-    }
-    const wanted = expected[settled.status];
-    if (wanted && !wanted.includes(state)) findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${settled.status} at provider A`);
-    if (!wanted && FINAL_PAYMENT.has(state) && state !== "failed")
-      findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${settled.status} at provider A`);
+    const collected = collectedBy.get(id) ?? [];
+    const paidHere = state === "succeeded" || state === "refunded";
+    if (paidHere !== collected.length > 0)
+      findings.mismatches.push(`payment ${id} is ${state} at the gateway; at the providers: ${collected.length > 0 ? collected.join(", ") : "not collected"}`);
+    const refundedAtA = transactions.some((t) => t.merchant_reference?.split(/[.:]/)[0] === id && t.status === "refunded");
+    if (refundedAtA !== (state === "refunded"))
+      findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${refundedAtA ? "" : "not "}refunded at provider A`);
   }
+  // A refund or payout goes out through provider A (its payouts, `merchant_reference`) or provider B (its disbursements, `disburse_id`).
+  const disbursements = ((await (await fetch(`${cluster.simulatorB}/_sim/disbursements`)).json()) as { disbursements: Body[] }).disbursements;
+  for (const d of disbursements.filter((d) => d.status === "success")) if (d.disburse_id) sentBy.set(d.disburse_id, [...(sentBy.get(d.disburse_id) ?? []), d]);
+  for (const [id, sent] of sentBy) if (sent.length > 1) findings.twice.push(`${id} sent ${sent.length} times`);
   for (const [id, state] of [...last.refunds, ...last.payouts]) {
-    const atProvider = simPayouts.find((p) => p.merchant_reference === id);
-    const providerState = atProvider?.status as string | undefined;
+    const atA = simPayouts.find((p) => p.merchant_reference === id);
+    const atB = disbursements.find((d) => d.disburse_id === id);
+    const providerState = (atA?.status ?? atB?.status) as string | undefined;
     const sentHere = state === "sent" || state === "succeeded";
-    if (sentHere !== (providerState === "sent")) findings.mismatches.push(`${id} is ${state} at the gateway, ${providerState ?? "unknown"} at provider A`);
+    const sentThere = providerState === "sent" || providerState === "success";
+    if (sentHere !== sentThere) findings.mismatches.push(`${id} is ${state} at the gateway, ${providerState ?? "unknown"} at the providers`);
   }
 
   // The ledger against the provider's balances, then the money invariants.
@@ -174,7 +174,7 @@ export async function checkAfterQuiet(input: {
     );
   }
   findings.checked =
-    `${last.payments.size} payments against provider A's ${transactions.length} transactions, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
-    `against its ${simPayouts.length} payouts, ${last.deliveriesExpected} event deliveries, ${((report?.body.pooledAccounts as Body[] | undefined) ?? []).length} pooled account(s), the audit`;
+    `${last.payments.size} payments against provider A's ${transactions.length} transactions and provider B's ${softpays.length} SoftPay payments, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
+    `against provider A's ${simPayouts.length} payouts and provider B's ${disbursements.length} disbursements, ${last.deliveriesExpected} event deliveries, ${((report?.body.pooledAccounts as Body[] | undefined) ?? []).length} pooled account(s), the audit`;
   return findings;
 }

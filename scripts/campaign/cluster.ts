@@ -25,11 +25,14 @@ export interface Node {
   env: Record<string, string>;
   child: Child | undefined;
   restarts: number;
+  /** The kill-and-restart under way: a second fault on the node waits for it (one supervisor per process). */
+  busy: Promise<void>;
 }
 
 export interface Cluster {
   apiUrls: string[];
   simulatorA: string;
+  simulatorB: string;
   databaseUrl: string;
   databaseName: string;
   redisUrl: string;
@@ -75,9 +78,19 @@ function spawn(args: string[], env: Record<string, string>): Child {
   return Bun.spawn(["bun", "src/main.ts", ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
 }
 
-async function startNode(node: Node): Promise<void> {
-  node.child = spawn(node.args, node.env);
-  await started(node.child, "passerelle started", 90_000);
+/** Starts the node, and starts it again when it dies starting (a fault may hit its migrations), as a supervisor would. */
+async function startNode(node: Node, tries = 5): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    node.child = spawn(node.args, node.env);
+    try {
+      await started(node.child, "passerelle started", 90_000);
+      break;
+    } catch (error) {
+      node.child.kill("SIGKILL");
+      if (attempt >= tries) throw error;
+      await Bun.sleep(500);
+    }
+  }
   if (node.role === "api") {
     const url = `http://127.0.0.1:${node.env.PORT}/health/ready`;
     await waitFor(`API node ${node.index} to be ready`, async () => (await fetch(url)).status === 200, 60_000);
@@ -161,11 +174,11 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     const port = await freePort();
     apiUrls.push(`http://127.0.0.1:${port}`);
     const nodeEnv = { ...env, PORT: String(port), METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
-    nodes.push({ role: "api", index, args: ["serve", "--no-workers"], env: nodeEnv, child: undefined, restarts: 0 });
+    nodes.push({ role: "api", index, args: ["serve", "--no-workers"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
   }
   for (let index = 0; index < input.workers; index++) {
     const nodeEnv = { ...env, PORT: new URL(apiUrls[0]!).port, METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: apiUrls[0]! };
-    nodes.push({ role: "worker", index, args: ["worker"], env: nodeEnv, child: undefined, restarts: 0 });
+    nodes.push({ role: "worker", index, args: ["worker"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
   }
   async function stop(): Promise<void> {
     for (const node of nodes) node.child?.kill("SIGTERM");
@@ -211,6 +224,7 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
   return {
     apiUrls,
     simulatorA,
+    simulatorB: `http://127.0.0.1:${portB}`,
     databaseUrl,
     databaseName,
     redisUrl: input.redisUrl,
@@ -218,15 +232,19 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     env,
     nodes,
     providerA,
-    async killAndRestart(node, downMs) {
-      const child = node.child;
-      if (!child) return;
-      node.child = undefined;
-      child.kill("SIGKILL");
-      await child.exited;
-      await Bun.sleep(downMs);
-      node.restarts++;
-      await startNode(node);
+    killAndRestart(node, downMs) {
+      const run = node.busy.then(async () => {
+        const child = node.child;
+        if (!child) return;
+        node.child = undefined;
+        child.kill("SIGKILL");
+        await child.exited;
+        await Bun.sleep(downMs);
+        node.restarts++;
+        await startNode(node);
+      });
+      node.busy = run.catch(() => undefined);
+      return run;
     },
     pids: () => nodes.flatMap((node) => (node.child?.pid ? [node.child.pid] : [])),
     stop,

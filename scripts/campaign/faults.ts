@@ -105,7 +105,7 @@ export async function strike(input: { fault: Fault; cluster: Cluster; tenants: T
     case "kill-worker": {
       const role = fault.kind === "kill-api" ? "api" : "worker";
       const node = cluster.nodes.filter((n) => n.role === role)[fault.target];
-      if (!node?.child) return `${head}: ${role} ${fault.target} already down`;
+      if (!node) return `${head}: no ${role} ${fault.target}`;
       const started = Date.now();
       await cluster.killAndRestart(node, fault.durationMs);
       return `${head}: SIGKILL ${role} ${fault.target}, up again after ${((Date.now() - started) / 1000).toFixed(1)} s`;
@@ -119,6 +119,15 @@ export async function strike(input: { fault: Fault; cluster: Cluster; tenants: T
       if (!transaction) return `${head}: no approved payment yet`;
       const answer = await fetch(`${cluster.simulatorA}/_sim/transactions/${transaction.id}/refund`, { method: "POST" });
       return `${head}: transaction ${transaction.id} (${transaction.merchant_reference}) refunded at the provider: HTTP ${answer.status}`;
+    }
+    case "provider-times-out": {
+      // Provider B's next SoftPay call does the payment, then answers after the gateway stopped waiting.
+      const answer = await fetch(`${cluster.simulatorB}/_sim/softpay/next`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ answer: "timeout_after", delayMs: 6000 }),
+      });
+      return `${head}: provider B's next payment acts, then answers after 6 s: HTTP ${answer.status}`;
     }
     case "duplicate-notification": {
       const transaction = await pickTransaction(cluster, outcome, fault, ["approved", "declined", "refunded"]);

@@ -90,6 +90,9 @@ export function apiClient(cluster: Cluster) {
           signal: AbortSignal.timeout(15_000),
         });
         const text = await response.text();
+        // 502/504 naming a payment: the provider may have acted and not answered; the payment is settled from the provider.
+        if ((response.status === 502 || response.status === 504) && text.includes('"paymentId"'))
+          return { status: response.status, body: JSON.parse(text) as Body };
         // 503 (the database or Redis away), 409 (the same key still in flight): the same call again, a bit later.
         if (response.status !== 503 && response.status !== 409 && response.status !== 502) {
           return { status: response.status, body: text ? (JSON.parse(text) as Body) : {} };
@@ -117,6 +120,15 @@ export async function createTenants(cluster: Cluster, call: ApiCall, count: numb
     const id = created.body.tenant.id as string;
     const token = await mintToken(config.jwt, { sub: `tenant:${id}`, tenantId: id, environment: "sandbox", ttlSeconds: 86_400 });
     const receiver = startReceiver(await freePort());
+    // Each merchant has its own provider B account too; every other one sends Benin's MTN payments there first
+    // (provider A behind it), so that both providers' payments, and failover between them, are in the campaign.
+    const keys = await fetch(`${cluster.simulatorB}/_sim/accounts`, { method: "POST" }).then((r) => r.json() as Promise<Body>);
+    const stored = await call(token, "PUT", `/tenants/${id}/credentials/providerB`, { body: { environment: "sandbox", ...keys } });
+    if (stored?.status !== 200) throw new Error(`campaign: could not store provider B keys: ${JSON.stringify(stored)}`);
+    if (index % 2 === 1) {
+      const routed = await call(token, "PUT", "/routing", { body: { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] } });
+      if (routed?.status !== 200) throw new Error(`campaign: could not set the routing: ${JSON.stringify(routed)}`);
+    }
     const endpoint = await call(token, "POST", "/webhooks", { body: { url: receiver.url, description: "campaign receiver" } });
     if (endpoint?.status !== 200) throw new Error(`campaign: could not create a webhook endpoint: ${JSON.stringify(endpoint)}`);
     tenants.push({ index, id, token, receiver, endpointId: endpoint.body.id as string });
@@ -161,8 +173,8 @@ export async function runFlow(input: { flow: Flow; tenant: Tenant; call: ApiCall
     body: { amount: flow.amount, description: `Campaign order ${flow.id}`, operator: flow.wallet.operator, customer },
   });
   if (!payment) return void outcome.unanswered.push(`flow ${flow.id} POST /payments`);
-  if (payment.status !== 200) return void outcome.refused.push(`flow ${flow.id} payment: ${payment.status} ${payment.body.code ?? payment.body.error ?? ""}`);
-  const paymentId = payment.body.id as string;
+  const paymentId = (payment.status === 200 ? payment.body.id : payment.body.paymentId) as string | undefined;
+  if (!paymentId) return void outcome.refused.push(`flow ${flow.id} payment: ${payment.status} ${payment.body.code ?? payment.body.error ?? ""}`);
   outcome.payments.push({ id: paymentId, tenant: tenant.index, flow });
   if (flow.kind === "pay-console") {
     // The customer confirms late: the sandbox console approves the provider's transaction.
@@ -189,6 +201,20 @@ export interface SimTransaction {
   merchant_reference: string | null;
   status: string;
   amount: number;
+}
+
+/** One SoftPay payment at provider B's simulator, with the invoice's custom data (where our payment id is). */
+export interface SimSoftpay {
+  token: string;
+  status: string;
+  amount: number;
+  custom_data: Record<string, unknown>;
+}
+
+/** Every SoftPay payment provider B's simulator holds, from its own records. */
+export async function simulatorSoftpays(cluster: Cluster): Promise<SimSoftpay[]> {
+  const response = await fetch(`${cluster.simulatorB}/_sim/softpay`);
+  return ((await response.json()) as { payments: SimSoftpay[] }).payments;
 }
 
 /** Every transaction provider A's simulator holds, from its own records. */

@@ -60,7 +60,8 @@ const FLOW_WEIGHTS: Record<FlowKind, number> = { pay: 40, "pay-declined": 10, "p
 
 /**
  * The faults: a process SIGKILLed (then started again), the gateway's PostgreSQL backends terminated, its Redis
- * connections killed, a payment refunded at the provider behind the gateway's back, a provider notification
+ * connections killed, a payment refunded at the provider behind the gateway's back, provider B acting on the next
+ * payment and then not answering, a provider notification
  * posted twice or a stale one posted after the final one, a merchant's webhook endpoint failing or hanging a while.
  */
 export const FAULT_KINDS = [
@@ -69,6 +70,7 @@ export const FAULT_KINDS = [
   "pg-terminate",
   "redis-kill",
   "provider-refund",
+  "provider-times-out",
   "duplicate-notification",
   "stale-notification",
   "endpoint-fails",
