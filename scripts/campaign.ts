@@ -22,7 +22,8 @@ const USAGE = `usage: bun run campaign -- [--seed <n>] [--flows <n>] [--faults <
   --flows <n>     flows to run (default 100)          --faults <n>   faults to strike (default 10)
   --tenants <n>   merchants (default 2)               --api <n>, --workers <n>   processes (default 2 and 2)
   --span-ms <n>   over how long flows and faults are spread (default 250 ms per flow)
-  --quiet-ms <n>  how long to wait for everything to settle before checking (default 180000)
+  --quiet-ms <n>  how long to wait for everything to settle before checking (default 420000: the
+                  sync schedule's 5-minute step, for a payment whose notification was lost)
   --dry-run       print the schedule and exit
   --fleet         run on the fleet of \`bun run fleet\` instead of processes of its own (not on this branch)`;
 
@@ -90,7 +91,7 @@ log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.fault
 const cluster = await startCluster({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, apiNodes: schedule.options.apiNodes, workers: schedule.options.workers });
 let exitCode = 1;
 try {
-  const call = apiClient(cluster);
+  const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
   const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
   log(`campaign: ${cluster.nodes.length} gateway processes up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   const outcome: Outcome = { payments: [], refunds: [], payouts: [], refused: [], unanswered: [] };
@@ -112,7 +113,7 @@ try {
       `${outcome.payouts.length} payouts, ${outcome.refused.length} refused; waiting for quiet`,
   );
   for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
-  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 180_000, 1) });
+  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 420_000, 1) });
   const { lost, twice, unbalanced, mismatches, checked } = findings;
   for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
   log(`campaign: checked ${checked}`);

@@ -67,7 +67,7 @@ function startReceiver(port: number): Receiver {
 }
 
 /** An HTTP client of the gateway's API that tries the next node when one is down or busy. */
-export function apiClient(cluster: Cluster) {
+export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
   return async function call(
     token: string,
     method: string,
@@ -76,6 +76,7 @@ export function apiClient(cluster: Cluster) {
   ): Promise<{ status: number; body: Body } | undefined> {
     const deadline = Date.now() + (options.patienceMs ?? 60_000);
     let node = options.node ?? 0;
+    let lastSeen = "no attempt";
     for (;;) {
       const base = cluster.apiUrls[node % cluster.apiUrls.length]!;
       try {
@@ -97,10 +98,15 @@ export function apiClient(cluster: Cluster) {
         if (response.status !== 503 && response.status !== 409 && response.status !== 502) {
           return { status: response.status, body: text ? (JSON.parse(text) as Body) : {} };
         }
-      } catch {
+        lastSeen = `HTTP ${response.status} from node ${node % cluster.apiUrls.length}: ${text.slice(0, 200)}`;
+      } catch (error) {
         // The node was killed under the call, or did not answer in time: the next node, same key.
+        lastSeen = `${error instanceof Error ? error.message : String(error)} (node ${node % cluster.apiUrls.length})`;
       }
-      if (Date.now() > deadline) return undefined;
+      if (Date.now() > deadline) {
+        onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
+        return undefined;
+      }
       node++;
       await Bun.sleep(250);
     }
@@ -177,10 +183,18 @@ export async function runFlow(input: { flow: Flow; tenant: Tenant; call: ApiCall
   if (!paymentId) return void outcome.refused.push(`flow ${flow.id} payment: ${payment.status} ${payment.body.code ?? payment.body.error ?? ""}`);
   outcome.payments.push({ id: paymentId, tenant: tenant.index, flow });
   if (flow.kind === "pay-console") {
-    // The customer confirms late: the sandbox console approves the provider's transaction.
+    // The customer confirms late, at whichever provider the payment went to: its sandbox console approves it.
     await Bun.sleep(flow.consoleDelayMs);
-    const transaction = await providerTransactionOf(cluster, paymentId, 20_000);
-    if (transaction) await fetch(`${cluster.simulatorA}/_sim/transactions/${transaction.id}/approve`, { method: "POST" }).catch(() => undefined);
+    const read = await call(tenant.token, "GET", `/payments/${paymentId}`);
+    const at = read?.body as Body | undefined;
+    if (at?.providerTransactionId) {
+      const reference = encodeURIComponent(String(at.providerTransactionId));
+      const approve =
+        at.provider === "providerB"
+          ? `${cluster.simulatorB}/_sim/softpay/${reference}/approve`
+          : `${cluster.simulatorA}/_sim/transactions/${reference}/approve`;
+      await fetch(approve, { method: "POST" }).catch(() => undefined);
+    }
   }
   if (flow.kind === "pay-refund") {
     const state = await settle(call, tenant.token, `/payments/${paymentId}`, 60_000);
@@ -221,15 +235,4 @@ export async function simulatorSoftpays(cluster: Cluster): Promise<SimSoftpay[]>
 export async function simulatorTransactions(cluster: Cluster): Promise<SimTransaction[]> {
   const response = await fetch(`${cluster.simulatorA}/_sim/transactions`);
   return ((await response.json()) as { transactions: SimTransaction[] }).transactions;
-}
-
-/** The provider's transaction of one gateway payment (its `merchant_reference` starts with our id). */
-export async function providerTransactionOf(cluster: Cluster, paymentId: string, patienceMs: number): Promise<SimTransaction | undefined> {
-  const deadline = Date.now() + patienceMs;
-  while (Date.now() < deadline) {
-    const found = (await simulatorTransactions(cluster).catch(() => [])).find((t) => t.merchant_reference?.startsWith(paymentId));
-    if (found) return found;
-    await Bun.sleep(200);
-  }
-  return undefined;
 }
