@@ -139,6 +139,12 @@ describe("loadConfig", () => {
     expect(set).toMatchObject({ eventsMs: 45 * 86_400_000, routeOutcomesMs: 36 * 3_600_000, everyMs: 0 });
   });
 
+  it("runs the sweeper every minute unless SWEEP_EVERY_MS says otherwise, never more often than every second", () => {
+    expect(loadConfig(TEST_ENV).sweepEveryMs).toBe(60_000);
+    expect(loadConfig({ ...TEST_ENV, SWEEP_EVERY_MS: "5000" }).sweepEveryMs).toBe(5_000);
+    expect(() => loadConfig({ ...TEST_ENV, SWEEP_EVERY_MS: "500" })).toThrow(/SWEEP_EVERY_MS/);
+  });
+
   it("parses durations and encryption keys", () => {
     expect(parseDurationList("500ms,5s,5m,2h,1d")).toEqual([500, 5_000, 300_000, 7_200_000, 86_400_000]);
     expect(parseDurationList("5 s")).toBeUndefined();

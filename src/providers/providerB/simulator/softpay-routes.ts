@@ -6,7 +6,7 @@
  * | `POST /sandbox-api/v1/softpay/{slug}`, `POST /api/v1/softpay/{slug}` | an operator's payment of an invoice (both modes, unlike the real sandbox) |
  * | `POST /sandbox-api/v1/softpay/checkout/make-payment` (and under `/api/v1`) | the sandbox's one SoftPay call |
  * | `GET /softpay/pay/{token}` | the page a URL operator's customer opens (Wave, Orange Money QR): Pay / Fail |
- * | `GET /_sim/softpay` | every SoftPay payment: `{ payments: [{ token, slug, flow, status, amount, awaiting_console, … }] }` |
+ * | `GET /_sim/softpay` | every SoftPay payment: `{ payments: [{ token, slug, flow, status, amount, awaiting_console, custom_data, … }] }` |
  * | `POST /_sim/softpay/{token}/approve`, `…/fail` | the console's buttons for a payment of 1000 to 5000 (a form post goes back to the console) |
  * | `POST /_sim/softpay/next` | `{ "answer": "refuse" \| "unreachable" \| "timeout_after", "delayMs"? }`: what the next SoftPay call does |
  *
@@ -122,6 +122,7 @@ export function softpayRoutes(sim: SimulatorContext) {
           mode: invoice.mode,
           status: invoice.status,
           awaiting_console: payment.awaitingConsole && invoice.status === "pending",
+          custom_data: invoice.customData,
         })),
       }),
     )

@@ -1,0 +1,130 @@
+/**
+ * A seeded fault campaign (issue 28 point 3): realistic flows on the real servers while faults chosen by the
+ * seed strike, then, once quiet, the checks of scripts/campaign/checks.ts. Ends with one line
+ * `campaign seed=<n> flows=<n> faults=<n>: lost 0, twice 0, unbalanced 0, mismatches 0` (exit 1 on a violation).
+ *
+ *   bun run campaign -- --seed 7 --flows 30 --faults 6            (DATABASE_URL and REDIS_URL set)
+ *   bun run campaign -- --seed 7 --flows 30 --faults 6 --dry-run  (prints the schedule only)
+ *
+ * The schedule (flows, faults and their offsets) is built whole from the seed first, so the same seed replays
+ * the same schedule; what the processes do under it is timing, and may differ from run to run.
+ */
+import { parseArgs } from "node:util";
+import { checkAfterQuiet } from "./campaign/checks.ts";
+import { startCluster } from "./campaign/cluster.ts";
+import { strike } from "./campaign/faults.ts";
+import { apiClient, createTenants, type Outcome, runFlow } from "./campaign/flows.ts";
+import { buildSchedule, describeSchedule } from "./campaign/schedule.ts";
+
+const USAGE = `usage: bun run campaign -- [--seed <n>] [--flows <n>] [--faults <n>] [--tenants <n>] [--api <n>] [--workers <n>]
+                              [--span-ms <n>] [--quiet-ms <n>] [--dry-run] [--fleet]
+  --seed <n>      the schedule's seed (default: a random one, printed)
+  --flows <n>     flows to run (default 100)          --faults <n>   faults to strike (default 10)
+  --tenants <n>   merchants (default 2)               --api <n>, --workers <n>   processes (default 2 and 2)
+  --span-ms <n>   over how long flows and faults are spread (default 250 ms per flow)
+  --quiet-ms <n>  how long to wait for everything to settle before checking (default 420000: the
+                  sync schedule's 5-minute step, for a payment whose notification was lost)
+  --dry-run       print the schedule and exit
+  --fleet         run on the fleet of \`bun run fleet\` instead of processes of its own (not on this branch)`;
+
+function count(text: string | undefined, name: string, fallback: number, min = 0): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) {
+    process.stderr.write(`campaign: ${name} must be a whole number of at least ${min}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    seed: { type: "string" },
+    flows: { type: "string" },
+    faults: { type: "string" },
+    tenants: { type: "string" },
+    api: { type: "string" },
+    workers: { type: "string" },
+    "span-ms": { type: "string" },
+    "quiet-ms": { type: "string" },
+    "dry-run": { type: "boolean", default: false },
+    fleet: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const seed = count(values.seed, "--seed", Math.floor(Math.random() * 2 ** 31));
+const flows = count(values.flows, "--flows", 100);
+const schedule = buildSchedule({
+  seed,
+  flows,
+  faults: count(values.faults, "--faults", 10),
+  tenants: count(values.tenants, "--tenants", 2, 1),
+  apiNodes: count(values.api, "--api", 2, 1),
+  workers: count(values.workers, "--workers", 2, 1),
+  spanMs: count(values["span-ms"], "--span-ms", Math.max(1000, flows * 250), 1),
+});
+
+if (values["dry-run"]) {
+  process.stdout.write(`${describeSchedule(schedule)}\n`);
+  process.exit(0);
+}
+if (values.fleet) {
+  // The hook for issue 28's fleet: a Cluster (scripts/campaign/cluster.ts) whose nodes are the fleet's.
+  process.stderr.write("campaign: --fleet needs `bun run fleet`, which this branch does not have; run without it for processes of its own\n");
+  process.exit(2);
+}
+const { DATABASE_URL, REDIS_URL } = process.env;
+if (!DATABASE_URL || !REDIS_URL) {
+  process.stderr.write("campaign: set DATABASE_URL and REDIS_URL (the campaign runs on the real servers, in a database and key prefix of its own)\n");
+  process.exit(2);
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const startedAt = Date.now();
+log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.faults.length} faults over ${schedule.options.spanMs} ms`);
+const cluster = await startCluster({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, apiNodes: schedule.options.apiNodes, workers: schedule.options.workers });
+let exitCode = 1;
+try {
+  const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
+  const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
+  log(`campaign: ${cluster.nodes.length} gateway processes up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  const outcome: Outcome = { payments: [], refunds: [], payouts: [], refused: [], unanswered: [] };
+  const t0 = Date.now();
+  const at = (ms: number) => Bun.sleep(Math.max(0, t0 + ms - Date.now()));
+  const running = [
+    ...schedule.flows.map(async (flow) => {
+      await at(flow.atMs);
+      await runFlow({ flow, tenant: tenants[flow.tenant]!, call, cluster, outcome, seed });
+    }),
+    ...schedule.faults.map(async (fault) => {
+      await at(fault.atMs);
+      log(await strike({ fault, cluster, tenants, outcome }).catch((error) => `fault ${fault.id} ${fault.kind}: could not strike (${error})`));
+    }),
+  ];
+  await Promise.all(running);
+  log(
+    `campaign: flows done in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${outcome.payments.length} payments, ${outcome.refunds.length} refunds, ` +
+      `${outcome.payouts.length} payouts, ${outcome.refused.length} refused; waiting for quiet`,
+  );
+  for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
+  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 420_000, 1) });
+  const { lost, twice, unbalanced, mismatches, checked } = findings;
+  for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
+  log(`campaign: checked ${checked}`);
+  for (const tenant of tenants) tenant.receiver.stop();
+  const violations = lost.length + twice.length + unbalanced.length + mismatches.length;
+  log(`campaign: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in all; ${cluster.nodes.reduce((n, node) => n + node.restarts, 0)} restarts`);
+  process.stdout.write(
+    `campaign seed=${seed} flows=${schedule.flows.length} faults=${schedule.faults.length}: lost ${lost.length}, twice ${twice.length}, unbalanced ${unbalanced.length}, mismatches ${mismatches.length}\n`,
+  );
+  exitCode = violations === 0 ? 0 : 1;
+} finally {
+  await cluster.stop().catch((error) => log(`campaign: clean-up failed: ${error}`));
+}
+process.exit(exitCode);

@@ -1,0 +1,180 @@
+/**
+ * What a campaign checks once the gateway is quiet, each from a record of its own: the gateway's API (payments,
+ * refunds, payouts, events, the stuck list, the pooled accounts), the campaign's receivers (what each endpoint
+ * got), the simulator's own books (`/_sim/transactions`, `/_sim/payouts`) and `passerelle audit`.
+ *
+ * - lost: a payment, refund or payout not final and not listed as stuck; an event an endpoint never got; a call
+ *   the gateway never answered;
+ * - twice: a payment collected twice at the provider, a payout or refund sent twice;
+ * - unbalanced: a pooled account whose ledger differs from the provider's balance; an audit violation;
+ * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's.
+ */
+import { join } from "node:path";
+import type { Cluster } from "./cluster.ts";
+import { type ApiCall, type Outcome, simulatorSoftpays, simulatorTransactions, type Tenant } from "./flows.ts";
+
+type Body = Record<string, any>;
+
+export interface Findings {
+  lost: string[];
+  twice: string[];
+  unbalanced: string[];
+  mismatches: string[];
+  /** What was checked, in numbers: a campaign that checked nothing must not look clean. */
+  checked: string;
+}
+
+const FINAL_PAYMENT = new Set(["succeeded", "failed", "cancelled", "refunded"]);
+
+async function readAll(call: ApiCall, token: string, path: string): Promise<Body[]> {
+  const items: Body[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await call(token, "GET", `${path}${path.includes("?") ? "&" : "?"}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    if (page?.status !== 200) throw new Error(`campaign: GET ${path} answered ${page?.status ?? "nothing"}`);
+    items.push(...(page.body.data as Body[]));
+    cursor = page.body.nextCursor as string | null;
+  } while (cursor);
+  return items;
+}
+
+interface Snapshot {
+  payments: Map<string, string>;
+  refunds: Map<string, string>;
+  payouts: Map<string, string>;
+  undelivered: { tenant: Tenant; eventId: string; type: string }[];
+  /** Events listed by the API, times the endpoints that should get each. */
+  deliveriesExpected: number;
+}
+
+async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Promise<Snapshot> {
+  const state = async (tenant: Tenant, path: string) => (await call(tenant.token, "GET", path, { patienceMs: 10_000 }))?.body.state as string | undefined;
+  const payments = new Map<string, string>();
+  const refunds = new Map<string, string>();
+  const payouts = new Map<string, string>();
+  for (const p of outcome.payments) payments.set(p.id, (await state(tenants[p.tenant]!, `/payments/${p.id}`)) ?? "unreadable");
+  for (const r of outcome.refunds) refunds.set(r.id, (await state(tenants[r.tenant]!, `/refunds/${r.id}`)) ?? "unreadable");
+  for (const p of outcome.payouts) payouts.set(p.id, (await state(tenants[p.tenant]!, `/payouts/${p.id}`)) ?? "unreadable");
+  const undelivered: Snapshot["undelivered"] = [];
+  let deliveriesExpected = 0;
+  for (const tenant of tenants)
+    for (const event of await readAll(call, tenant.token, "/events")) {
+      deliveriesExpected++;
+      if (!tenant.receiver.received.has(event.id as string)) undelivered.push({ tenant, eventId: event.id as string, type: event.type as string });
+    }
+  return { payments, refunds, payouts, undelivered, deliveriesExpected };
+}
+
+function isQuiet(s: Snapshot): boolean {
+  return (
+    [...s.payments.values()].every((state) => FINAL_PAYMENT.has(state)) &&
+    [...s.refunds.values(), ...s.payouts.values()].every((state) => state === "sent" || state === "succeeded" || state === "failed") &&
+    s.undelivered.length === 0
+  );
+}
+
+/** Waits until every record is final and every event delivered, or `quietMs` passed; then checks everything. */
+export async function checkAfterQuiet(input: {
+  cluster: Cluster;
+  call: ApiCall;
+  admin: string;
+  tenants: Tenant[];
+  outcome: Outcome;
+  quietMs: number;
+}): Promise<Findings> {
+  const { cluster, call, admin, tenants, outcome } = input;
+  const deadline = Date.now() + input.quietMs;
+  let last = await snapshot(call, tenants, outcome);
+  while (!isQuiet(last) && Date.now() < deadline) {
+    await Bun.sleep(1000);
+    last = await snapshot(call, tenants, outcome);
+  }
+  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [], checked: "" };
+
+  const stuck = await call(admin, "GET", "/admin/payments/stuck");
+  const listedStuck = new Set(((stuck?.body.data as Body[] | undefined) ?? []).map((p) => p.id as string));
+  for (const [id, state] of last.payments)
+    if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
+  for (const [id, state] of [...last.refunds, ...last.payouts])
+    if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
+  if (last.undelivered.length > 0) {
+    // What the gateway says of each delivery the endpoint never got: its state, attempts and last error.
+    const deliveries = new Map<string, Body>();
+    for (const tenant of new Set(last.undelivered.map((u) => u.tenant)))
+      for (const delivery of await readAll(call, tenant.token, `/webhooks/${tenant.endpointId}/deliveries`))
+        deliveries.set(delivery.eventId as string, delivery);
+    for (const { tenant, eventId, type } of last.undelivered) {
+      const delivery = deliveries.get(eventId);
+      findings.lost.push(
+        `event ${eventId} (${type}) never reached tenant ${tenant.index}'s endpoint; its delivery: ${delivery ? JSON.stringify(delivery) : "none listed"}`,
+      );
+    }
+  }
+
+  // The provider's own books: one collection per payment, one transfer per payout or refund.
+  const transactions = await simulatorTransactions(cluster);
+  const simPayouts = ((await (await fetch(`${cluster.simulatorA}/_sim/payouts`)).json()) as { payouts: Body[] }).payouts;
+  const softpays = await simulatorSoftpays(cluster);
+  // Each payment's collections at either provider: provider A's approved transactions, provider B's completed invoices.
+  const collectedBy = new Map<string, string[]>();
+  const collect = (id: string, what: string) => collectedBy.set(id, [...(collectedBy.get(id) ?? []), what]);
+  for (const t of transactions)
+    if (t.merchant_reference && ["approved", "refunded", "approved_partially_refunded"].includes(t.status))
+      collect(t.merchant_reference.split(/[.:]/)[0]!, `provider A transaction ${t.id}`);
+  for (const p of softpays) {
+    const id = p.custom_data?.passerelle_payment_id;
+    if (typeof id === "string" && p.status === "completed") collect(id, `provider B invoice ${p.token}`);
+  }
+  for (const [id, collected] of collectedBy)
+    if (collected.length > 1) findings.twice.push(`payment ${id} collected ${collected.length} times: ${collected.join(", ")}`);
+  const sentBy = new Map<string, Body[]>();
+  for (const p of simPayouts) {
+    if (p.status !== "sent" || !p.merchant_reference) continue;
+    sentBy.set(p.merchant_reference, [...(sentBy.get(p.merchant_reference) ?? []), p]);
+  }
+
+  // The gateway's state against the providers': paid here if and only if collected there; refunded here if and
+  // only if refunded at provider A (the campaign's own refunds are partial, so only a refund at the provider is whole).
+  for (const [id, state] of last.payments) {
+    const collected = collectedBy.get(id) ?? [];
+    const paidHere = state === "succeeded" || state === "refunded";
+    if (paidHere !== collected.length > 0)
+      findings.mismatches.push(`payment ${id} is ${state} at the gateway; at the providers: ${collected.length > 0 ? collected.join(", ") : "not collected"}`);
+    const refundedAtA = transactions.some((t) => t.merchant_reference?.split(/[.:]/)[0] === id && t.status === "refunded");
+    if (refundedAtA !== (state === "refunded"))
+      findings.mismatches.push(`payment ${id} is ${state} at the gateway, ${refundedAtA ? "" : "not "}refunded at provider A`);
+  }
+  // A refund or payout goes out through provider A (its payouts, `merchant_reference`) or provider B (its disbursements, `disburse_id`).
+  const disbursements = ((await (await fetch(`${cluster.simulatorB}/_sim/disbursements`)).json()) as { disbursements: Body[] }).disbursements;
+  for (const d of disbursements.filter((d) => d.status === "success")) if (d.disburse_id) sentBy.set(d.disburse_id, [...(sentBy.get(d.disburse_id) ?? []), d]);
+  for (const [id, sent] of sentBy) if (sent.length > 1) findings.twice.push(`${id} sent ${sent.length} times`);
+  for (const [id, state] of [...last.refunds, ...last.payouts]) {
+    const atA = simPayouts.find((p) => p.merchant_reference === id);
+    const atB = disbursements.find((d) => d.disburse_id === id);
+    const providerState = (atA?.status ?? atB?.status) as string | undefined;
+    const sentHere = state === "sent" || state === "succeeded";
+    const sentThere = providerState === "sent" || providerState === "success";
+    if (sentHere !== sentThere) findings.mismatches.push(`${id} is ${state} at the gateway, ${providerState ?? "unknown"} at the providers`);
+  }
+
+  // The ledger against the provider's balances, then the money invariants.
+  const report = await call(admin, "GET", "/admin/reports/reconciliation");
+  for (const account of (report?.body.pooledAccounts as Body[] | undefined) ?? []) {
+    if (account.difference !== 0)
+      findings.unbalanced.push(
+        `pooled ${account.holding} ${account.currency}: the ledger holds ${account.held}, ${account.provider} reports ${account.reported ?? `nothing (${account.error})`}`,
+      );
+  }
+  if (report?.status !== 200) findings.unbalanced.push(`GET /admin/reports/reconciliation answered ${report?.status ?? "nothing"}`);
+  const audit = Bun.spawnSync(["bun", "src/main.ts", "audit"], { cwd: join(import.meta.dir, "..", ".."), env: cluster.nodes[0]!.env });
+  if (audit.exitCode !== 0) {
+    const lines = audit.stdout.toString().trim().split("\n").filter(Boolean);
+    findings.unbalanced.push(
+      ...(lines.length > 0 ? lines.map((line) => `audit: ${line}`) : [`audit: exit ${audit.exitCode}: ${audit.stderr.toString().trim()}`]),
+    );
+  }
+  findings.checked =
+    `${last.payments.size} payments against provider A's ${transactions.length} transactions and provider B's ${softpays.length} SoftPay payments, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
+    `against provider A's ${simPayouts.length} payouts and provider B's ${disbursements.length} disbursements, ${last.deliveriesExpected} event deliveries, ${((report?.body.pooledAccounts as Body[] | undefined) ?? []).length} pooled account(s), the audit`;
+  return findings;
+}

@@ -1,0 +1,252 @@
+/**
+ * The processes a campaign runs and strikes, on the real servers: the provider simulators standalone
+ * (`passerelle sandbox`: the providers, never struck), API nodes (`passerelle serve --no-workers`) and workers
+ * (`passerelle worker`), all on a database and a Redis key prefix of the campaign's own (created, then dropped).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import postgres from "postgres";
+import { openDatabase } from "../../src/db/connect.ts";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import { freePort } from "../../test/support/ports.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+type Child = Bun.Subprocess<"ignore", "pipe", "pipe">;
+
+/** One gateway process the campaign may kill and start again. */
+export interface Node {
+  role: "api" | "worker";
+  index: number;
+  args: string[];
+  env: Record<string, string>;
+  child: Child | undefined;
+  restarts: number;
+  /** The kill-and-restart under way: a second fault on the node waits for it (one supervisor per process). */
+  busy: Promise<void>;
+}
+
+export interface Cluster {
+  apiUrls: string[];
+  simulatorA: string;
+  simulatorB: string;
+  databaseUrl: string;
+  databaseName: string;
+  redisUrl: string;
+  prefix: string;
+  env: Record<string, string>;
+  nodes: Node[];
+  providerA: { secretKey: string; webhookSecret: string };
+  /** SIGKILLs a node, waits `downMs`, starts it again and waits until it is up. */
+  killAndRestart(node: Node, downMs: number): Promise<void>;
+  /** The PIDs of every gateway process running now. */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`campaign: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** Resolves once the child logged `passerelle started` (or `simulator on`); its output is drained from then on. */
+async function started(child: Child, marker: string, timeoutMs: number): Promise<void> {
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const timeout = Bun.sleep(timeoutMs).then(() => {
+    throw new Error(`campaign: a process did not start within ${timeoutMs} ms`);
+  });
+  while (!text.includes(marker)) {
+    const chunk = await Promise.race([reader.read(), timeout]);
+    if (chunk.done)
+      throw new Error(`campaign: a process exited before it started: ${text.slice(-2000)}${(await new Response(child.stderr).text()).slice(-2000)}`);
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  reader.releaseLock();
+  void child.stdout.pipeTo(new WritableStream()).catch(() => undefined);
+  void child.stderr.pipeTo(new WritableStream()).catch(() => undefined);
+}
+
+function spawn(args: string[], env: Record<string, string>): Child {
+  return Bun.spawn(["bun", "src/main.ts", ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+}
+
+/** Starts the node, and starts it again when it dies starting (a fault may hit its migrations), as a supervisor would. */
+async function startNode(node: Node, tries = 5): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    node.child = spawn(node.args, node.env);
+    try {
+      await started(node.child, "passerelle started", 90_000);
+      break;
+    } catch (error) {
+      node.child.kill("SIGKILL");
+      if (attempt >= tries) throw error;
+      await Bun.sleep(500);
+    }
+  }
+  if (node.role === "api") {
+    const url = `http://127.0.0.1:${node.env.PORT}/health/ready`;
+    await waitFor(`API node ${node.index} to be ready`, async () => (await fetch(url)).status === 200, 60_000);
+  }
+}
+
+/** Creates the campaign's database (migrated) and starts the simulators, `apiNodes` API nodes and `workers` workers. */
+export async function startCluster(input: { databaseUrl: string; redisUrl: string; apiNodes: number; workers: number }): Promise<Cluster> {
+  const databaseName = `passerelle_campaign_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${databaseName}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(input.databaseUrl);
+  url.pathname = `/${databaseName}`;
+  const databaseUrl = url.toString();
+  const handle = await openDatabase({ driver: "postgres", url: databaseUrl, max: 1 });
+  try {
+    await migrateToLatest(handle.db);
+  } finally {
+    await handle.close();
+  }
+  const prefix = `pcampaign:${randomBytes(6).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "passerelle-campaign-"));
+
+  const portA = await freePort();
+  const portB = await freePort();
+  const base = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
+  const sandbox = Bun.spawn(["bun", "src/main.ts", "sandbox", "--port-a", String(portA), "--port-b", String(portB), "--approve-delay-ms", "300"], {
+    cwd: ROOT,
+    env: base,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  await started(sandbox, "providerB simulator on", 60_000);
+  const simulatorA = `http://127.0.0.1:${portA}`;
+  const providerA = {
+    secretKey: `sk_sandbox_campaign_${randomBytes(12).toString("hex")}`,
+    webhookSecret: `wh_sandbox_campaign_${randomBytes(12).toString("hex")}`,
+  };
+  const created = await fetch(`${simulatorA}/_sim/accounts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ environment: "sandbox", ...providerA }),
+  });
+  if (!created.ok) throw new Error(`campaign: the simulator refused the service's account (HTTP ${created.status})`);
+
+  const env: Record<string, string> = {
+    ...base,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: input.redisUrl,
+    QUEUE_PREFIX: prefix,
+    JWT_SECRET: randomBytes(32).toString("hex"),
+    ENCRYPTION_KEYS: `1:${randomBytes(32).toString("base64")}`,
+    API_KEY_PEPPER: randomBytes(32).toString("hex"),
+    SIMULATORS: "off",
+    ALLOW_PRIVATE_TARGETS: "true",
+    PROVIDER_A_SANDBOX_URL: simulatorA,
+    PROVIDER_A_SANDBOX_SECRET_KEY: providerA.secretKey,
+    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: providerA.webhookSecret,
+    PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${portB}/sandbox-api/v1`,
+    // Shorter waits than production's, so that a campaign settles in minutes: a merchant's endpoint is retried
+    // within seconds, a provider call and an idempotency lock left by a killed node expire within seconds.
+    WEBHOOK_TIMEOUT_MS: "3000",
+    WEBHOOK_RETRY_SCHEDULE: "1s,2s,4s,5s,5s,5s,5s,5s",
+    PROVIDER_TIMEOUT_MS: "4000",
+    IDEMPOTENCY_LOCK_MS: "20000",
+    RATE_LIMIT_RPS: "10000",
+    RATE_LIMIT_BURST: "10000",
+    AUDIT_EVERY_MS: "0",
+    // The sweeper re-enqueues what a killed process or a cut Redis lost: every 5 s rather than every minute.
+    SWEEP_EVERY_MS: "5000",
+  };
+  const nodes: Node[] = [];
+  const apiUrls: string[] = [];
+  for (let index = 0; index < input.apiNodes; index++) {
+    const port = await freePort();
+    apiUrls.push(`http://127.0.0.1:${port}`);
+    const nodeEnv = { ...env, PORT: String(port), METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
+    nodes.push({ role: "api", index, args: ["serve", "--no-workers"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
+  }
+  for (let index = 0; index < input.workers; index++) {
+    const nodeEnv = { ...env, PORT: new URL(apiUrls[0]!).port, METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: apiUrls[0]! };
+    nodes.push({ role: "worker", index, args: ["worker"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
+  }
+  async function stop(): Promise<void> {
+    for (const node of nodes) node.child?.kill("SIGTERM");
+    for (const node of nodes) await node.child?.exited;
+    sandbox.kill("SIGTERM");
+    await sandbox.exited;
+    const drop = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      await drop.unsafe(`drop database if exists "${databaseName}" with (force)`);
+    } finally {
+      await drop.end();
+    }
+    const redis = new Redis(input.redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      for (const pattern of [`${prefix}:*`]) {
+        let cursor = "0";
+        do {
+          const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+          cursor = next;
+          if (keys.length > 0) await redis.del(...keys);
+        } while (cursor !== "0");
+      }
+    } finally {
+      await redis.quit();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  // One at a time: on a small machine, starting them together only makes each slower.
+  try {
+    for (const node of nodes) await startNode(node);
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  // The provider notifies the first API node, as a provider's dashboard names one URL (a load balancer's, in a fleet).
+  const pointed = await fetch(`${simulatorA}/_sim/accounts/${encodeURIComponent(providerA.secretKey)}/webhook`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url: `${apiUrls[0]}/providerA/webhook/sandbox` }),
+  });
+  if (!pointed.ok) throw new Error(`campaign: could not point the simulator's webhook at the gateway (HTTP ${pointed.status})`);
+
+  return {
+    apiUrls,
+    simulatorA,
+    simulatorB: `http://127.0.0.1:${portB}`,
+    databaseUrl,
+    databaseName,
+    redisUrl: input.redisUrl,
+    prefix,
+    env,
+    nodes,
+    providerA,
+    killAndRestart(node, downMs) {
+      const run = node.busy.then(async () => {
+        const child = node.child;
+        if (!child) return;
+        node.child = undefined;
+        child.kill("SIGKILL");
+        await child.exited;
+        await Bun.sleep(downMs);
+        node.restarts++;
+        await startNode(node);
+      });
+      node.busy = run.catch(() => undefined);
+      return run;
+    },
+    pids: () => nodes.flatMap((node) => (node.child?.pid ? [node.child.pid] : [])),
+    stop,
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The campaign's merchants: tenants with a webhook endpoint each (a receiver of the campaign's, which a fault
+ * may make fail or hang a while), and the flows they run through the API — payments on every wallet provider A
+ * serves, refunds, payouts, payments approved late at the sandbox console. A client retries what a fault cut
+ * short with the same Idempotency-Key, on the next API node, as a merchant's client behind a load balancer does.
+ */
+import { loadConfig } from "../../src/config.ts";
+import { mintToken } from "../../src/mod.ts";
+import { freePort } from "../../test/support/ports.ts";
+import type { Cluster } from "./cluster.ts";
+import type { Flow } from "./schedule.ts";
+
+type Body = Record<string, any>;
+
+/** A webhook endpoint of the campaign's: the event ids it received (`webhook-id`), and its mood. */
+export interface Receiver {
+  url: string;
+  received: Map<string, number>;
+  mode: "ok" | "fails" | "hangs";
+  stop(): void;
+}
+
+export interface Tenant {
+  index: number;
+  id: string;
+  token: string;
+  receiver: Receiver;
+  endpointId: string;
+}
+
+/** What the flows left for the checks: the ids the gateway gave, and the refusals it answered. */
+export interface Outcome {
+  payments: { id: string; tenant: number; flow: Flow }[];
+  refunds: { id: string; tenant: number; paymentId: string }[];
+  payouts: { id: string; tenant: number }[];
+  /** Calls the gateway refused in the contract's terms (e.g. 422 insufficient_balance): not violations. */
+  refused: string[];
+  /** Calls that never got an answer within the client's patience. */
+  unanswered: string[];
+}
+
+function startReceiver(port: number): Receiver {
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${port}/hook`,
+    received: new Map(),
+    mode: "ok",
+    stop: () => server.stop(true),
+  };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    idleTimeout: 0,
+    async fetch(request) {
+      await request.text();
+      if (receiver.mode === "fails") return new Response("down for maintenance", { status: 503 });
+      if (receiver.mode === "hangs") {
+        // Longer than the gateway waits for an answer: the attempt times out on its side.
+        await Bun.sleep(40_000);
+        return new Response("late", { status: 200 });
+      }
+      const id = request.headers.get("webhook-id") ?? "?";
+      receiver.received.set(id, (receiver.received.get(id) ?? 0) + 1);
+      return new Response(null, { status: 204 });
+    },
+  });
+  return receiver;
+}
+
+/** An HTTP client of the gateway's API that tries the next node when one is down or busy. */
+export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
+  return async function call(
+    token: string,
+    method: string,
+    path: string,
+    options: { body?: unknown; idempotencyKey?: string; node?: number; patienceMs?: number } = {},
+  ): Promise<{ status: number; body: Body } | undefined> {
+    const deadline = Date.now() + (options.patienceMs ?? 60_000);
+    let node = options.node ?? 0;
+    let lastSeen = "no attempt";
+    for (;;) {
+      const base = cluster.apiUrls[node % cluster.apiUrls.length]!;
+      try {
+        const response = await fetch(`${base}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            ...(options.idempotencyKey && { "idempotency-key": options.idempotencyKey }),
+          },
+          ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+          signal: AbortSignal.timeout(15_000),
+        });
+        const text = await response.text();
+        // 502/504 naming a payment: the provider may have acted and not answered; the payment is settled from the provider.
+        if ((response.status === 502 || response.status === 504) && text.includes('"paymentId"'))
+          return { status: response.status, body: JSON.parse(text) as Body };
+        // 503 (the database or Redis away), 409 (the same key still in flight): the same call again, a bit later.
+        if (response.status !== 503 && response.status !== 409 && response.status !== 502) {
+          return { status: response.status, body: text ? (JSON.parse(text) as Body) : {} };
+        }
+        lastSeen = `HTTP ${response.status} from node ${node % cluster.apiUrls.length}: ${text.slice(0, 200)}`;
+      } catch (error) {
+        // The node was killed under the call, or did not answer in time: the next node, same key.
+        lastSeen = `${error instanceof Error ? error.message : String(error)} (node ${node % cluster.apiUrls.length})`;
+      }
+      if (Date.now() > deadline) {
+        onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
+        return undefined;
+      }
+      node++;
+      await Bun.sleep(250);
+    }
+  };
+}
+
+export type ApiCall = ReturnType<typeof apiClient>;
+
+/** An admin token, and `tenants` tenants each with a webhook endpoint on a receiver of their own. */
+export async function createTenants(cluster: Cluster, call: ApiCall, count: number): Promise<{ admin: string; tenants: Tenant[] }> {
+  const config = loadConfig(cluster.env, { createDevelopmentSecrets: false });
+  const admin = await mintToken(config.jwt, { sub: "operator", role: "admin", environment: "sandbox", ttlSeconds: 86_400 });
+  const tenants: Tenant[] = [];
+  for (let index = 0; index < count; index++) {
+    const created = await call(admin, "POST", "/tenants", { body: { name: `Campaign merchant ${index + 1}` } });
+    if (created?.status !== 200) throw new Error(`campaign: could not create a tenant: ${JSON.stringify(created)}`);
+    const id = created.body.tenant.id as string;
+    const token = await mintToken(config.jwt, { sub: `tenant:${id}`, tenantId: id, environment: "sandbox", ttlSeconds: 86_400 });
+    const receiver = startReceiver(await freePort());
+    // Each merchant has its own provider B account too; every other one sends Benin's MTN payments there first
+    // (provider A behind it), so that both providers' payments, and failover between them, are in the campaign.
+    const keys = await fetch(`${cluster.simulatorB}/_sim/accounts`, { method: "POST" }).then((r) => r.json() as Promise<Body>);
+    const stored = await call(token, "PUT", `/tenants/${id}/credentials/providerB`, { body: { environment: "sandbox", ...keys } });
+    if (stored?.status !== 200) throw new Error(`campaign: could not store provider B keys: ${JSON.stringify(stored)}`);
+    if (index % 2 === 1) {
+      const routed = await call(token, "PUT", "/routing", { body: { rules: [{ operator: "mtn", country: "bj", providers: ["providerB", "providerA"] }] } });
+      if (routed?.status !== 200) throw new Error(`campaign: could not set the routing: ${JSON.stringify(routed)}`);
+    }
+    const endpoint = await call(token, "POST", "/webhooks", { body: { url: receiver.url, description: "campaign receiver" } });
+    if (endpoint?.status !== 200) throw new Error(`campaign: could not create a webhook endpoint: ${JSON.stringify(endpoint)}`);
+    tenants.push({ index, id, token, receiver, endpointId: endpoint.body.id as string });
+  }
+  return { admin, tenants };
+}
+
+const FINAL = new Set(["succeeded", "failed", "cancelled", "refunded", "expired", "sent"]);
+
+/** Polls a record until it leaves `pending` (or its patience runs out); its last state. */
+export async function settle(call: ApiCall, token: string, path: string, patienceMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + patienceMs;
+  let state: string | undefined;
+  while (Date.now() < deadline) {
+    const read = await call(token, "GET", path, { patienceMs: Math.max(1000, deadline - Date.now()) });
+    state = read?.body.state as string | undefined;
+    if (state && FINAL.has(state)) return state;
+    await Bun.sleep(300);
+  }
+  return state;
+}
+
+/** Runs one flow to its end (or its refusal), recording what the gateway created. */
+export async function runFlow(input: { flow: Flow; tenant: Tenant; call: ApiCall; cluster: Cluster; outcome: Outcome; seed: number }): Promise<void> {
+  const { flow, tenant, call, outcome, cluster } = input;
+  const key = `campaign-${input.seed}-${flow.id}`;
+  const customer = { phone: { number: flow.phone, country: flow.wallet.country } };
+  if (flow.kind === "payout") {
+    const payout = await call(tenant.token, "POST", "/payouts", {
+      node: flow.node,
+      idempotencyKey: key,
+      body: { amount: flow.amount, description: `Campaign payout ${flow.id}`, recipient: { ...customer, operator: flow.wallet.operator } },
+    });
+    if (!payout) return void outcome.unanswered.push(`flow ${flow.id} POST /payouts`);
+    if (payout.status !== 200) return void outcome.refused.push(`flow ${flow.id} payout: ${payout.status} ${payout.body.code ?? payout.body.error ?? ""}`);
+    outcome.payouts.push({ id: payout.body.id as string, tenant: tenant.index });
+    return;
+  }
+  const payment = await call(tenant.token, "POST", "/payments", {
+    node: flow.node,
+    idempotencyKey: key,
+    body: { amount: flow.amount, description: `Campaign order ${flow.id}`, operator: flow.wallet.operator, customer },
+  });
+  if (!payment) return void outcome.unanswered.push(`flow ${flow.id} POST /payments`);
+  const paymentId = (payment.status === 200 ? payment.body.id : payment.body.paymentId) as string | undefined;
+  if (!paymentId) return void outcome.refused.push(`flow ${flow.id} payment: ${payment.status} ${payment.body.code ?? payment.body.error ?? ""}`);
+  outcome.payments.push({ id: paymentId, tenant: tenant.index, flow });
+  if (flow.kind === "pay-console") {
+    // The customer confirms late, at whichever provider the payment went to: its sandbox console approves it.
+    await Bun.sleep(flow.consoleDelayMs);
+    const read = await call(tenant.token, "GET", `/payments/${paymentId}`);
+    const at = read?.body as Body | undefined;
+    if (at?.providerTransactionId) {
+      const reference = encodeURIComponent(String(at.providerTransactionId));
+      const approve =
+        at.provider === "providerB"
+          ? `${cluster.simulatorB}/_sim/softpay/${reference}/approve`
+          : `${cluster.simulatorA}/_sim/transactions/${reference}/approve`;
+      await fetch(approve, { method: "POST" }).catch(() => undefined);
+    }
+  }
+  if (flow.kind === "pay-refund") {
+    const state = await settle(call, tenant.token, `/payments/${paymentId}`, 60_000);
+    if (state !== "succeeded") return;
+    const refund = await call(tenant.token, "POST", `/payments/${paymentId}/refunds`, {
+      node: flow.node + 1,
+      idempotencyKey: `${key}-refund`,
+      body: { amount: flow.refundAmount, reason: "Campaign refund" },
+    });
+    if (!refund) return void outcome.unanswered.push(`flow ${flow.id} POST refund`);
+    if (refund.status !== 200) return void outcome.refused.push(`flow ${flow.id} refund: ${refund.status} ${refund.body.code ?? ""}`);
+    outcome.refunds.push({ id: refund.body.id as string, tenant: tenant.index, paymentId });
+  }
+}
+
+export interface SimTransaction {
+  id: number;
+  merchant_reference: string | null;
+  status: string;
+  amount: number;
+}
+
+/** One SoftPay payment at provider B's simulator, with the invoice's custom data (where our payment id is). */
+export interface SimSoftpay {
+  token: string;
+  status: string;
+  amount: number;
+  custom_data: Record<string, unknown>;
+}
+
+/** Every SoftPay payment provider B's simulator holds, from its own records. */
+export async function simulatorSoftpays(cluster: Cluster): Promise<SimSoftpay[]> {
+  const response = await fetch(`${cluster.simulatorB}/_sim/softpay`);
+  return ((await response.json()) as { payments: SimSoftpay[] }).payments;
+}
+
+/** Every transaction provider A's simulator holds, from its own records. */
+export async function simulatorTransactions(cluster: Cluster): Promise<SimTransaction[]> {
+  const response = await fetch(`${cluster.simulatorA}/_sim/transactions`);
+  return ((await response.json()) as { transactions: SimTransaction[] }).transactions;
+}
