@@ -145,6 +145,40 @@ describe.skipIf(!runs)(`a fleet behind HAProxy, PgBouncer and a Redis Cluster${r
     expect(keys).toBeGreaterThan(0);
   }, 90_000);
 
+  it("takes a Wave payment through provider B's sandbox, whose IPN comes in through the balancer", async () => {
+    const keys = (await (await fetch(`${fleet.sandbox.providerB}/_sim/accounts`, { method: "POST" })).json()) as Record<string, string>;
+    const tenantId = (await call("GET", "/auth/whoami")).body.tenantId as string;
+    expect((await call("PUT", `/tenants/${tenantId}/credentials/providerB`, { environment: "sandbox", ...keys })).status).toBe(200);
+    const created = await call("POST", "/payments", {
+      amount: 900,
+      description: "Commande 42",
+      operator: "wave",
+      customer: { phone: { number: "+221771234567", country: "sn" } },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ state: "pending", provider: "providerB", nextAction: { type: "open_url" } });
+    const invoice = created.body.providerTransactionId as string;
+    // The page's Pay button: the sandbox marks the invoice paid and posts its IPN to PUBLIC_BASE_URL, the balancer.
+    const pay = await fetch(`${fleet.sandbox.providerB}/_sim/invoices/${encodeURIComponent(invoice)}/pay`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "payment_method=wave-senegal",
+      redirect: "manual",
+    });
+    expect(pay.status).toBeLessThan(400);
+    const ipn = await waitUntil(
+      async () => {
+        const { deliveries } = (await (await fetch(`${fleet.sandbox.providerB}/_sim/ipns`)).json()) as {
+          deliveries: { url: string; token: string; delivered: boolean; lastHttpStatus: number | null }[];
+        };
+        return deliveries.find((delivery) => delivery.token === invoice && delivery.delivered);
+      },
+      { what: "the sandbox's IPN delivered", timeoutMs: 15_000, intervalMs: 100 },
+    );
+    expect(ipn).toMatchObject({ url: `${fleet.url}/providerB/webhook`, lastHttpStatus: 200 });
+    await until("the Wave payment to succeed", `/payments/${created.body.id}`, (body) => body.state === "succeeded");
+  }, 45_000);
+
   it("answers one Idempotency-Key with one payout, whichever node takes each retry", async () => {
     const [first, second] = fleet.apiPorts.map((port) => `http://127.0.0.1:${port}`) as [string, string];
     const body = { amount: 50, description: "Twice", recipient: { phone: { number: "+22996000002", country: "bj" }, operator: "mtn" } };
