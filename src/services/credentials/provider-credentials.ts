@@ -25,11 +25,18 @@ import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import { bumpRoutingVersion, forgetRouting } from "../routing/routing-version.ts";
 
-/** The fields of each provider's set, in display order; `optional` ones may be absent. */
-export const CREDENTIAL_FIELDS: Record<Provider, { required: readonly string[]; optional: readonly string[] }> = {
-  providerB: { required: ["masterKey", "privateKey", "token"], optional: ["publicKey"] },
-  providerA: { required: ["secretKey", "webhookSecret"], optional: [] },
-};
+/**
+ * The fields of a provider's set, in display order, as the provider declares them
+ * (`PaymentProvider.credentials`); undefined for a provider that keeps no credentials here.
+ */
+export function credentialFieldsOf(deps: Pick<Deps, "providers">, provider: Provider): { required: string[]; optional: string[] } | undefined {
+  const fields = deps.providers.find(provider)?.credentials?.fields;
+  if (!fields) return undefined;
+  return {
+    required: fields.filter((field) => !field.optional).map((field) => field.name),
+    optional: fields.filter((field) => field.optional).map((field) => field.name),
+  };
+}
 
 /**
  * What a credential value may contain: visible ASCII only (`!` to `~`). The providers' keys are ASCII
@@ -58,7 +65,7 @@ export async function putCredentials(
   deps: Deps,
   input: { tenantId: string; provider: Provider; environment: Environment; fields: Record<string, string | undefined> },
 ): Promise<CredentialSetView> {
-  const set = CREDENTIAL_FIELDS[input.provider];
+  const set = credentialFieldsOf(deps, input.provider);
   if (!set) throw new Error(`provider ${input.provider} keeps no credentials here`);
   const { required, optional } = set;
   // The HTTP schema says so already; this keeps any other caller from storing a set that cannot work.
