@@ -17,7 +17,7 @@ import type { PaymentProvider } from "./providers/provider.ts";
 import type { ProviderASettings } from "./providers/providerA/accounts.ts";
 import type { ProviderBSettings } from "./providers/providerB/accounts.ts";
 import { DEFAULT_PROVIDERS } from "./providers/registry.ts";
-import type { RateLimit } from "./services/rate-limit/token-bucket.ts";
+import type { RateLimit } from "./db/schema.ts";
 
 /** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
 const DEFAULT_DATA_DIR = join(import.meta.dir, "..", "data");

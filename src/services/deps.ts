@@ -15,7 +15,7 @@ import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
 import type { GatewayServices, ProviderRegistry } from "../providers/provider.ts";
 import type { GatewayCaches } from "./caches.ts";
-import type { FirstSyncHold } from "./direct-payments/first-sync.ts";
+import type { FirstSyncHold } from "./direct-payments/first-sync-hold.ts";
 
 export interface Deps {
   config: Config;
