@@ -13,8 +13,11 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { describeConfigIssue } from "./config-issue.ts";
 import { clusterAddress } from "./jobs/redis-client.ts";
-import { simulatorServiceAccountKeys } from "./services/direct-payments/simulator-accounts.ts";
-import type { RateLimit } from "./services/rate-limit/token-bucket.ts";
+import type { PaymentProvider } from "./providers/provider.ts";
+import type { ProviderASettings } from "./providers/providerA/accounts.ts";
+import type { ProviderBSettings } from "./providers/providerB/accounts.ts";
+import { DEFAULT_PROVIDERS } from "./providers/registry.ts";
+import type { RateLimit } from "./db/schema.ts";
 
 /** The project folder's `data/`: the default `DATA_DIR`, the same whatever folder a command runs in. */
 const DEFAULT_DATA_DIR = join(import.meta.dir, "..", "data");
@@ -32,7 +35,21 @@ export interface EncryptionKey {
   key: Uint8Array;
 }
 
-export interface Config {
+/**
+ * The configuration: the gateway's own settings, and each provider's section under its name
+ * (`config.providerA`), built from the variables the provider declares (`PaymentProvider.configuration`).
+ * The default providers' sections are typed here; another provider's is its own to read.
+ */
+export type Config = GatewayConfig & DefaultProviderSections & { readonly [provider: string]: unknown };
+
+/** The sections of {@link DEFAULT_PROVIDERS}, by name. */
+interface DefaultProviderSections {
+  providerA: ProviderASettings;
+  providerB: ProviderBSettings;
+}
+
+/** The gateway's own settings. */
+export interface GatewayConfig {
   nodeEnv: "development" | "production" | "test";
   port: number;
   host: string;
@@ -51,15 +68,6 @@ export interface Config {
   /** First seals, all open (contract §3). */
   encryptionKeys: EncryptionKey[];
   apiKeyPepper: string;
-  providerA: {
-    sandboxUrl: string;
-    liveUrl: string;
-    sandboxSecretKey: string | undefined;
-    liveSecretKey: string | undefined;
-    sandboxWebhookSecret: string | undefined;
-    liveWebhookSecret: string | undefined;
-  };
-  providerB: { sandboxUrl: string; liveUrl: string };
   providerTimeoutMs: number;
   /**
    * How long a request's `Idempotency-Key` lock lasts before it is renewed (contract §9): the request that
@@ -113,12 +121,6 @@ export interface Config {
   /** The development defaults that were applied, for the one start-up warning line. */
   developmentDefaults: string[];
 }
-
-const REAL_PROVIDER_A = { sandbox: "https://sandbox-api.fedapay.com", live: "https://api.fedapay.com" };
-const REAL_PROVIDER_B = {
-  sandbox: "https://app.paydunya.com/sandbox-api/v1",
-  live: "https://app.paydunya.com/api/v1",
-};
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -222,14 +224,6 @@ const envSchema = z.object({
     .string()
     .refine((s) => Buffer.byteLength(s) >= 16, "must be at least 16 bytes")
     .optional(),
-  PROVIDER_A_SANDBOX_URL: url.optional(),
-  PROVIDER_A_LIVE_URL: url.optional(),
-  PROVIDER_A_SANDBOX_SECRET_KEY: z.string().min(1).optional(),
-  PROVIDER_A_LIVE_SECRET_KEY: z.string().min(1).optional(),
-  PROVIDER_A_SANDBOX_WEBHOOK_SECRET: z.string().min(1).optional(),
-  PROVIDER_A_LIVE_WEBHOOK_SECRET: z.string().min(1).optional(),
-  PROVIDER_B_SANDBOX_URL: url.optional(),
-  PROVIDER_B_LIVE_URL: url.optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.default(60_000),
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(5_000).default(3_000),
@@ -323,23 +317,31 @@ function developmentSecrets(dataDir: string, create: boolean): DevelopmentSecret
   return secrets;
 }
 
+/** Parses `schema` out of `cleaned`; a bad variable is a {@link ConfigError} naming it. */
+function parseVariables<S extends z.ZodObject>(schema: S, cleaned: Record<string, string>): z.infer<S> {
+  const parsed = schema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = String(issue.path[0] ?? "environment");
+  const field = Object.hasOwn(schema.shape, name) ? (schema.shape[name] as z.ZodType) : undefined;
+  throw new ConfigError(`Invalid configuration: ${describeConfigIssue(name, field, issue, cleaned[name])}`);
+}
+
 /**
- * Builds the configuration from environment variables. Throws {@link ConfigError} with one line naming
- * the first bad variable. Outside production, missing secrets are generated once under `DATA_DIR`, unless
- * `createDevelopmentSecrets` is false (a command that must use the server's secrets, like `token`): then
- * their absence is a {@link ConfigError}.
+ * Builds the configuration from environment variables: the gateway's own, and those each of `providers`
+ * (default {@link DEFAULT_PROVIDERS}: pass the list the gateway will run) declares. Throws
+ * {@link ConfigError} with one line naming the first bad variable. Outside production, missing secrets are
+ * generated once under `DATA_DIR`, unless `createDevelopmentSecrets` is false (a command that must use the
+ * server's secrets, like `token`): then their absence is a {@link ConfigError}.
  */
-export function loadConfig(env: EnvInput = process.env, options: { createDevelopmentSecrets?: boolean } = {}): Config {
+export function loadConfig(env: EnvInput = process.env, options: { createDevelopmentSecrets?: boolean; providers?: readonly PaymentProvider[] } = {}): Config {
   // Empty strings count as unset, as a shell `FOO=` usually means.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = String(issue.path[0] ?? "environment");
-    const field = Object.hasOwn(envSchema.shape, name) ? envSchema.shape[name as keyof typeof envSchema.shape] : undefined;
-    throw new ConfigError(`Invalid configuration: ${describeConfigIssue(name, field, issue, cleaned[name])}`);
-  }
-  const e = parsed.data;
+  const e = parseVariables(envSchema, cleaned as Record<string, string>);
+  const providers = options.providers ?? DEFAULT_PROVIDERS;
+  const providerValues = providers.map((provider) =>
+    provider.configuration ? parseVariables(z.object(provider.configuration.variables), cleaned as Record<string, string>) : {},
+  );
   checkLockFitsProviderCalls(e.PROVIDER_TIMEOUT_MS, e.IDEMPOTENCY_LOCK_MS);
   const production = e.NODE_ENV === "production";
   const defaults: string[] = [];
@@ -374,16 +376,17 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
   if (e.ALLOW_PRIVATE_TARGETS === undefined && allowPrivateTargets) defaults.push("private targets allowed");
 
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, "");
-  const simA = `${publicBaseUrl}/sandbox/providerA`;
-  const simB = `${publicBaseUrl}/sandbox/providerB`;
-  // With the simulators, the service's provider A account is derived from JWT_SECRET: every process of
-  // the deployment (serve, worker, after a restart) uses the same one (services/direct-payments/simulator-accounts.ts).
-  const serviceAccountOnSimulator = (environment: "sandbox" | "live", url: string | undefined, secretKey: string | undefined) =>
-    simulators && !secretKey && (url === undefined || /\/sandbox\/providerA\/*$/.test(url)) ? simulatorServiceAccountKeys(jwtSecret!, environment) : undefined;
-  const sandboxOnSim = serviceAccountOnSimulator("sandbox", e.PROVIDER_A_SANDBOX_URL, e.PROVIDER_A_SANDBOX_SECRET_KEY);
-  const liveOnSim = serviceAccountOnSimulator("live", e.PROVIDER_A_LIVE_URL, e.PROVIDER_A_LIVE_SECRET_KEY);
+  // Each provider's section, from the variables it declared; the simulators' keys of a service account
+  // are derived from JWT_SECRET, the same in every process of the deployment.
+  const sections = Object.fromEntries(
+    providers.flatMap((provider, index) =>
+      provider.configuration
+        ? [[provider.name, provider.configuration.section(providerValues[index]!, { publicBaseUrl, simulators, simulatorSeed: jwtSecret! })]]
+        : [],
+    ),
+  );
 
-  return {
+  const gateway: GatewayConfig = {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
@@ -401,18 +404,6 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     jwt: { secret: jwtSecret!, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, jwksUrl: e.JWT_JWKS_URL },
     encryptionKeys: encryptionKeys!,
     apiKeyPepper: pepper!,
-    providerA: {
-      sandboxUrl: e.PROVIDER_A_SANDBOX_URL ?? (simulators ? simA : REAL_PROVIDER_A.sandbox),
-      liveUrl: e.PROVIDER_A_LIVE_URL ?? (simulators ? simA : REAL_PROVIDER_A.live),
-      sandboxSecretKey: e.PROVIDER_A_SANDBOX_SECRET_KEY ?? sandboxOnSim?.secretKey,
-      liveSecretKey: e.PROVIDER_A_LIVE_SECRET_KEY ?? liveOnSim?.secretKey,
-      sandboxWebhookSecret: e.PROVIDER_A_SANDBOX_WEBHOOK_SECRET ?? sandboxOnSim?.webhookSecret,
-      liveWebhookSecret: e.PROVIDER_A_LIVE_WEBHOOK_SECRET ?? liveOnSim?.webhookSecret,
-    },
-    providerB: {
-      sandboxUrl: e.PROVIDER_B_SANDBOX_URL ?? (simulators ? `${simB}/sandbox-api/v1` : REAL_PROVIDER_B.sandbox),
-      liveUrl: e.PROVIDER_B_LIVE_URL ?? (simulators ? `${simB}/api/v1` : REAL_PROVIDER_B.live),
-    },
     providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
     idempotencyLockMs: e.IDEMPOTENCY_LOCK_MS,
     simulators,
@@ -447,4 +438,8 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     logLevel: e.LOG_LEVEL,
     developmentDefaults: defaults,
   };
+  // A provider's section never replaces a setting of the gateway's own.
+  for (const name of Object.keys(sections))
+    if (Object.hasOwn(gateway, name)) throw new ConfigError(`Invalid configuration: provider ${name} is named like a setting of the gateway`);
+  return { ...sections, ...gateway } as Config;
 }

@@ -28,12 +28,12 @@ import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.t
 import { registerAuditGauges } from "./services/audit/audit.ts";
 import { registerPrunedRowsCounter } from "./services/retention/mod.ts";
 import { registerPaymentsByStateGauge } from "./services/payments/payments-by-state.ts";
-import { plainRoutePaths } from "./http/plain-routes.ts";
+import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import { registerWorkers, type WorkerOptions } from "./jobs/workers.ts";
 import { createLogger, logOutage } from "./logger.ts";
-import { appRouter, type AppRouter } from "./routers/app.ts";
+import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
 import type { Deps } from "./services/deps.ts";
 import { createGatewayCaches } from "./services/caches.ts";
@@ -95,9 +95,10 @@ export interface Gateway {
  * generator (trpc-to-openapi, zod-openapi) is loaded here, on first use: a serving process that is never
  * asked for `/openapi.json` or `/docs` does not load it, nor keep the document (~13 MB of RSS together).
  */
-export async function generateOpenApi(baseUrl?: string): Promise<OpenAPIObject> {
+export async function generateOpenApi(baseUrl?: string, providers: readonly PaymentProvider[] = DEFAULT_PROVIDERS): Promise<OpenAPIObject> {
   const { buildOpenApiDocument } = await import("./http/openapi.ts");
-  return buildOpenApiDocument(appRouter, plainRoutePaths, packageJson.version, baseUrl);
+  const router = providers === DEFAULT_PROVIDERS ? appRouter : createAppRouter(providers);
+  return buildOpenApiDocument(router, plainRoutePathsFor(providers), packageJson.version, baseUrl);
 }
 
 /**
@@ -141,6 +142,9 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
   const metrics = createMetrics();
+  // The routes and the document are the default providers' unless the gateway runs others (their credentials, their inbound routes).
+  const providers = parts.providers ?? DEFAULT_PROVIDERS;
+  const router = providers === DEFAULT_PROVIDERS ? appRouter : createAppRouter(providers);
   const deps: Deps = {
     config,
     db: database.db,
@@ -151,7 +155,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     tenants: createTenantFinder({ db: database.db }),
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
     rateLimiter,
-    providers: createProviderRegistry(parts.providers ?? DEFAULT_PROVIDERS),
+    providers: createProviderRegistry(providers),
     syncHold: createFirstSyncHold(),
     now: parts.now ?? (() => new Date()),
     metrics,
@@ -166,7 +170,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   registerQueueGauges(metrics.registry, queue, logger);
   let document: Promise<OpenAPIObject> | undefined;
   const openapi = (): Promise<OpenAPIObject> =>
-    (document ??= generateOpenApi(config.publicBaseUrl).catch((error: unknown) => {
+    (document ??= generateOpenApi(config.publicBaseUrl, providers).catch((error: unknown) => {
       document = undefined; // a later request tries again
       throw error;
     }));
@@ -174,7 +178,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const simulators = config.simulators ? await import("./providers/simulators.ts") : undefined;
   const http = createHttpApp({
     deps,
-    router: appRouter,
+    router,
     openapi,
     metrics,
     // A gateway on its own storage (a `serve` process) keeps their memory under DATA_DIR, so a restart finds it.
@@ -195,7 +199,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
 
   return {
     fetch: http.fetch,
-    router: appRouter,
+    router,
     deps,
     openapi,
     async start(options = {}) {

@@ -117,6 +117,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{tenant_id}/credentials/providerA": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the tenant's own provider A account, masked
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         */
+        get: operations["credentials-providerA-get"];
+        /**
+         * Store the tenant's own provider A account
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
+         */
+        put: operations["credentials-providerA-put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/credentials/providerA/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every version of the tenant's own provider A account, masked
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         */
+        get: operations["credentials-providerA-versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant_id}/credentials/providerA/{environment}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deactivate the tenant's own provider A account of an environment
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         */
+        delete: operations["credentials-providerA-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/{tenant_id}/credentials/providerB": {
         parameters: {
             query?: never;
@@ -187,7 +257,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tenants/{tenant_id}/credentials/providerA": {
+    "/credentials/providers": {
         parameters: {
             query?: never;
             header?: never;
@@ -195,63 +265,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * The credentials each provider takes
+         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session).
          *
-         *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
+         *     Every provider this gateway runs whose credentials a tenant stores: its fields, in order, and how the dashboard names them.
          */
-        get: operations["credentials-providerA-get"];
-        /**
-         * Store the tenant's own provider A account
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
-         *
-         *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
-         */
-        put: operations["credentials-providerA-put"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tenants/{tenant_id}/credentials/providerA/versions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every version of the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
-         *
-         *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
-         */
-        get: operations["credentials-providerA-versions"];
+        get: operations["providers-credentials"];
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tenants/{tenant_id}/credentials/providerA/{environment}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Deactivate the tenant's own provider A account of an environment
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
-         */
-        delete: operations["credentials-providerA-delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2047,13 +2069,11 @@ export interface components {
             updatedAt: string;
         };
         /** @description Masked: `…` and the last four characters of each value, or `…` alone for a value shorter than 12 characters */
-        ProviderBCredentials: {
+        ProviderACredentials: {
             /** @enum {string} */
             environment: "sandbox" | "live";
-            masterKey: string;
-            privateKey: string;
-            token: string;
-            publicKey: string | null;
+            secretKey: string;
+            webhookSecret: string;
             version: number;
             /** Format: date-time */
             updatedAt: string;
@@ -2077,14 +2097,38 @@ export interface components {
             deactivatedAt: string | null;
         };
         /** @description Masked: `…` and the last four characters of each value, or `…` alone for a value shorter than 12 characters */
-        ProviderACredentials: {
+        ProviderBCredentials: {
             /** @enum {string} */
             environment: "sandbox" | "live";
-            secretKey: string;
-            webhookSecret: string;
+            masterKey: string;
+            privateKey: string;
+            token: string;
+            publicKey: string | null;
             version: number;
             /** Format: date-time */
             updatedAt: string;
+        };
+        ProviderCredentialFields: {
+            /** @example providerB */
+            provider: string;
+            /** @example Provider B */
+            label: string;
+            title: {
+                en: string;
+                fr: string;
+            };
+            hint: {
+                en: string;
+                fr: string;
+            };
+            fields: {
+                name: string;
+                optional: boolean;
+                label: {
+                    en: string;
+                    fr: string;
+                };
+            }[];
         };
         CreatedApiKey: {
             id: string;
@@ -4416,6 +4460,548 @@ export interface operations {
             };
         };
     };
+    "credentials-providerA-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderACredentials"][];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "credentials-providerA-put": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example value-from-the-provider-dashboard */
+                    secretKey: string;
+                    /** @example value-from-the-provider-dashboard */
+                    webhookSecret: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderACredentials"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "credentials-providerA-versions": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CredentialVersion"][];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "credentials-providerA-delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                tenant_id: string;
+                environment: "sandbox" | "live";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        environment: "sandbox" | "live";
+                        version: number;
+                        /** Format: date-time */
+                        deactivatedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "credentials-providerB-get": {
         parameters: {
             query?: never;
@@ -4962,16 +5548,11 @@ export interface operations {
             };
         };
     };
-    "credentials-providerA-get": {
+    "providers-credentials": {
         parameters: {
             query?: never;
-            header?: {
-                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
-                "x-environment"?: "sandbox" | "live";
-            };
-            path: {
-                tenant_id: string;
-            };
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
@@ -4980,72 +5561,19 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["ProviderACredentials"][];
+                        data: components["schemas"]["ProviderCredentialFields"][];
                     };
                 };
             };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Unauthorized */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
                     "www-authenticate": components["headers"]["www-authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too Many Requests */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5065,8 +5593,6 @@ export interface operations {
             500: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5077,424 +5603,6 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    "credentials-providerA-put": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
-                "x-environment"?: "sandbox" | "live";
-            };
-            path: {
-                tenant_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @example value-from-the-provider-dashboard */
-                    secretKey: string;
-                    /** @example value-from-the-provider-dashboard */
-                    webhookSecret: string;
-                    /** @enum {string} */
-                    environment: "sandbox" | "live";
-                };
-            };
-        };
-        responses: {
-            /** @description Successful response */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProviderACredentials"];
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "www-authenticate": components["headers"]["www-authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Payload Too Large */
-            413: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported Media Type */
-            415: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too Many Requests */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Request Header Fields Too Large */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    "credentials-providerA-versions": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
-                "x-environment"?: "sandbox" | "live";
-            };
-            path: {
-                tenant_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful response */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["CredentialVersion"][];
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "www-authenticate": components["headers"]["www-authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too Many Requests */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Request Header Fields Too Large */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    "credentials-providerA-delete": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
-                "x-environment"?: "sandbox" | "live";
-            };
-            path: {
-                tenant_id: string;
-                environment: "sandbox" | "live";
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful response */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        environment: "sandbox" | "live";
-                        version: number;
-                        /** Format: date-time */
-                        deactivatedAt: string;
-                    };
-                };
-            };
-            /** @description Bad Request */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "www-authenticate": components["headers"]["www-authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not Found */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too Many Requests */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    "retry-after": components["headers"]["retry-after"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Request Header Fields Too Large */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal Server Error */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
-                    ratelimit: components["headers"]["ratelimit"];
                     "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };

@@ -146,18 +146,10 @@ export declare const procedures: {
         }>;
     };
     credentials: {
-        providerB: {
+        [x: string]: {
             put: TRPCMutationProcedure<{
                 input: Record<string, unknown>;
-                output: {
-                    environment: "live" | "sandbox";
-                    masterKey: string;
-                    privateKey: string;
-                    token: string;
-                    publicKey: string | null;
-                    version: number;
-                    updatedAt: string;
-                };
+                output: Record<string, unknown>;
                 meta: object;
             }>;
             get: TRPCQueryProcedure<{
@@ -165,15 +157,7 @@ export declare const procedures: {
                     tenant_id: string;
                 };
                 output: {
-                    data: {
-                        environment: "live" | "sandbox";
-                        masterKey: string;
-                        privateKey: string;
-                        token: string;
-                        publicKey: string | null;
-                        version: number;
-                        updatedAt: string;
-                    }[];
+                    data: Record<string, unknown>[];
                 };
                 meta: object;
             }>;
@@ -206,62 +190,34 @@ export declare const procedures: {
                 meta: object;
             }>;
         };
-        providerA: {
-            put: TRPCMutationProcedure<{
-                input: Record<string, unknown>;
-                output: {
-                    environment: "live" | "sandbox";
-                    secretKey: string;
-                    webhookSecret: string;
-                    version: number;
-                    updatedAt: string;
-                };
-                meta: object;
-            }>;
-            get: TRPCQueryProcedure<{
-                input: {
-                    tenant_id: string;
-                };
-                output: {
-                    data: {
-                        environment: "live" | "sandbox";
-                        secretKey: string;
-                        webhookSecret: string;
-                        version: number;
-                        updatedAt: string;
+    };
+    providers: {
+        credentials: TRPCQueryProcedure<{
+            input: Record<string, never>;
+            output: {
+                data: {
+                    provider: string;
+                    label: string;
+                    title: {
+                        en: string;
+                        fr: string;
+                    };
+                    hint: {
+                        en: string;
+                        fr: string;
+                    };
+                    fields: {
+                        name: string;
+                        optional: boolean;
+                        label: {
+                            en: string;
+                            fr: string;
+                        };
                     }[];
-                };
-                meta: object;
-            }>;
-            versions: TRPCQueryProcedure<{
-                input: {
-                    tenant_id: string;
-                };
-                output: {
-                    data: {
-                        environment: "live" | "sandbox";
-                        version: number;
-                        active: boolean;
-                        masked: Record<string, string | null>;
-                        createdAt: string;
-                        deactivatedAt: string | null;
-                    }[];
-                };
-                meta: object;
-            }>;
-            delete: TRPCMutationProcedure<{
-                input: {
-                    tenant_id: string;
-                    environment: "live" | "sandbox";
-                };
-                output: {
-                    environment: "live" | "sandbox";
-                    version: number;
-                    deactivatedAt: string;
-                };
-                meta: object;
-            }>;
-        };
+                }[];
+            };
+            meta: object;
+        }>;
     };
     apiKeys: {
         create: TRPCMutationProcedure<{

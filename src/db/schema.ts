@@ -10,7 +10,6 @@
  */
 import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from "kysely";
 import type { Environment } from "../environment.ts";
-import type { RateLimit } from "../services/rate-limit/token-bucket.ts";
 
 /** Declared once in `environment.ts`; re-exported for the importers of the table types. */
 export type { Environment };
@@ -19,6 +18,12 @@ export type { Environment };
  * A payment provider's name: its folder, the registry's key, the `provider` column of what it carries (the
  * port's `ProviderName`). Which providers exist is the registry's to say, not a type's.
  */
+/** A rate limit: `burst` requests at once, `rps` per second sustained (a tenant's `rate_limit`, `RATE_LIMIT_*`). */
+export interface RateLimit {
+  rps: number;
+  burst: number;
+}
+
 export type Provider = string;
 
 /** Any value that survives a JSON round trip. */
@@ -41,9 +46,6 @@ export type CreatedAt = ColumnType<Date, Date | undefined, Date>;
 
 /** A nullable timestamptz column. */
 export type NullableTimestamp = Nullable<Date>;
-
-/** Per-tenant rate limit override (requests per second and burst); declared once, beside the token bucket. */
-export type { RateLimit };
 
 /** A merchant using the gateway. */
 export interface TenantsTable {

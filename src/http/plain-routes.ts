@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import type { PaymentProvider } from "../providers/provider.ts";
 import { DEFAULT_PROVIDERS } from "../providers/registry.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { rootPath } from "./root-route.ts";
@@ -35,9 +36,14 @@ const healthPaths: ZodOpenApiPathsObject = {
   },
 };
 
-/** Every plain route's OpenAPI description: `/`, health, and the raw-body provider webhooks. */
-export const plainRoutePaths: ZodOpenApiPathsObject = {
-  ...rootPath,
-  ...healthPaths,
-  ...Object.fromEntries([...RAW_BODY_ROUTES, ...DEFAULT_PROVIDERS.flatMap((provider) => provider.inbound)].map((route) => [route.path, route.openapi])),
-};
+/** Every plain route's OpenAPI description of a gateway running `providers`: `/`, health, and the raw-body routes, each provider's inbound ones among them. */
+export function plainRoutePathsFor(providers: readonly PaymentProvider[]): ZodOpenApiPathsObject {
+  return {
+    ...rootPath,
+    ...healthPaths,
+    ...Object.fromEntries([...RAW_BODY_ROUTES, ...providers.flatMap((provider) => provider.inbound)].map((route) => [route.path, route.openapi])),
+  };
+}
+
+/** The plain routes of a gateway running {@link DEFAULT_PROVIDERS}. */
+export const plainRoutePaths: ZodOpenApiPathsObject = plainRoutePathsFor(DEFAULT_PROVIDERS);

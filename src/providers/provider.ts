@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { z } from "zod";
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import type { Currency, CustomData, Environment, Payment, PaymentState, PermitStatus } from "../db/schema.ts";
 import type { ProviderContext, ProviderName } from "./context.ts";
@@ -217,12 +218,68 @@ export interface InboundRoute<Context extends ProviderContext = ProviderContext>
   openapi: ZodOpenApiPathItemObject;
 }
 
+/** A text shown to people, in the dashboard's languages. */
+export interface LocalizedText {
+  en: string;
+  fr: string;
+}
+
+/** What the gateway knows of itself when it builds a provider's configuration section. */
+export interface GatewaySettingsForProviders {
+  /** `PUBLIC_BASE_URL` (or its default): where the mounted simulators are reached (`/sandbox/<name>`). */
+  publicBaseUrl: string;
+  /** Whether the simulators are mounted (`SIMULATORS`). */
+  simulators: boolean;
+  /** A secret of the deployment, the same in every process: what keys derived for a simulator's account are made from. */
+  simulatorSeed: string;
+}
+
+/**
+ * A provider's configuration: the environment variables it reads (each with its zod schema; `loadConfig`
+ * validates them with the gateway's own and names a bad one in its one-line error) and the section built
+ * from their values, `config[name]`, which its calls read as `context.config[name]`.
+ */
+export interface ProviderConfiguration<Section = unknown> {
+  /** `NAME: schema`; an optional variable's schema says so (`.optional()`, `.default(…)`). */
+  readonly variables: Readonly<Record<string, z.ZodType>>;
+  /** Its section, from the parsed values of {@link variables} (by name). */
+  section(values: Readonly<Record<string, unknown>>, gateway: GatewaySettingsForProviders): Section;
+}
+
+/** One field of a tenant's credential set at a provider. */
+export interface CredentialField {
+  /** Its key in the set (`masterKey`): the API's field name, the sealed field's name. */
+  name: string;
+  /** Whether a set may leave it out. */
+  optional?: boolean;
+  /** How the dashboard names it. */
+  label: LocalizedText;
+}
+
+/**
+ * The credentials a tenant stores for a provider (`/tenants/{tenant_id}/credentials/<name>`): the set's
+ * fields, sealed one by one and served masked, and how the API and the dashboard's Settings present them.
+ */
+export interface ProviderCredentials {
+  /** The set's fields, in display order. */
+  readonly fields: readonly CredentialField[];
+  /** What the API's summaries call the set (`provider B credentials`). */
+  readonly summary: string;
+  /** The Settings section's title and the line under it. */
+  readonly title: LocalizedText;
+  readonly hint: LocalizedText;
+}
+
 /** What the gateway asks of a provider. */
 export interface PaymentProvider<Context extends ProviderContext = ProviderContext> {
   readonly name: ProviderName;
   /** How answers and logs name it (`Provider A`). */
   readonly label: string;
   readonly capabilities: ProviderCapabilities;
+  /** Its environment variables and the configuration section built from them, when it reads any. */
+  readonly configuration?: ProviderConfiguration;
+  /** The credentials a tenant stores for it, when a tenant can bring its own account. */
+  readonly credentials?: ProviderCredentials;
   /**
    * The account a new payment of this tenant and environment is made on.
    *

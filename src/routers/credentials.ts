@@ -1,10 +1,12 @@
 /**
- * `/tenants/{tenant_id}/credentials/{provider}` (spec 2.5, contract §3): a tenant's provider B
- * credentials, and its optional own provider A account. Values go in once and come out masked only.
+ * `/tenants/{tenant_id}/credentials/{provider}` (spec 2.5, contract §3): a tenant's credentials at each
+ * provider that declares some (`PaymentProvider.credentials`: provider B's keys, the tenant's optional own
+ * provider A account, and any provider a gateway is built with). Values go in once and come out masked only.
+ * `GET /credentials/providers` lists what each provider asks for, as the dashboard's Settings shows it.
  */
 import { z } from "zod";
 import type { Environment } from "../config.ts";
-import type { Provider } from "../db/schema.ts";
+import type { PaymentProvider, ProviderCredentials } from "../providers/provider.ts";
 import {
   CREDENTIAL_VALUE_PATTERN,
   CREDENTIAL_VALUE_RULE,
@@ -14,7 +16,7 @@ import {
   putCredentials,
   readableCredentialEnvironments,
 } from "../services/credentials/provider-credentials.ts";
-import { assertMayActIn, router, tenantOwnerProcedure } from "./trpc.ts";
+import { assertMayActIn, authedProcedure, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64);
 const environment = z.enum(["sandbox", "live"]);
@@ -27,21 +29,29 @@ const secretValue = z
 
 const MASKED = "Masked: `…` and the last four characters of each value, or `…` alone for a value shorter than 12 characters";
 
-const providerBSet = z
-  .object({
-    environment,
-    masterKey: z.string(),
-    privateKey: z.string(),
-    token: z.string(),
-    publicKey: z.string().nullable(),
-    version: z.number().int(),
-    updatedAt: z.string().meta({ format: "date-time" }),
-  })
-  .meta({ id: "ProviderBCredentials", description: MASKED });
+/** The masked set of a provider, as its declared fields make it (`ProviderBCredentials`…). */
+function maskedSetOf(provider: string, declared: ProviderCredentials) {
+  const fields = Object.fromEntries(declared.fields.map((field) => [field.name, field.optional ? z.string().nullable() : z.string()]));
+  return z
+    .object({ environment, ...fields, version: z.number().int(), updatedAt: z.string().meta({ format: "date-time" }) })
+    .meta({ id: `${provider[0]!.toUpperCase()}${provider.slice(1)}Credentials`, description: MASKED });
+}
 
-const providerASet = z
-  .object({ environment, secretKey: z.string(), webhookSecret: z.string(), version: z.number().int(), updatedAt: z.string().meta({ format: "date-time" }) })
-  .meta({ id: "ProviderACredentials", description: MASKED });
+/** What a set of a provider takes: each declared field, an optional one may be left out. */
+function fieldsOf(declared: ProviderCredentials) {
+  return z.object(Object.fromEntries(declared.fields.map((field) => [field.name, field.optional ? secretValue.optional() : secretValue])));
+}
+
+const localized = z.object({ en: z.string(), fr: z.string() });
+const providerCredentialsView = z
+  .object({
+    provider: z.string().meta({ example: "providerB" }),
+    label: z.string().meta({ example: "Provider B" }),
+    title: localized,
+    hint: localized,
+    fields: z.array(z.object({ name: z.string(), optional: z.boolean(), label: localized })),
+  })
+  .meta({ id: "ProviderCredentialFields" });
 
 const versionView = z
   .object({
@@ -58,7 +68,7 @@ const READ_RULE = "A sandbox token sees the sandbox set only; an operator or a l
 
 const deactivated = z.object({ environment, version: z.number().int(), deactivatedAt: z.string().meta({ format: "date-time" }) });
 
-function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider: Provider, fields: S, setView: V, label: string) {
+function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider: string, fields: S, setView: V, label: string) {
   const base = `/tenants/{tenant_id}/credentials/${provider}` as const;
   return router({
     put: tenantOwnerProcedure
@@ -122,17 +132,50 @@ function credentialRoutes<S extends z.ZodObject, V extends z.ZodObject>(provider
   });
 }
 
-export const credentialsRouter = router({
-  providerB: credentialRoutes(
-    "providerB",
-    z.object({ masterKey: secretValue, privateKey: secretValue, token: secretValue, publicKey: secretValue.optional() }),
-    providerBSet,
-    "provider B credentials",
-  ),
-  providerA: credentialRoutes(
-    "providerA",
-    z.object({ secretKey: secretValue, webhookSecret: secretValue }),
-    providerASet,
-    "the tenant's own provider A account",
-  ),
-});
+/**
+ * The credential routes of every provider in `providers` that declares credentials, under its name, and
+ * the list of what each takes (`credentialFieldsRouterFor`).
+ */
+export function credentialsRouterFor(providers: readonly PaymentProvider[]) {
+  return router(
+    Object.fromEntries(
+      providers.flatMap((provider) =>
+        provider.credentials
+          ? [
+              [
+                provider.name,
+                credentialRoutes(provider.name, fieldsOf(provider.credentials), maskedSetOf(provider.name, provider.credentials), provider.credentials.summary),
+              ],
+            ]
+          : [],
+      ),
+    ) as Record<string, ReturnType<typeof credentialRoutes<z.ZodObject, z.ZodObject>>>,
+  );
+}
+
+/** `GET /credentials/providers`: what each provider of `providers` that declares credentials takes, for the dashboard's Settings. */
+export function credentialFieldsRouterFor(providers: readonly PaymentProvider[]) {
+  const declaring = providers.flatMap((provider) => (provider.credentials ? [{ provider, declared: provider.credentials }] : []));
+  const listed = declaring.map(({ provider, declared }) => ({
+    provider: provider.name,
+    label: provider.label,
+    title: declared.title,
+    hint: declared.hint,
+    fields: declared.fields.map((field) => ({ name: field.name, optional: field.optional ?? false, label: field.label })),
+  }));
+  return router({
+    credentials: authedProcedure
+      .meta({
+        openapi: {
+          method: "GET",
+          path: "/credentials/providers",
+          tags: ["credentials"],
+          summary: "The credentials each provider takes",
+          description: "Every provider this gateway runs whose credentials a tenant stores: its fields, in order, and how the dashboard names them.",
+        },
+      })
+      .input(z.object({}))
+      .output(z.object({ data: z.array(providerCredentialsView) }))
+      .query(() => ({ data: listed })),
+  });
+}

@@ -13,11 +13,10 @@
 import type { CircuitBreakerPolicy } from "cockatiel";
 import { LRUCache } from "lru-cache";
 import type { Payment } from "../db/schema.ts";
-import { createCredentialsCache, type CredentialsCache } from "./credentials/provider-credentials.ts";
+import { type CredentialsCache, createCredentialsCache } from "./credentials/credentials-cache.ts";
 import { createFinalReadCache, type FinalReadCache } from "./direct-payments/final-read-cache.ts";
-import { createIpnSignerCache, type IpnSignerCache } from "./ipn/receive-ipn.ts";
-import { createRoutingCache, type RoutingCache } from "./routing/route-cache.ts";
-import type { OpenedSecrets } from "./webhooks/signing-secrets.ts";
+import { createIpnSignerCache, type IpnSignerCache } from "./ipn/signer-cache.ts";
+import { createRoutingCache, type RoutingCache } from "./routing/routing-cache.ts";
 import { createTargetCaches, type TargetCaches } from "./webhooks/url-safety.ts";
 
 /** One gateway's in-memory state (`deps.caches`); one field per cache, named by the module that uses it. */
@@ -37,8 +36,8 @@ export interface GatewayCaches {
   ipnHashes: WeakMap<object, Buffer>;
   /** The accounts whose IPN hashes were verified, by the hash's digest: the IPN fast path (`ipn/receive-ipn.ts`). */
   ipnSigners: IpnSignerCache;
-  /** Opened webhook signing secrets (`webhooks/signing-secrets.ts`). */
-  signingSecrets: OpenedSecrets;
+  /** Opened webhook signing secrets (`webhooks/signing-secrets.ts`), by sealed value. */
+  signingSecrets: Map<string, Promise<string>>;
   /** Outbound URL checks and DNS answers (`webhooks/url-safety.ts`). */
   targets: TargetCaches;
   /** One circuit breaker per provider × operator × country (`routing/breakers.ts`). */

@@ -8,14 +8,14 @@ import type { Config } from "../config.ts";
 import type { Keyring } from "../crypto/seal.ts";
 import type { Database } from "../db/schema.ts";
 import type { JobQueue } from "../jobs/queue.ts";
-import type { ServiceMetrics } from "../http/metrics.ts";
+import type { ServiceMetrics } from "./metrics.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
 import type { ApiKeyStatus } from "./api-keys/key-status.ts";
 import type { RateLimiter } from "./rate-limit/mod.ts";
 import type { GatewayServices, ProviderRegistry } from "../providers/provider.ts";
 import type { GatewayCaches } from "./caches.ts";
-import type { FirstSyncHold } from "./direct-payments/first-sync.ts";
+import type { FirstSyncHold } from "./direct-payments/first-sync-hold.ts";
 
 export interface Deps {
   config: Config;

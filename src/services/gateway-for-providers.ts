@@ -5,16 +5,11 @@
  *
  * @module
  */
-import type { GatewayServices, ProviderName } from "../providers/provider.ts";
-import { CREDENTIAL_FIELDS, openCredentials } from "./credentials/provider-credentials.ts";
+import type { GatewayServices } from "../providers/provider.ts";
+import { openCredentials } from "./credentials/provider-credentials.ts";
 import type { Deps } from "./deps.ts";
 import { isId } from "./ids.ts";
 import { takeNotification } from "./ipn/intake.ts";
-
-/** Does this provider keep credentials in the credential store? */
-function keepsCredentials(provider: ProviderName): boolean {
-  return Object.hasOwn(CREDENTIAL_FIELDS, provider);
-}
 
 /**
  * The gateway's services for its providers, over the deps `deps()` returns when called (the deps being built
@@ -29,8 +24,10 @@ export function gatewayForProviders(deps: () => Deps): GatewayServices {
   return {
     async openAccount(input) {
       // A tenant id that is not one of ours has no account (and never reaches a query).
-      if (!keepsCredentials(input.provider) || !isId("ten", input.tenantId)) return null;
-      return openCredentials(deps(), input);
+      const current = deps();
+      // Only a provider that declares credentials keeps them in the store (`PaymentProvider.credentials`).
+      if (!current.providers.find(input.provider)?.credentials || !isId("ten", input.tenantId)) return null;
+      return openCredentials(current, input);
     },
     async storeName(tenantId) {
       const tenant = await deps().db.selectFrom("tenants").select("store_name").where("id", "=", tenantId).executeTakeFirst();

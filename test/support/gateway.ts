@@ -53,7 +53,7 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const prefix = testQueuePrefix();
   // Everything this gateway keeps in Redis (jobs, rate limits) lives under the test's own prefix.
-  const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env });
+  const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env }, parts.providers ? { providers: parts.providers } : {});
   const database = await createTestDatabase();
   const redisUrl = process.env.REDIS_URL;
   const logs: Record<string, unknown>[] = [];

@@ -18,6 +18,7 @@ import {
   type UssdPushRequest,
 } from "../provider.ts";
 import { accountForNewPayment, accountOfPayment, clientFor, type ProviderAContext } from "./accounts.ts";
+import { providerAConfiguration, providerACredentials } from "./configuration.ts";
 import { PROVIDER_A_WEBHOOK_ROUTES } from "./inbound.ts";
 import { METHOD_WIRE, PROVIDER_A_METHODS, toPaymentReport, wireModeOf } from "./map.ts";
 import { providerAPayouts } from "./payouts.ts";
@@ -113,6 +114,8 @@ function payerOf(payment: Payment): Payer | null {
 export const providerA: PaymentProvider<ProviderAContext> = {
   name: "providerA",
   label: "Provider A",
+  configuration: providerAConfiguration,
+  credentials: providerACredentials,
   capabilities: {
     collect: ["ussd_push"],
     recurring: false,

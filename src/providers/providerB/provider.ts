@@ -26,6 +26,7 @@ import {
   type RecurringAuthorisations,
 } from "../provider.ts";
 import { openProviderBAccount, openProviderBIpnHash, openProviderBMasterKey, type ProviderBAccount, type ProviderBContext } from "./accounts.ts";
+import { providerBConfiguration, providerBCredentials } from "./configuration.ts";
 import { providerBDisburseRoute } from "./disburse-inbound.ts";
 import { IPN_ROUTE_PATH, providerBInboundRoute } from "./inbound.ts";
 import { hashDigest, verifyHashDigest, verifyIpnHashWith } from "./ipn.ts";
@@ -202,6 +203,8 @@ const versionOf = (account: AccountVersion): { tenantId: string; environment: En
 export const providerB: PaymentProvider<ProviderBContext> = {
   name: "providerB",
   label: "Provider B",
+  configuration: providerBConfiguration,
+  credentials: providerBCredentials,
   capabilities: {
     collect: ["hosted_checkout", "recurring_authorisation", "ussd_push"],
     recurring: true,

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import { customerUrlField } from "../request-fields.ts";
 
 const httpUrl = (description: string) => customerUrlField(description, "https://merchant.example/orders/1042");

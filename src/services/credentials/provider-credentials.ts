@@ -15,21 +15,28 @@
  * routing counter in the same transaction (`routing/routing-version.ts`), which the payment's first statement
  * checks (`routing/route-cache.ts`).
  */
-import { LRUCache } from "lru-cache";
 import type { Environment } from "../../config.ts";
 import { credentialField } from "../../crypto/sealed-fields.ts";
 import { maskSecret } from "../../crypto/secrets.ts";
 import type { MaskedFields, Provider, SealedFields } from "../../db/schema.ts";
 import { NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
+import type { OpenedCredentials } from "./credentials-cache.ts";
 import { newId } from "../ids.ts";
 import { bumpRoutingVersion, forgetRouting } from "../routing/routing-version.ts";
 
-/** The fields of each provider's set, in display order; `optional` ones may be absent. */
-export const CREDENTIAL_FIELDS: Record<Provider, { required: readonly string[]; optional: readonly string[] }> = {
-  providerB: { required: ["masterKey", "privateKey", "token"], optional: ["publicKey"] },
-  providerA: { required: ["secretKey", "webhookSecret"], optional: [] },
-};
+/**
+ * The fields of a provider's set, in display order, as the provider declares them
+ * (`PaymentProvider.credentials`); undefined for a provider that keeps no credentials here.
+ */
+export function credentialFieldsOf(deps: Pick<Deps, "providers">, provider: Provider): { required: string[]; optional: string[] } | undefined {
+  const fields = deps.providers.find(provider)?.credentials?.fields;
+  if (!fields) return undefined;
+  return {
+    required: fields.filter((field) => !field.optional).map((field) => field.name),
+    optional: fields.filter((field) => field.optional).map((field) => field.name),
+  };
+}
 
 /**
  * What a credential value may contain: visible ASCII only (`!` to `~`). The providers' keys are ASCII
@@ -58,7 +65,7 @@ export async function putCredentials(
   deps: Deps,
   input: { tenantId: string; provider: Provider; environment: Environment; fields: Record<string, string | undefined> },
 ): Promise<CredentialSetView> {
-  const set = CREDENTIAL_FIELDS[input.provider];
+  const set = credentialFieldsOf(deps, input.provider);
   if (!set) throw new Error(`provider ${input.provider} keeps no credentials here`);
   const { required, optional } = set;
   // The HTTP schema says so already; this keeps any other caller from storing a set that cannot work.
@@ -215,30 +222,14 @@ export async function deactivateCredentials(
   return { environment: row.environment, version: row.version, deactivatedAt: row.deactivated_at!.toISOString() };
 }
 
-export interface OpenedCredentials {
-  /** The set's row id (a payment's `provider_account` when made on a tenant's own account). */
-  id: string;
-  version: number;
-  /** Frozen: shared by every caller while cached. */
-  fields: Readonly<Record<string, string>>;
-}
-
 /** How long this process may answer "the active set is X" (or "there is none") without reading it again. */
 export const ACTIVE_CREDENTIALS_CACHE_MS = 1_000;
 /** How long an opened *version* stays cached (its content never changes; this bounds memory and exposure). */
 export const VERSION_CREDENTIALS_CACHE_MS = 60_000;
-/** Entries per process (tenant × provider × environment × version). */
-const CREDENTIALS_CACHE_MAX = 5_000;
 
 type CredentialLookup = { tenantId: string; provider: Provider; environment: Environment; version?: number };
 
-/** Opened sets by tenant, provider, environment and version ("active" for the active set): `deps.caches.credentials`. */
-export type CredentialsCache = LRUCache<string, { opened: Promise<OpenedCredentials | null> }>;
-
-/** A gateway's cache of opened sets, empty (built by `createGatewayCaches`). */
-export function createCredentialsCache(): CredentialsCache {
-  return new LRUCache({ max: CREDENTIALS_CACHE_MAX });
-}
+export { type CredentialsCache, createCredentialsCache, type OpenedCredentials } from "./credentials-cache.ts";
 
 function cacheKey(input: CredentialLookup): string {
   return `${input.tenantId}\u0000${input.provider}\u0000${input.environment}\u0000${input.version ?? "active"}`;

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { DIRECT_PAYMENT_COUNTRIES, PAYMENT_METHODS } from "./payment-methods.ts";
 

@@ -7,9 +7,7 @@
  * @module
  */
 import { LRUCache } from "lru-cache";
-import type { Payment } from "../../db/schema.ts";
-import type { Deps } from "../deps.ts";
-import type { TransactionLookup } from "./read-transaction.ts";
+import type { Environment, Payment } from "../../db/schema.ts";
 import type { IsApprovedView, TransactionStatusView } from "./status.ts";
 
 /** How long a process may serve a final transaction's answer without reading the database again. */
@@ -36,7 +34,7 @@ export function createFinalReadCache(): FinalReadCache {
   return { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() };
 }
 
-export function cacheKey(lookup: Pick<TransactionLookup, "tenantId" | "environment" | "transactionId">): string {
+export function cacheKey(lookup: { tenantId: string; environment: Environment; transactionId: number | string }): string {
   return `${lookup.tenantId}\u0000${lookup.environment}\u0000${lookup.transactionId}`;
 }
 
@@ -44,7 +42,10 @@ export function cacheKey(lookup: Pick<TransactionLookup, "tenantId" | "environme
  * Drops this process's copy of a transaction that just moved (called by `applyDirectPaymentUpdate`), so
  * the instance that applied a change answers with it at once; other instances within {@link FINAL_READ_CACHE_MS}.
  */
-export function forgetFinalRead(deps: Pick<Deps, "caches">, row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">): void {
+export function forgetFinalRead(
+  deps: { caches: { finalReads: FinalReadCache } },
+  row: Pick<Payment, "tenant_id" | "environment" | "provider_transaction_id">,
+): void {
   if (row.provider_transaction_id === null) return;
   deps.caches.finalReads.final.delete(`${row.tenant_id}\u0000${row.environment}\u0000${row.provider_transaction_id}`);
 }

@@ -20,8 +20,7 @@
  * Memory: one entry per payment made in the last 5 s on this gateway, at most {@link MAX_HELD}; past that,
  * step 0 is enqueued at once (delayed by the queue).
  */
-import type { ProviderName } from "../../providers/provider.ts";
-import type { Deps } from "../deps.ts";
+import type { FirstSyncHold, HoldDeps, NewPayment } from "./first-sync-hold.ts";
 import { syncOffsetMs } from "../payments/sync-chain.ts";
 import { DIRECT_PAYMENT_SYNC } from "./sync-jobs.ts";
 
@@ -30,30 +29,7 @@ export const MAX_HELD = 100_000;
 /** Due steps are enqueued in batches at most this often (a step is at most this late). */
 export const TICK_MS = 100;
 
-type HoldDeps = Pick<Deps, "queue" | "logger" | "now">;
-
-/** A payment just recorded, whose chain starts here. */
-export interface NewPayment {
-  id: string;
-  provider: ProviderName;
-  createdAt: Date;
-}
-
-/** The first steps a gateway holds (see the module's header). */
-export interface FirstSyncHold {
-  /** Holds step 0 of `payment`, just recorded: enqueued when due unless the payment settles first. */
-  hold(deps: HoldDeps, payment: NewPayment): void;
-  /** The payment left `pending` (its state is final): its held step has nothing to do. */
-  settled(paymentId: string): void;
-  /**
-   * Enqueues every held step now, each with the wait it has left, and stops holding: for a gateway that
-   * stops (call it before the queue closes), so that its payments' first steps keep their time instead of
-   * waiting for the sweeper. Resolves when every enqueue answered (none rejects) with how many there were.
-   */
-  release(): Promise<number>;
-  /** How many first steps are held. */
-  readonly size: number;
-}
+export type { FirstSyncHold, HoldDeps, NewPayment } from "./first-sync-hold.ts";
 
 interface Held {
   payment: NewPayment;
@@ -131,6 +107,6 @@ export function createFirstSyncHold(): FirstSyncHold {
  * Enqueues the steps `deps`' gateway holds (see {@link FirstSyncHold.release}); `createGateway`'s `stop()`
  * calls it before the queue closes.
  */
-export function releaseHeldFirstSyncs(deps: Pick<Deps, "syncHold">): Promise<number> {
+export function releaseHeldFirstSyncs(deps: { syncHold: FirstSyncHold }): Promise<number> {
   return deps.syncHold.release();
 }

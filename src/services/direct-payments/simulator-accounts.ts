@@ -3,9 +3,9 @@
  * (contract §10, providers.md).
  *
  * Decision (issue 25): the account's keys are derived from the gateway's `JWT_SECRET`
- * ({@link simulatorServiceAccountKeys}, an HMAC: nothing of the secret can be read back from them), so every
+ * (`providers/providerA/simulator-keys.ts`, an HMAC: nothing of the secret can be read back from them), so every
  * process of one deployment — `serve`, `serve --no-workers`, any number of `worker`s, the same process
- * after a restart — uses the same pooled account without asking anyone. `loadConfig` fills them in; at
+ * after a restart — uses the same pooled account without asking anyone. provider A's configuration section fills them in; at
  * start-up a gateway that mounts the simulators makes sure its provider A simulator knows that account
  * ({@link createSimulatorServiceAccounts}: `POST /_sim/accounts` with the keys, which answers the same
  * account again when it exists) and points its webhooks at `PUBLIC_BASE_URL/providerA/webhook/{env}`.
@@ -16,38 +16,12 @@
  * reaches the one its `PUBLIC_BASE_URL` names. Only an environment whose provider A URL is the mounted
  * simulator is registered there (a URL pointing at another gateway's simulator or the real host is left alone).
  */
-import { createHmac } from "node:crypto";
 import type { Config } from "../../config.ts";
 import type { Environment } from "../../db/schema.ts";
 
 /** What this needs of a logger. */
 interface InfoLogger {
   info(fields: Record<string, unknown>, message: string): void;
-}
-
-const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-function derived(secret: string, label: string, length: number): string {
-  const bytes = createHmac("sha256", secret).update(`passerelle simulator service account: ${label}`).digest();
-  let out = "";
-  for (let index = 0; index < length; index++) out += BASE62[bytes[index]! % BASE62.length];
-  return out;
-}
-
-/**
- * The keys of the service's provider A account of `environment` on the simulators, the same in every process
- * given the same `secret` (the gateway's `JWT_SECRET`), in the simulator's own shapes.
- *
- * @example
- * ```ts
- * simulatorServiceAccountKeys(config.jwt.secret, "sandbox"); // { secretKey: "sk_sandbox_…", webhookSecret: "wh_sandbox_…" }
- * ```
- */
-export function simulatorServiceAccountKeys(secret: string, environment: Environment): { secretKey: string; webhookSecret: string } {
-  return {
-    secretKey: `sk_${environment}_${derived(secret, `${environment} secret key`, 32)}`,
-    webhookSecret: `wh_${environment}_${derived(secret, `${environment} webhook secret`, 32)}`,
-  };
 }
 
 /**

@@ -20,7 +20,6 @@
  */
 import { createHash } from "node:crypto";
 import { CompiledQuery } from "kysely";
-import { LRUCache } from "lru-cache";
 import { precompile } from "../../db/precompiled.ts";
 import type { Environment, JsonValue } from "../../db/schema.ts";
 import { RateLimitedError, UnauthorizedError } from "../../errors.ts";
@@ -28,6 +27,7 @@ import type { InboundNotice, IntakeReceipt } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { enqueueIpn } from "../../jobs/queues.ts";
 import { followAbandonedAttempt } from "../payments/abandoned-attempts.ts";
+import type { IpnSignerCache } from "./signer-cache.ts";
 import { MAX_ORPHANS, ORPHAN_RATE, ORPHAN_TTL_MS, rematchOrphans } from "./orphans.ts";
 
 /** Wrong hashes accepted per second for one token before 429. */
@@ -184,16 +184,9 @@ const insertVerified = precompile<{
  * digests mean equal hashes, and looking a digest up leaks nothing an attacker can steer towards the real
  * hash. Several accounts may share a master key (two versions of one merchant account, most often).
  */
-const SIGNER_CACHE_MAX = 10_000;
 const SIGNERS_PER_HASH_MAX = 32;
 
-/** The verified signers by hash digest: `deps.caches.ipnSigners`. */
-export type IpnSignerCache = LRUCache<string, string[]>;
-
-/** A gateway's cache of verified signers, empty (built by `createGatewayCaches`). */
-export function createIpnSignerCache(): IpnSignerCache {
-  return new LRUCache({ max: SIGNER_CACHE_MAX });
-}
+export { createIpnSignerCache, type IpnSignerCache } from "./signer-cache.ts";
 
 function rememberSigner(cache: IpnSignerCache, signedBy: string, target: IpnTarget): void {
   const account = `${target.tenant_id} ${target.environment} ${target.credential_version}`;

@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { Environment } from "../../config.ts";
 import { NotConfiguredError, UnavailableError, ValidationError } from "../../errors.ts";
 import type { ProviderAccountRef } from "../../providers/provider.ts";
-import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import type { Deps } from "../deps.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";

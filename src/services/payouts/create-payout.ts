@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import type { Environment } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";

@@ -9,7 +9,7 @@
  */
 import type { Transaction } from "kysely";
 import { z } from "zod";
-import { DOCUMENTED_MAX_AMOUNT } from "../../routers/documented-max-amount.ts";
+import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import type { Database, Environment, Payment } from "../../db/schema.ts";
 import { ConflictError, MoneyRuleError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";

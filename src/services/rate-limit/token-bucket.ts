@@ -8,11 +8,10 @@
  * @module
  */
 
-/** A limit: `burst` requests at once, `rps` per second sustained. */
-export interface RateLimit {
-  rps: number;
-  burst: number;
-}
+import type { RateLimit } from "../../db/schema.ts";
+
+/** A limit: `burst` requests at once, `rps` per second sustained (declared with the tenants' column it is stored in). */
+export type { RateLimit } from "../../db/schema.ts";
 
 /** What a bucket remembers between requests. */
 export interface BucketState {

@@ -28,7 +28,6 @@
  * @module
  */
 import { sql } from "kysely";
-import { LRUCache } from "lru-cache";
 import type { Environment } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
 import type { PaymentProvider, ProviderAccountRef } from "../../providers/provider.ts";
@@ -36,37 +35,10 @@ import { forgetCredentials } from "../credentials/provider-credentials.ts";
 import type { Deps } from "../deps.ts";
 import { applyRule, type Route, servingRoutes } from "./routes.ts";
 import { readRoutingVersion, routingSnapshotKey } from "./routing-version.ts";
+import { ROUTE_STATS_CACHE_MS, type RoutingSnapshot } from "./routing-cache.ts";
 import { type RouteStat, routeStats } from "./window.ts";
 
-/** How long a snapshot may be kept (its correctness does not depend on it: the counter check does). */
-export const ROUTING_SNAPSHOT_TTL_MS = 60_000;
-/** How long a wallet's success rates are reused by a process. */
-export const ROUTE_STATS_CACHE_MS = 1_000;
-/** Snapshots kept per process (tenant × environment). */
-const ROUTING_SNAPSHOT_MAX = 10_000;
-
-/** One tenant's routing in one environment, as read at `version` of its counter. */
-export interface RoutingSnapshot {
-  version: number;
-  /** The tenant's route lists, by `country:operator`. */
-  rules: ReadonlyMap<string, readonly string[]>;
-  /** The tenant's account on each provider (or why it has none), read on first need: by provider name. */
-  accounts: Map<string, Promise<ProviderAccountRef | NotConfiguredError>>;
-}
-
-/** A gateway's routing snapshots and success rates (`deps.caches.routing`). */
-export interface RoutingCache {
-  snapshots: LRUCache<string, Promise<RoutingSnapshot>>;
-  stats: LRUCache<string, Promise<RouteStat[]>>;
-}
-
-/** Empty, for `createGatewayCaches`. */
-export function createRoutingCache(): RoutingCache {
-  return {
-    snapshots: new LRUCache({ max: ROUTING_SNAPSHOT_MAX, ttl: ROUTING_SNAPSHOT_TTL_MS }),
-    stats: new LRUCache({ max: 1_000, ttl: ROUTE_STATS_CACHE_MS }),
-  };
-}
+export { createRoutingCache, ROUTE_STATS_CACHE_MS, ROUTING_SNAPSHOT_TTL_MS, type RoutingCache, type RoutingSnapshot } from "./routing-cache.ts";
 
 type Scope = { tenantId: string; environment: Environment };
 

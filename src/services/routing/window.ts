@@ -11,20 +11,13 @@
 import { sql } from "kysely";
 import type { Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
+import type { RouteStat } from "./routing-cache.ts";
 import type { Route } from "./routes.ts";
 
 /** Below this many payments in the window a route's rate says too little: the route list's order stands. */
 export const MIN_SAMPLES = 10;
 
-export interface RouteStat {
-  provider: string;
-  operator: string;
-  country: string;
-  succeeded: number;
-  failed: number;
-  /** succeeded / (succeeded + failed); null without any. */
-  successRate: number | null;
-}
+export type { RouteStat } from "./routing-cache.ts";
 
 /** The window's counts of every route (or of one wallet's). */
 export async function routeStats(

@@ -4,11 +4,16 @@
  * default providers and paid through end to end — `POST /payments` picks it for a Wave phone in Senegal,
  * its signed notification moves the payment, the merchant's webhook endpoint gets the event, the payment
  * reads back succeeded, a lost notification is made up by the sync schedule, and a forged one moves nothing.
+ *
+ * It declares itself (issue 26 point 4): its variables are validated by `loadConfig` through the registry,
+ * its credential fields are served by the credentials API and shown, labelled in English and French, in the
+ * dashboard's Settings, and its routes are in the OpenAPI document of the gateway built with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { DEFAULT_PROVIDERS } from "../../../src/mod.ts";
+import { ConfigError, DEFAULT_PROVIDERS, generateOpenApi, loadConfig } from "../../../src/mod.ts";
 import { syncDirectPayment } from "../../../src/services/direct-payments/mod.ts";
+import { describeWithChromium, launchChromium } from "../../support/browser.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { providerC, type ProviderCServer, signProviderC, startProviderC } from "../../support/third-provider.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -16,12 +21,13 @@ import { startReceiver, type WebhookReceiver } from "../../support/webhook-recei
 
 const API_KEY = "pc_test_key";
 const SECRET = "pc_notify_secret";
+const PROVIDERS = [...DEFAULT_PROVIDERS, providerC];
 
 let server: ProviderCServer;
 let tg: TestGateway;
 let base: string;
 let receiver: WebhookReceiver;
-let tenant: { id: string; token: string };
+let tenant: { id: string; token: string; keyId: string; secret: string };
 let endpointSecret: string;
 
 async function api(path: string, init: { method?: string; json?: unknown; token?: string; headers?: Record<string, string> } = {}) {
@@ -42,14 +48,19 @@ function wavePayment(overrides: Record<string, unknown> = {}) {
 }
 
 beforeAll(async () => {
-  server = startProviderC({ apiKey: API_KEY, secret: SECRET });
-  tg = await startTestGateway({}, { providers: [...DEFAULT_PROVIDERS, providerC({ baseUrl: server.url, apiKey: API_KEY, secret: SECRET })] });
+  server = startProviderC({ apiKeys: [API_KEY], secret: SECRET });
+  tg = await startTestGateway({ PROVIDER_C_URL: server.url, PROVIDER_C_API_KEY: API_KEY, PROVIDER_C_NOTIFY_SECRET: SECRET }, { providers: PROVIDERS });
   base = (await tg.gateway.start()).url!;
   server.notifyUrl = `${base}/providerC/notify`;
   receiver = await startReceiver();
   const created = await api("/tenants", { method: "POST", token: await tg.adminToken(), json: { name: "Dakar shop" } });
   expect(created.status).toBe(200);
-  tenant = { id: created.body.tenant.id, token: await tg.tenantToken(created.body.tenant.id) };
+  tenant = {
+    id: created.body.tenant.id,
+    token: await tg.tenantToken(created.body.tenant.id),
+    keyId: created.body.apiKey.id,
+    secret: created.body.apiKey.secret,
+  };
   const endpoint = await api("/webhooks", { method: "POST", json: { url: `${receiver.url}/hooks`, events: ["payment.completed", "payment.failed"] } });
   expect(endpoint.status).toBe(200);
   endpointSecret = endpoint.body.secret;
@@ -159,4 +170,88 @@ describe("a third provider registered beside the defaults", () => {
     expect((await api("/payments?provider=providerD")).status).toBe(400);
     expect((await api("/payments?provider=providerC")).body.data.length).toBeGreaterThanOrEqual(4);
   });
+});
+
+describe("a third provider declares itself", () => {
+  it("has its variables validated by loadConfig through the registry, each named when it is wrong", () => {
+    const env = { NODE_ENV: "test", PROVIDER_C_URL: "http://127.0.0.1:9", PROVIDER_C_API_KEY: API_KEY, PROVIDER_C_NOTIFY_SECRET: SECRET };
+    expect(loadConfig(env, { providers: PROVIDERS }).providerC).toEqual({ url: "http://127.0.0.1:9", apiKey: API_KEY, notifySecret: SECRET });
+    expect(tg.config.providerC).toEqual({ url: server.url, apiKey: API_KEY, notifySecret: SECRET });
+    expect(() => loadConfig({ ...env, PROVIDER_C_URL: "ftp://example.com" }, { providers: PROVIDERS })).toThrow(/^Invalid configuration: PROVIDER_C_URL/);
+    expect(() => loadConfig({ ...env, PROVIDER_C_API_KEY: undefined }, { providers: PROVIDERS })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...env, PROVIDER_C_API_KEY: undefined }, { providers: PROVIDERS })).toThrow(/PROVIDER_C_API_KEY/);
+    // A gateway without it neither reads nor requires them.
+    expect(loadConfig({ NODE_ENV: "test" }).providerC).toBeUndefined();
+  });
+
+  it("documents its inbound route and its credentials in the OpenAPI document of the gateway built with it", async () => {
+    const served = await fetch(`${base}/openapi.json`);
+    expect(served.status).toBe(200);
+    const document = (await served.json()) as {
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, { properties: object }> };
+    };
+    expect(Object.keys(document.paths["/providerC/notify"] ?? {})).toEqual(["post"]);
+    expect(Object.keys(document.paths["/tenants/{tenant_id}/credentials/providerC"] ?? {}).sort()).toEqual(["get", "put"]);
+    expect(Object.keys(document.components.schemas.ProviderCCredentials?.properties ?? {})).toEqual(["environment", "apiKey", "version", "updatedAt"]);
+    // The defaults' document has none of it.
+    const defaults = (await generateOpenApi()) as unknown as typeof document;
+    expect(defaults.paths["/providerC/notify"]).toBeUndefined();
+    expect(defaults.paths["/tenants/{tenant_id}/credentials/providerC"]).toBeUndefined();
+    expect(defaults.paths["/tenants/{tenant_id}/credentials/providerB"]).toBeDefined();
+  });
+
+  it("has its credential fields served by the credentials API: listed with their labels, read, and required as declared", async () => {
+    const listed = await api("/credentials/providers");
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((p: { provider: string }) => p.provider)).toEqual(["providerA", "providerB", "providerC"]);
+    expect(listed.body.data[2]).toEqual({
+      provider: "providerC",
+      label: "Provider C",
+      title: { en: "Your own provider C account (optional)", fr: "Votre propre compte fournisseur C (facultatif)" },
+      hint: { en: "Wave payments in Senegal go through it when it is stored.", fr: "Les paiements Wave au Sénégal passent par ce compte s'il est enregistré." },
+      fields: [{ name: "apiKey", optional: false, label: { en: "API key", fr: "Clé d'API" } }],
+    });
+    expect((await api(`/tenants/${tenant.id}/credentials/providerC`)).body).toEqual({ data: [] });
+    expect((await api(`/tenants/${tenant.id}/credentials/providerC/versions`)).body).toEqual({ data: [] });
+    // Its declared field is required, and must be a usable key.
+    const missing = await api(`/tenants/${tenant.id}/credentials/providerC`, { method: "PUT", json: { environment: "sandbox" } });
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.body.message)).toContain("apiKey");
+    const spaced = await api(`/tenants/${tenant.id}/credentials/providerC`, { method: "PUT", json: { environment: "sandbox", apiKey: "two words" } });
+    expect(spaced.status).toBe(400);
+    // A provider the gateway does not run has no credential routes.
+    expect((await api(`/tenants/${tenant.id}/credentials/providerD`)).status).toBe(404);
+  });
+});
+
+describeWithChromium("a third provider in the dashboard's Settings", () => {
+  for (const [languages, expected] of [
+    [["en-US", "en"], { title: "Your own provider C account (optional)", field: "API key" }],
+    [["fr-FR", "fr"], { title: "Votre propre compte fournisseur C (facultatif)", field: "Clé d'API" }],
+  ] as const) {
+    it(`shows its section and its field, labelled in ${languages[1]}, beside the defaults'`, async () => {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.addInitScript((preferred: readonly string[]) => {
+          Object.defineProperty(navigator, "languages", { get: () => preferred });
+          Object.defineProperty(navigator, "language", { get: () => preferred[0] });
+        }, languages);
+        await page.goto(`${base}/dashboard`);
+        await page.locator('input[name="keyId"]').fill(tenant.keyId);
+        await page.locator('input[name="secret"]').fill(tenant.secret);
+        await page.locator('form button[type="submit"]').click();
+        await page.locator('[data-testid="environment"]').waitFor();
+        await page.locator('nav a[href="#/settings"]').click();
+        const section = page.locator('[data-testid="provider-c"]');
+        await section.getByRole("heading", { name: expected.title, exact: true }).waitFor();
+        await section.getByLabel(expected.field, { exact: true }).waitFor();
+        expect(await section.locator('input[name="apiKey"]').getAttribute("type")).toBe("password");
+        expect(await page.locator('[data-testid="provider-a"], [data-testid="provider-b"]').count()).toBe(2);
+      } finally {
+        await browser.close();
+      }
+    }, 30_000);
+  }
 });

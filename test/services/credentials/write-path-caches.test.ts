@@ -1,5 +1,6 @@
 // The write paths' performance helpers (issue 8): precompiled statements, and the per-process cache of
 // opened provider credentials with its staleness rules.
+import { createProviderRegistry } from "../../../src/providers/registry.ts";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
 import { createKeyring, type Keyring } from "../../../src/crypto/seal.ts";
@@ -79,7 +80,9 @@ describe("precompiled statements", () => {
 
 describe("opened provider credentials are cached per process", () => {
   const caches = createGatewayCaches();
-  const deps = () => ({ db: database.db, keyring, now: () => new Date(), caches }) as unknown as Deps;
+  // The fields of a set are the ones its provider declares, read from the registry.
+  const providers = createProviderRegistry();
+  const deps = () => ({ db: database.db, keyring, now: () => new Date(), caches, providers }) as unknown as Deps;
   const lookup = { provider: "providerB" as const, environment: "sandbox" as const };
 
   it("serves a stored or deactivated set at once in this process, and the active set again after the bound", async () => {

@@ -1,6 +1,6 @@
 /**
  * Every version of a tenant's keys at a provider, per environment, newest first
- * (`credentials.providerB.versions`, `credentials.providerA.versions`): the one in use, and each one it
+ * (`credentials.<provider>.versions`): the one in use, and each one it
  * replaced with when. A payment names the version it was made with ("your provider B keys, version 1"), and
  * its link lands here, on that version.
  */
@@ -8,7 +8,7 @@ import { useEffect } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
 import { DateTime, ErrorNote, type Loaded } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
-import { formatDateTime, type MessageKey } from "../../i18n.ts";
+import { formatDateTime } from "../../i18n.ts";
 
 type Version = Outputs["credentials"]["providerB"]["versions"]["data"][number];
 type Environment = Version["environment"];
@@ -19,8 +19,9 @@ export function versionAnchor(provider: string, environment: Environment, versio
 }
 
 export function CredentialVersions(props: {
-  provider: "providerA" | "providerB";
-  fields: { name: string; label: MessageKey }[];
+  provider: string;
+  /** The provider's fields, named in the dashboard's language. */
+  fields: { name: string; label: string }[];
   versions: Loaded<{ data: Version[] }>;
   /** The version the route names (`versionAnchor`), brought into view and focused once listed. */
   target: string | undefined;
@@ -84,7 +85,7 @@ export function CredentialVersions(props: {
                         .filter((field) => field.name in version.masked)
                         .map((field) => (
                           <>
-                            <dt key={`${field.name}-label`}>{t(field.label)}</dt>
+                            <dt key={`${field.name}-label`}>{field.label}</dt>
                             <dd key={field.name} class="mono masked">
                               {version.masked[field.name] ?? "—"}
                             </dd>

@@ -1,87 +1,73 @@
 /**
- * Tenant Config (spec 2.5): provider B's keys per environment and, optionally, the tenant's own provider
- * A account — shown masked with the version each payment records, replaced by a new set
- * (`credentials.providerB.get` / `put`, `credentials.providerA.get` / `put`), with every version stored
- * before (`credentials.*.versions`, credential-versions.tsx). Values typed here are sent once and never
- * shown again.
+ * Tenant Config (spec 2.5): a tenant's keys at each provider that takes some, as the gateway lists them
+ * (`providers.credentials`: provider B's keys, the tenant's optional own provider A account, and any
+ * provider the gateway runs besides), shown masked with the version each payment records, replaced by a new
+ * set (`credentials.<provider>.get` / `put`), with every version stored before (`credentials.<provider>.versions`,
+ * credential-versions.tsx). Values typed here are sent once and never shown again.
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
 import { DateTime, Empty, ErrorNote, type Loaded, Loading, SecretOnce, StatusNote, useAction, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
-import { formatDateTime, type MessageKey } from "../../i18n.ts";
+import { formatDateTime } from "../../i18n.ts";
 import { CredentialVersions } from "./credential-versions.tsx";
 
 type Environment = Outputs["auth"]["whoami"]["environment"];
 const ENVIRONMENTS = ["sandbox", "live"] as const satisfies readonly Environment[];
 
-interface FieldSpec {
-  name: string;
-  label: MessageKey;
-  optional?: boolean;
-}
+/** What a provider takes, as the gateway declares it (its fields' labels in each language). */
+type ProviderCredentials = Outputs["providers"]["credentials"]["data"][number];
+type VersionList = Outputs["credentials"]["providerB"]["versions"];
 
-const PROVIDER_B_FIELDS: FieldSpec[] = [
-  { name: "masterKey", label: "settings.masterKey" },
-  { name: "privateKey", label: "settings.privateKey" },
-  { name: "token", label: "settings.token" },
-  { name: "publicKey", label: "settings.publicKey", optional: true },
-];
-const PROVIDER_A_FIELDS: FieldSpec[] = [
-  { name: "secretKey", label: "settings.secretKey" },
-  { name: "webhookSecret", label: "settings.webhookSecret" },
-];
+/** The section's element id: `providerB` → `provider-b`. */
+const sectionId = (provider: string) => provider.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 
 /** `version`: the stored version the route names (`#/settings/providerB-sandbox-v1`), shown and focused. */
 export function SettingsScreen({ version }: { version?: string }) {
   const { api, t, tenantId: actingOn } = useDashboard();
   const tenantId = actingOn ?? "";
-  const providerB = useLoad(() => api.credentials.providerB.get.query({ tenant_id: tenantId }), [tenantId]);
-  const providerA = useLoad(() => api.credentials.providerA.get.query({ tenant_id: tenantId }), [tenantId]);
-  const providerBVersions = useLoad(() => api.credentials.providerB.versions.query({ tenant_id: tenantId }), [tenantId]);
-  const providerAVersions = useLoad(() => api.credentials.providerA.versions.query({ tenant_id: tenantId }), [tenantId]);
+  const providers = useLoad(() => api.providers.credentials.query({}), []);
   return (
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">{t("settings.title")}</h1>
       <p class="hint">{t("settings.hint")}</p>
-      <CredentialsSection
-        id="provider-b"
-        title={t("settings.providerB")}
-        hint={t("settings.providerBHint")}
-        fields={PROVIDER_B_FIELDS}
-        sets={providerB}
-        versions={<CredentialVersions provider="providerB" fields={PROVIDER_B_FIELDS} versions={providerBVersions} target={version} />}
-        onSaved={providerBVersions.reload}
-        save={(environment, values) =>
-          api.credentials.providerB.put.mutate({
-            tenant_id: tenantId,
-            environment,
-            masterKey: values.masterKey ?? "",
-            privateKey: values.privateKey ?? "",
-            token: values.token ?? "",
-            ...(values.publicKey ? { publicKey: values.publicKey } : {}),
-          })
-        }
-      />
-      <CredentialsSection
-        id="provider-a"
-        title={t("settings.providerA")}
-        hint={t("settings.providerAHint")}
-        fields={PROVIDER_A_FIELDS}
-        sets={providerA}
-        versions={<CredentialVersions provider="providerA" fields={PROVIDER_A_FIELDS} versions={providerAVersions} target={version} />}
-        onSaved={providerAVersions.reload}
-        save={(environment, values) =>
-          api.credentials.providerA.put.mutate({
-            tenant_id: tenantId,
-            environment,
-            secretKey: values.secretKey ?? "",
-            webhookSecret: values.webhookSecret ?? "",
-          })
-        }
-      />
+      <ErrorNote error={providers.error} />
+      {providers.loading && !providers.data ? <Loading /> : null}
+      {(providers.data?.data ?? []).map((provider) => (
+        <ProviderCredentialsSection key={provider.provider} tenantId={tenantId} provider={provider} version={version} />
+      ))}
       <CallbackSecret tenantId={tenantId} />
     </section>
+  );
+}
+
+/** One provider's sets, versions and form, through its routes (`credentials.<provider>.*`). */
+function ProviderCredentialsSection(props: { tenantId: string; provider: ProviderCredentials; version: string | undefined }) {
+  const { api, language } = useDashboard();
+  const { tenantId, provider } = props;
+  // Every provider's routes have the same shape; the gateway names them after the provider.
+  const routes = api.credentials[provider.provider]!;
+  const sets = useLoad(() => routes.get.query({ tenant_id: tenantId }) as unknown as Promise<{ data: MaskedSet[] }>, [tenantId, provider.provider]);
+  const versions = useLoad(() => routes.versions.query({ tenant_id: tenantId }) as Promise<VersionList>, [tenantId, provider.provider]);
+  const fields = provider.fields.map((field) => ({ name: field.name, optional: field.optional, label: field.label[language] }));
+  return (
+    <CredentialsSection
+      id={sectionId(provider.provider)}
+      title={provider.title[language]}
+      hint={provider.hint[language]}
+      fields={fields}
+      sets={sets}
+      versions={<CredentialVersions provider={provider.provider} fields={fields} versions={versions} target={props.version} />}
+      onSaved={versions.reload}
+      save={(environment, values) =>
+        (routes.put.mutate as (input: Record<string, string>) => Promise<unknown>)({
+          tenant_id: tenantId,
+          environment,
+          // An optional field left empty is not sent; a required one is sent as typed.
+          ...Object.fromEntries(fields.filter((field) => !field.optional || values[field.name]).map((field) => [field.name, values[field.name] ?? ""])),
+        })
+      }
+    />
   );
 }
 
@@ -96,7 +82,7 @@ function CredentialsSection(props: {
   id: string;
   title: string;
   hint: string;
-  fields: FieldSpec[];
+  fields: { name: string; optional: boolean; label: string }[];
   sets: Loaded<{ data: MaskedSet[] }>;
   /** Every version stored, under the sets in use. */
   versions: preact.ComponentChildren;
@@ -138,7 +124,7 @@ function CredentialsSection(props: {
           </dd>
           {props.fields.map((field) => (
             <>
-              <dt key={`${field.name}-label`}>{t(field.label)}</dt>
+              <dt key={`${field.name}-label`}>{field.label}</dt>
               <dd key={field.name} class="mono masked">
                 {set[field.name] ?? "—"}
               </dd>
@@ -167,7 +153,7 @@ function CredentialsSection(props: {
         </label>
         {props.fields.map((field) => (
           <label key={field.name}>
-            {t(field.label)}
+            {field.label}
             {field.optional ? ` ${t("settings.optional")}` : ""}
             <input name={field.name} type="password" autoComplete="off" required={!field.optional} spellcheck={false} />
           </label>

@@ -2,9 +2,17 @@
  * What every part of one provider B simulator shares: its store, its IPN sender, its clock, how it calls out
  * (a disbursement's callback probe), the disbursements' timers, and how it tells where it is reachable.
  */
-import type { DisburseDesk } from "./disburse/disbursements.ts";
 import type { FetchLike, IpnSender } from "./ipn-sender.ts";
 import type { SimulatorStore } from "./store.ts";
+
+/** What a disbursement's timers and probes need; `close()` of the simulator stops its timers. */
+export interface DisburseDesk {
+  /** How long a sandbox disbursement below 1000 or above 5000 stays pending. */
+  delayMs: number;
+  /** How long the empty POST to a callback URL may take. */
+  probeTimeoutMs: number;
+  timers: Set<ReturnType<typeof setTimeout>>;
+}
 
 export interface SimulatorContext {
   store: SimulatorStore;

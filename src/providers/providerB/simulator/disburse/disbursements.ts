@@ -12,14 +12,7 @@ import { type Disbursement, type MerchantAccount, randomToken } from "../store.t
 import { RESPONSE_CODES } from "../wire.ts";
 import { balanceText, moveBalance, WITHDRAW_MODE_COUNTRIES } from "./balances.ts";
 
-/** What a disbursement's timers and probes need; `close()` of the simulator stops its timers. */
-export interface DisburseDesk {
-  /** How long a sandbox disbursement below 1000 or above 5000 stays pending. */
-  delayMs: number;
-  /** How long the empty POST to a callback URL may take. */
-  probeTimeoutMs: number;
-  timers: Set<ReturnType<typeof setTimeout>>;
-}
+export type { DisburseDesk } from "../context.ts";
 
 /** The disburse API's own refusal codes (HTTP 200, `response_code` ≠ "00"). */
 export const DISBURSE_CODES = { noFunds: "4002", duplicateId: "5000" } as const;
