@@ -9,7 +9,7 @@
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Config, Environment } from "../../config.ts";
-import type { LiveSession } from "../people/sessions.ts";
+import type { LiveSession } from "../people/live-session.ts";
 import { InvalidTokenError } from "./invalid-token.ts";
 
 /** Who is calling, as the token says. */

@@ -7,10 +7,13 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { hashLinkToken } from "../../crypto/secrets.ts";
-import type { Database, MembershipRole } from "../../db/schema.ts";
+import type { Database } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import type { LiveSession } from "./live-session.ts";
+
+export type { LiveSession } from "./live-session.ts";
 
 /** The cookie's name. */
 export const SESSION_COOKIE = "passerelle_session";
@@ -83,20 +86,6 @@ export async function openSession(
     })
     .execute();
   return { id, secret, expiresAt };
-}
-
-/** A live session, as a call made with its cookie acts. */
-export interface LiveSession {
-  sessionId: string;
-  personId: string;
-  email: string;
-  tenantId: string;
-  /** The person's role in the session's shop. */
-  role: MembershipRole;
-  twoFactorEnabled: boolean;
-  /** The shop requires two-factor sign-in and the person has not set it up: only enrolment is allowed. */
-  mustEnrol: boolean;
-  expiresAt: Date;
 }
 
 /**

@@ -1,0 +1,21 @@
+/**
+ * What a person's live session is, on its own: the token verifier (`auth/tokens.ts`) reads it without the
+ * session services, which need the gateway's `Deps` (an import circle otherwise).
+ *
+ * @module
+ */
+import type { MembershipRole } from "../../db/schema.ts";
+
+/** A live session, as a call made with its cookie acts (`people/sessions.ts`, `findLiveSession`). */
+export interface LiveSession {
+  sessionId: string;
+  personId: string;
+  email: string;
+  tenantId: string;
+  /** The person's role in the session's shop. */
+  role: MembershipRole;
+  twoFactorEnabled: boolean;
+  /** The shop requires two-factor sign-in and the person has not set it up: only enrolment is allowed. */
+  mustEnrol: boolean;
+  expiresAt: Date;
+}
