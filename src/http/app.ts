@@ -12,6 +12,7 @@ import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { docsPage, scalarBundle } from "./docs.ts";
 import { prepareStaticBody, type StaticBody, staticResponse } from "./static-body.ts";
 import { createCors } from "./cors.ts";
@@ -83,7 +84,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const infoOf = (request: Request): RequestInfo => {
     let found = info.get(request);
     if (!found) {
-      found = { requestId: requestIdFor(request) };
+      found = { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) };
       info.set(request, found);
     }
     return found;
@@ -240,7 +241,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const rest = tooLarge ? undefined : table.match(request.method, request.url);
     // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
     // answers with the request id and response headers already on the response.
-    const requestInfo = rest ? { requestId: requestIdFor(request) } : infoOf(request);
+    const requestInfo = rest ? { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) } : infoOf(request);
     let response: Response;
     let stamped = false;
     let preflight: Response | undefined;

@@ -21,11 +21,12 @@ import http from "node:http";
 import type { Logger } from "pino";
 import { mapError } from "./error-body.ts";
 import { PARSER_MAX_HEADER_BYTES } from "./header-limit.ts";
+import { rememberClientAddress } from "./client-address.ts";
 import { errorResponse } from "./responses.ts";
 
 /** What {@link listenerOptions} adds to the caller's `Bun.serve` options. */
 export interface ListenerOptions {
-  fetch: (request: Request) => Promise<Response>;
+  fetch: (request: Request, server: { requestIP(request: Request): { address: string } | null }) => Promise<Response>;
   maxRequestBodySize: number;
   error: (error: Error) => Response;
 }
@@ -43,7 +44,11 @@ export function listenerOptions(fetch: (request: Request) => Promise<Response>, 
   const settings = http as unknown as { maxHeaderSize: number };
   if (settings.maxHeaderSize < PARSER_MAX_HEADER_BYTES) settings.maxHeaderSize = PARSER_MAX_HEADER_BYTES;
   return {
-    fetch,
+    // The socket's address, for what limits callers per address (`client-address.ts`).
+    fetch: (request, server) => {
+      rememberClientAddress(request, server.requestIP(request)?.address);
+      return fetch(request);
+    },
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     error(error) {
       // The gateway's `fetch` answers every error itself; this is what escapes it (a response body that fails midway).

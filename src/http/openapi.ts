@@ -97,6 +97,8 @@ interface ProcedureFacts {
   declared: readonly number[];
   /** The REST route also answers `text/csv`: a report (`meta.csv`) or a whole list (`meta.csvList`). */
   csv: "report" | "list" | null;
+  /** Counted against the caller's address (`meta.limitedPerAddress`): its answers carry the budget's headers. */
+  limitedPerAddress: boolean;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
@@ -108,7 +110,7 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
     const meta = procedure._def.meta;
     const csv = meta?.csv !== undefined ? "report" : meta?.csvList !== undefined ? "list" : null;
-    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv });
+    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv, limitedPerAddress: meta?.limitedPerAddress === true });
   }
   return facts;
 }
@@ -145,7 +147,8 @@ function describeResponseHeaders(operation: OperationObject, procedure: Procedur
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (status === "431") continue;
     const headers: Record<string, unknown> = { "x-request-id": headerRef("x-request-id") };
-    if (procedure.base === "tenant" || procedure.base === "tenantOwner") for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
+    if (procedure.base === "tenant" || procedure.base === "tenantOwner" || procedure.limitedPerAddress)
+      for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
     if (idempotent) headers["idempotent-replayed"] = headerRef("idempotent-replayed");
     response.headers = { ...headers, ...response.headers };
   }

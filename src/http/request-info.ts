@@ -14,4 +14,6 @@ export interface RequestInfo {
   responseHeaders?: Record<string, string>;
   /** Set once the request was counted against its tenant's rate limit: a CSV export calls its procedure once per page, and counts once. */
   rateLimited?: true;
+  /** The socket's address of the request, when the listener recorded one (`client-address.ts`). */
+  clientAddress?: string;
 }

@@ -8,6 +8,8 @@ import { authRouter } from "./auth.ts";
 import { balanceRouter } from "./balance.ts";
 import { credentialsRouter } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
+import { paymentLinksRouter } from "./payment-links.ts";
+import { payPageRouter } from "./pay-page.ts";
 import { paymentsRouter } from "./payments.ts";
 import { payoutsRouter } from "./payouts.ts";
 import { permitSchedulesRouter } from "./permit-schedules.ts";
@@ -28,6 +30,8 @@ export const appRouter = router({
   events: eventsRouter,
   webhooks: webhooksRouter,
   payments: paymentsRouter,
+  paymentLinks: paymentLinksRouter,
+  payPage: payPageRouter,
   providerA: providerARouter,
   providerB: providerBRouter,
   permits: permitsRouter,

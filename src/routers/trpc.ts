@@ -33,7 +33,7 @@ export interface Context {
  * The error statuses a procedure answers beyond those its base, its input and `Idempotency-Key` give it
  * (`http/openapi.ts` derives those): its own 404, 409, a provider's 422/424/502/504…
  */
-export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 502 | 504;
+export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 429 | 502 | 504;
 
 /**
  * Procedure metadata: trpc-to-openapi's, plus whether `x-tenant-id` is required (spec rule 1) and the
@@ -51,6 +51,8 @@ export type Meta = OpenApiMeta<{
    * the filters, streamed page by page (`http/rest-bridge.ts`); `limit` is ignored, `cursor` is where it starts.
    */
   csvList?: CsvList;
+  /** Public, and counted against the caller's address (the pay page's calls): its answers carry the budget's headers. */
+  limitedPerAddress?: true;
 }>;
 
 const t = initTRPC
