@@ -3,7 +3,7 @@ import { detectOperator, NUMBERING_PLAN, type PlanCountry } from "../../src/serv
 
 /** A number of `length` digits opening with `prefix`, the rest filled with a digit pattern. */
 function numberWith(prefix: string, length: number): string {
-  return (prefix + "12345678901234").slice(0, length);
+  return `${prefix}12345678901234`.slice(0, length);
 }
 
 describe("the numbering plan's wallet detection", () => {
