@@ -260,8 +260,14 @@ function showForm(link: Link, error?: string): void {
 /** The payment after it was made: the wallet's step, a live status, then the receipt or the refusal. */
 function follow(link: Link, payment: Payment): void {
   render = () => follow(link, payment);
-  if (payment.state === "succeeded") return receipt(link, payment);
-  if (payment.state !== "pending") return refused(link);
+  if (payment.state === "succeeded") {
+    receipt(link, payment);
+    return;
+  }
+  if (payment.state !== "pending") {
+    refused(link);
+    return;
+  }
   const action = payment.nextAction;
   const name = WALLET_NAMES[payment.operator ?? ""] ?? payment.operator ?? "";
   screen(
