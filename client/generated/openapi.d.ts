@@ -638,7 +638,7 @@ export interface paths {
          * Create a payment link
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`).
          *
-         *     A link any customer pays from a phone on the gateway's pay page: a fixed amount or one the customer chooses between amountMin and amountMax; single-use (the first payment that succeeds uses it up) or reusable; an optional expiry; the wallets and countries it takes. Answers its URL, its QR code (SVG, and PNG as a data URL) and texts ready to send by SMS or WhatsApp (a wa.me URL), in French and English. Each payment through it is a payment of the tenant (GET /payments), with paymentLinkId; each that succeeds also sends payment_link.paid.
+         *     A link any customer pays from a phone on the gateway's pay page: a fixed amount or { min, max } for the customer to choose amountMax; single-use (the first payment that succeeds uses it up) or reusable; an optional expiry; the wallets and countries it takes. Answers its URL, its QR code (SVG, and PNG as a data URL) and texts ready to send by SMS or WhatsApp (a wa.me URL), in French and English. Each payment through it is a payment of the tenant (GET /payments), with paymentLinkId; each that succeeds also sends payment_link.paid.
          */
         post: operations["paymentLinks-create"];
         delete?: never;
@@ -8917,20 +8917,21 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description A fixed amount, in whole units; or give amountMin and amountMax for the customer to choose
+                     * @description A fixed amount (2500), or { min, max } for the customer to choose
                      * @example 2500
                      */
-                    amount?: number;
-                    /**
-                     * @description The least the customer may pay (with amountMax, instead of amount)
-                     * @example 2500
-                     */
-                    amountMin?: number;
-                    /**
-                     * @description The most the customer may pay (with amountMin, instead of amount)
-                     * @example 2500
-                     */
-                    amountMax?: number;
+                    amount: number | {
+                        /**
+                         * @description The least the customer may pay
+                         * @example 2500
+                         */
+                        min: number;
+                        /**
+                         * @description The most the customer may pay
+                         * @example 2500
+                         */
+                        max: number;
+                    };
                     /**
                      * @description Optional: GNF for a link taking only Guinea, XOF otherwise
                      * @enum {string}
@@ -9518,6 +9519,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description The wallet's operator (one the link's wallets list)
+                     * @example mtn
+                     */
                     operator: string;
                     phone: {
                         /** @example +22997000000 */
@@ -9527,6 +9532,10 @@ export interface operations {
                     };
                     /** @description For a link whose amount the customer chooses */
                     amount?: number;
+                    /**
+                     * @description For a wallet whose flow is otp: the code the customer got by USSD
+                     * @example 123456
+                     */
                     otp?: string;
                 };
             };

@@ -895,9 +895,10 @@ export declare const procedures: {
     paymentLinks: {
         create: TRPCMutationProcedure<{
             input: {
-                amount?: number | undefined;
-                amountMin?: number | undefined;
-                amountMax?: number | undefined;
+                amount: number | {
+                    min: number;
+                    max: number;
+                };
                 currency?: "GNF" | "XOF" | undefined;
                 description: string;
                 reusable?: boolean | undefined;

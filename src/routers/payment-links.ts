@@ -34,7 +34,7 @@ export const paymentLinksRouter = router({
         tags: ["payment links"],
         summary: "Create a payment link",
         description:
-          "A link any customer pays from a phone on the gateway's pay page: a fixed amount or one the customer chooses between amountMin and " +
+          "A link any customer pays from a phone on the gateway's pay page: a fixed amount or { min, max } for the customer to choose " +
           "amountMax; single-use (the first payment that succeeds uses it up) or reusable; an optional expiry; the wallets and countries it " +
           "takes. Answers its URL, its QR code (SVG, and PNG as a data URL) and texts ready to send by SMS or WhatsApp (a wa.me URL), in " +
           "French and English. Each payment through it is a payment of the tenant (GET /payments), with paymentLinkId; each that succeeds " +

@@ -18,9 +18,14 @@ const operatorField = z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, { error: "must 
 /** The body of `POST /payment-links`. */
 export const paymentLinkRequest = z
   .object({
-    amount: wholeAmount("A fixed amount, in whole units; or give amountMin and amountMax for the customer to choose").optional(),
-    amountMin: wholeAmount("The least the customer may pay (with amountMax, instead of amount)").optional(),
-    amountMax: wholeAmount("The most the customer may pay (with amountMin, instead of amount)").optional(),
+    amount: z
+      .union([
+        wholeAmount("A fixed amount, in whole units"),
+        z
+          .object({ min: wholeAmount("The least the customer may pay"), max: wholeAmount("The most the customer may pay") })
+          .meta({ description: "Bounds the customer chooses the amount between" }),
+      ])
+      .meta({ description: "A fixed amount (2500), or { min, max } for the customer to choose", example: 2500 }),
     currency: z.enum(CURRENCIES).optional().meta({ description: "Optional: GNF for a link taking only Guinea, XOF otherwise" }),
     description: z.string().trim().min(1).max(255).meta({ description: "What is paid, shown on the pay page and in the share texts", example: "Commande 42" }),
     reusable: z

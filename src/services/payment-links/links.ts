@@ -37,20 +37,13 @@ function currencyOfCountry(country: string): Currency {
   return country === GNF_COUNTRY ? "GNF" : "XOF";
 }
 
-/** The rules the schema alone cannot say: one way of giving the amount, a currency its countries pay in, wallets that exist. */
+/** The rules the schema alone cannot say: bounds in order, a currency its countries pay in, wallets that exist. */
 function checkRequest(deps: Pick<Deps, "config" | "providers" | "now">, input: PaymentLinkRequest): { currency: Currency; messages: string[] } {
   const messages: string[] = [];
-  const range = input.amountMin !== undefined || input.amountMax !== undefined;
-  if (input.amount !== undefined && range) messages.push("amount must not be given with amountMin and amountMax");
-  if (input.amount === undefined && !range) messages.push("amount is required, or amountMin and amountMax for the customer to choose");
-  if (range && (input.amountMin === undefined || input.amountMax === undefined)) messages.push("amountMin and amountMax must be given together");
-  if (input.amountMin !== undefined && input.amountMax !== undefined && input.amountMin > input.amountMax)
-    messages.push("amountMin must not be greater than amountMax");
-  for (const [field, value] of [
-    ["amount", input.amount],
-    ["amountMax", input.amountMax],
-  ] as const)
-    if (value !== undefined && value > deps.config.maxAmount) messages.push(`${field} must not be greater than ${deps.config.maxAmount}`);
+  const { amount } = input;
+  if (typeof amount === "object" && amount.min > amount.max) messages.push("amount.min must not be greater than amount.max");
+  const most = typeof amount === "number" ? amount : amount.max;
+  if (most > deps.config.maxAmount) messages.push(`amount must not be greater than ${deps.config.maxAmount}`);
   const served = servedWallets(deps);
   const knownCountries = new Set(served.map((w) => w.country));
   for (const country of input.countries ?? [])
@@ -125,9 +118,9 @@ export async function createPaymentLink(
       id: newLinkId(),
       tenant_id: scope.tenantId,
       environment: scope.environment,
-      amount: input.amount ?? null,
-      amount_min: input.amount === undefined ? (input.amountMin ?? null) : null,
-      amount_max: input.amount === undefined ? (input.amountMax ?? null) : null,
+      amount: typeof input.amount === "number" ? input.amount : null,
+      amount_min: typeof input.amount === "number" ? null : input.amount.min,
+      amount_max: typeof input.amount === "number" ? null : input.amount.max,
       currency,
       description: input.description,
       reusable: input.reusable,

@@ -49,13 +49,17 @@ export type PublicLinkView = z.infer<typeof publicLinkSchema>;
 
 export const linkPaymentRequest = z
   .object({
-    operator: z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, { error: "must be a lower-case operator name, like mtn" }),
+    operator: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{1,31}$/, { error: "must be a lower-case operator name, like mtn" })
+      .meta({ description: "The wallet's operator (one the link's wallets list)", example: "mtn" }),
     phone: z.object({ number: phoneNumberField, country: countryField }),
     amount: z.number().int().min(1).optional().meta({ description: "For a link whose amount the customer chooses" }),
     otp: z
       .string()
       .regex(/^[0-9]{4,8}$/, { error: "must be the 4 to 8 digits the customer got from the operator" })
-      .optional(),
+      .optional()
+      .meta({ description: "For a wallet whose flow is otp: the code the customer got by USSD", example: "123456" }),
   })
   .meta({ id: "PaymentLinkPaymentRequest" });
 

@@ -137,7 +137,7 @@ describeWithChromium("the pay page of a payment link", () => {
   }, 60_000);
 
   it("is served under a strict policy, under 50 kB compressed, with no error in the page", async () => {
-    const { url } = await link({ amountMin: 100, amountMax: 5000, description: "Don", countries: ["bj"] });
+    const { url } = await link({ amount: { min: 100, max: 5000 }, description: "Don", countries: ["bj"] });
     const response = await fetch(url, { headers: { "accept-encoding": "gzip" } });
     const csp = response.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("script-src 'self'");
