@@ -134,3 +134,15 @@ for (const path of [
   "/auth/whoami",
 ])
   say(`curl -s ${base}${path} -H "authorization: Bearer $TOKEN"`);
+
+// 6. A payment link, last: what a merchant sends a customer, who pays it from a phone on the pay page.
+const link = await call<{ id: string; url: string; share: { whatsapp: { fr: { url: string } } } }>("POST", "/payment-links", token, {
+  amount: 900,
+  description: "Demo payment link",
+  returnUrl: "https://example.com/thanks",
+});
+say("");
+say(`6. Payment link ${link.id}: open it on a phone (390 px is enough), type an MTN Benin number such as 97 00 00 00`);
+say("   (MTN is proposed from the number), press Payer: the sandbox approves it within seconds and shows the receipt.");
+say(`   Share it on WhatsApp: ${link.share.whatsapp.fr.url}`);
+say(`   ${link.url}`);

@@ -107,6 +107,8 @@ export interface GatewayConfig {
   /** Dunning retries after a renewal's due date, in milliseconds. */
   renewalRetrySchedule: number[];
   rateLimit: RateLimit;
+  /** The pay page's public calls (`/pay/{id}/…`), per address: customers behind one carrier's NAT share one. */
+  payPageRateLimit: RateLimit;
   /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
   corsOrigins: string[];
   metrics: { port: number; host: string };
@@ -251,6 +253,8 @@ const envSchema = z.object({
   RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
   RATE_LIMIT_RPS: positiveInt.default(100),
   RATE_LIMIT_BURST: positiveInt.default(200),
+  PAY_PAGE_RATE_LIMIT_RPS: positiveInt.default(10),
+  PAY_PAGE_RATE_LIMIT_BURST: positiveInt.default(200),
   CORS_ORIGINS: z
     .string()
     .transform((text, ctx) => {
@@ -431,6 +435,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
+    payPageRateLimit: { rps: e.PAY_PAGE_RATE_LIMIT_RPS, burst: e.PAY_PAGE_RATE_LIMIT_BURST },
     corsOrigins: e.CORS_ORIGINS,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },

@@ -1033,6 +1033,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment links
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     The tenant's links in the token's environment, newest first; active=true or false keeps those not deactivated, or deactivated.
+         */
+        get: operations["paymentLinks-list"];
+        put?: never;
+        /**
+         * Create a payment link
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     A link any customer pays from a phone on the gateway's pay page: a fixed amount or { min, max } for the customer to choose amountMax; single-use (the first payment that succeeds uses it up) or reusable; an optional expiry; the wallets and countries it takes. Answers its URL, its QR code (SVG, and PNG as a data URL) and texts ready to send by SMS or WhatsApp (a wa.me URL), in French and English. Each payment through it is a payment of the tenant (GET /payments), with paymentLinkId; each that succeeds also sends payment_link.paid.
+         */
+        post: operations["paymentLinks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a payment link, with its payments
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     With its QR code, its share texts and its latest 100 payments. Another tenant's or environment's link is 404.
+         */
+        get: operations["paymentLinks-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Deactivate a payment link
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     { "active": false }: its pay page says it was deactivated and takes no payment from then on; its payments are kept. Deactivating it again changes nothing.
+         */
+        patch: operations["paymentLinks-update"];
+        trace?: never;
+    };
+    "/pay/{link_id}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment link as its pay page shows it
+         * @description Public: no token.
+         *
+         *     The shop's name, what is paid, the link's status (active, expired, deactivated, used) and, while active, the wallets it takes in each country with their flows. Limited per address (429).
+         */
+        get: operations["payPage-link"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pay/{link_id}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay through a payment link
+         * @description Public: no token.
+         *
+         *     The customer's wallet and number (and the amount, when the link leaves it to the customer; the code for an otp wallet). Made as POST /payments makes a payment (routing, failover), as the link's tenant's payment. A link expired, deactivated or used: 409. Limited per address (429).
+         */
+        post: operations["payPage-pay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pay/{link_id}/payments/{payment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment made through a payment link
+         * @description Public: no token.
+         *
+         *     Its state and what the customer does next; 404 for a payment not made through this link. Limited per address (429).
+         */
+        get: operations["payPage-payment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/providerA/direct-payment": {
         parameters: {
             query?: never;
@@ -1979,6 +2101,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment_link.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment through a payment link succeeded
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment_link.paid`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment_link-paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2228,7 +2370,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test";
+            type: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
             /** Format: date-time */
             createdAt: string;
             tenantId: string;
@@ -2244,7 +2386,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description null: every event type */
-            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[] | null;
+            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
             enabled: boolean;
             disabledReason: string | null;
             /** @enum {string} */
@@ -2286,7 +2428,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description null: every event type */
-            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[] | null;
+            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
             enabled: boolean;
             disabledReason: string | null;
             /** @enum {string} */
@@ -2301,7 +2443,7 @@ export interface components {
             id: string;
             eventId: string;
             /** @enum {string} */
-            eventType: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test";
+            eventType: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
             endpointId: string | null;
             /**
              * Format: uri
@@ -2412,6 +2554,11 @@ export interface components {
              */
             credentialVersion: number | null;
             nextAction: components["schemas"]["NextAction"] | null;
+            /**
+             * @description The payment link it was paid through (pl_…); null otherwise
+             * @example null
+             */
+            paymentLinkId: string | null;
             /** @enum {string} */
             environment: "sandbox" | "live";
             /** Format: date-time */
@@ -2550,6 +2697,11 @@ export interface components {
              */
             credentialVersion: number | null;
             nextAction: components["schemas"]["NextAction"] | null;
+            /**
+             * @description The payment link it was paid through (pl_…); null otherwise
+             * @example null
+             */
+            paymentLinkId: string | null;
             /** @enum {string} */
             environment: "sandbox" | "live";
             /** Format: date-time */
@@ -2584,6 +2736,181 @@ export interface components {
             }[];
             /** @description When no route has an account for the tenant: why (the real call answers 424) */
             notConfigured: string | null;
+        };
+        PaymentLinkDetail: {
+            /**
+             * @description The link's public id
+             * @example pl_01KBB4W5Z0M3Q9XC
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The pay page a customer opens
+             * @example https://pay.example/pay/pl_01KBB4W5Z0M3Q9XC
+             */
+            url: string;
+            /**
+             * @description active; expired (past expiresAt); deactivated (PATCH); used (single-use, paid)
+             * @enum {string}
+             */
+            status: "active" | "expired" | "deactivated" | "used";
+            /** @description The fixed amount, or null when the customer chooses between amountMin and amountMax */
+            amount: number | null;
+            amountMin: number | null;
+            amountMax: number | null;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            description: string;
+            reusable: boolean;
+            expiresAt: string | null;
+            /** @description The operators it takes; null: every one the tenant can take */
+            wallets: string[] | null;
+            /** @description The countries it takes; null: every one of its currency */
+            countries: string[] | null;
+            metadata: {
+                [key: string]: string | number | boolean;
+            } | null;
+            merchantReference: string | null;
+            /** Format: uri */
+            returnUrl: string | null;
+            /** @description Its payments that succeeded */
+            paidCount: number;
+            lastPaidAt: string | null;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            deactivatedAt: string | null;
+            /** @description The link's URL as a QR code, to print or show */
+            qr: {
+                /** @description The QR code of the URL, an SVG document */
+                svg: string;
+                /** @description The same as a PNG, a data: URL (base64) */
+                png: string;
+            };
+            /** @description Ready-to-send texts */
+            share: {
+                /** @description A text message to send, in French and English, with the URL */
+                sms: {
+                    fr: string;
+                    en: string;
+                };
+                whatsapp: {
+                    fr: {
+                        text: string;
+                        /**
+                         * Format: uri
+                         * @description wa.me share URL: WhatsApp opens with the text ready to send
+                         */
+                        url: string;
+                    };
+                    en: {
+                        text: string;
+                        /** Format: uri */
+                        url: string;
+                    };
+                };
+            };
+            /** @description Its payments, newest first (the latest 100) */
+            payments: components["schemas"]["Payment"][];
+        };
+        PaymentLinkList: {
+            data: components["schemas"]["PaymentLink"][];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        PaymentLink: {
+            /**
+             * @description The link's public id
+             * @example pl_01KBB4W5Z0M3Q9XC
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The pay page a customer opens
+             * @example https://pay.example/pay/pl_01KBB4W5Z0M3Q9XC
+             */
+            url: string;
+            /**
+             * @description active; expired (past expiresAt); deactivated (PATCH); used (single-use, paid)
+             * @enum {string}
+             */
+            status: "active" | "expired" | "deactivated" | "used";
+            /** @description The fixed amount, or null when the customer chooses between amountMin and amountMax */
+            amount: number | null;
+            amountMin: number | null;
+            amountMax: number | null;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            description: string;
+            reusable: boolean;
+            expiresAt: string | null;
+            /** @description The operators it takes; null: every one the tenant can take */
+            wallets: string[] | null;
+            /** @description The countries it takes; null: every one of its currency */
+            countries: string[] | null;
+            metadata: {
+                [key: string]: string | number | boolean;
+            } | null;
+            merchantReference: string | null;
+            /** Format: uri */
+            returnUrl: string | null;
+            /** @description Its payments that succeeded */
+            paidCount: number;
+            lastPaidAt: string | null;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            deactivatedAt: string | null;
+        };
+        PublicPaymentLink: {
+            id: string;
+            /** @enum {string} */
+            status: "active" | "expired" | "deactivated" | "used";
+            /** @description The merchant's name */
+            shop: string;
+            description: string;
+            amount: number | null;
+            amountMin: number | null;
+            amountMax: number | null;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            /** Format: uri */
+            returnUrl: string | null;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** @description The wallets the link takes, per country, that the merchant can take payments from */
+            wallets: {
+                country: string;
+                operator: string;
+                /** @enum {string} */
+                flow: "push" | "otp" | "redirect";
+                /** @description How the customer gets the code, for flow otp */
+                otpHint: string | null;
+            }[];
+        };
+        PublicLinkPayment: {
+            id: string;
+            /** @enum {string} */
+            state: "pending" | "succeeded" | "failed" | "cancelled" | "refunded";
+            amount: number;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            operator: string | null;
+            nextAction: {
+                /** @enum {string} */
+                type: "none" | "enter_code" | "open_url";
+                /** Format: uri */
+                url?: string;
+                instructions: string;
+            } | null;
+            failureCode: string | null;
+            completedAt: string | null;
         };
         DirectPaymentResponse: {
             /** @constant */
@@ -3377,6 +3704,11 @@ export interface components {
              */
             credentialVersion: number | null;
             nextAction: components["schemas"]["NextAction"] | null;
+            /**
+             * @description The payment link it was paid through (pl_…); null otherwise
+             * @example null
+             */
+            paymentLinkId: string | null;
             /** @enum {string} */
             environment: "sandbox" | "live";
             /** Format: date-time */
@@ -3562,6 +3894,38 @@ export interface components {
             chargeStatus?: "pending" | "succeeded" | "failed";
             /** @description permit.schedule.past_due: the charges tried for the period */
             attempts?: number;
+        };
+        /** @description A payment through a payment link succeeded */
+        PaymentLinkPaidEventData: {
+            /** @example pl_01KBB4W5Z0M3Q9XC */
+            paymentLinkId: string;
+            /** @example pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC */
+            paymentId: string;
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            amount: number;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            /**
+             * @description The wallet it was paid from
+             * @example mtn
+             */
+            operator: string | null;
+            /** @description The link's merchantReference */
+            merchantReference: string | null;
+            /** @description The link's metadata */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The link's payments that succeeded, this one included */
+            paidCount: number;
+            /**
+             * @description The link's status after this payment: used for a single-use link
+             * @enum {string}
+             */
+            linkStatus: "active" | "expired" | "deactivated" | "used";
         };
         WebhookTestData: {
             endpointId: string;
@@ -8220,7 +8584,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test";
+                type?: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
                 paymentId?: string;
             };
             header?: {
@@ -8622,7 +8986,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description Event types to receive; absent or empty: all */
-                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[];
+                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[];
                     /** @example Order service */
                     description?: string;
                 };
@@ -9077,7 +9441,7 @@ export interface operations {
                      * @example https://merchant.example/passerelle/webhooks
                      */
                     url?: string;
-                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "webhook.test")[] | null;
+                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -11063,6 +11427,1042 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "paymentLinks-list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                active?: string;
+            };
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "paymentLinks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A fixed amount (2500), or { min, max } for the customer to choose
+                     * @example 2500
+                     */
+                    amount: number | {
+                        /**
+                         * @description The least the customer may pay
+                         * @example 2500
+                         */
+                        min: number;
+                        /**
+                         * @description The most the customer may pay
+                         * @example 2500
+                         */
+                        max: number;
+                    };
+                    /**
+                     * @description Optional: GNF for a link taking only Guinea, XOF otherwise
+                     * @enum {string}
+                     */
+                    currency?: "XOF" | "GNF";
+                    /**
+                     * @description What is paid, shown on the pay page and in the share texts
+                     * @example Commande 42
+                     */
+                    description: string;
+                    /**
+                     * @description false (default): the first payment that succeeds uses the link up; true: it takes payments until deactivated or expired
+                     * @default false
+                     */
+                    reusable?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description When the link stops taking payments (RFC 3339); none: never
+                     * @example 2026-12-31T23:59:59Z
+                     */
+                    expiresAt?: string;
+                    /**
+                     * @description The operators it takes (mtn, orange, wave…); none: every one the tenant can take
+                     * @example [
+                     *       "mtn",
+                     *       "moov"
+                     *     ]
+                     */
+                    wallets?: string[];
+                    /**
+                     * @description The customers' countries it takes; none: every one of its currency
+                     * @example [
+                     *       "bj"
+                     *     ]
+                     */
+                    countries?: string[];
+                    /** @description Up to 20 keys of your own, copied to each of its payments' customData */
+                    metadata?: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /**
+                     * @description Your own reference, copied to each of its payments
+                     * @example order-1042
+                     */
+                    merchantReference?: string;
+                    /**
+                     * Format: uri
+                     * @description Where the pay page sends the customer once paid (or refused)
+                     * @example https://shop.example/merci
+                     */
+                    returnUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkDetail"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "paymentLinks-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description The link's id (pl_…) */
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkDetail"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "paymentLinks-update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description The link's id (pl_…) */
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description false: deactivate (a deactivated link cannot be activated again)
+                     * @constant
+                     */
+                    active: false;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentLinkDetail"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "payPage-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (pl_…) */
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPaymentLink"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "payPage-pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (pl_…) */
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The wallet's operator (one the link's wallets list)
+                     * @example mtn
+                     */
+                    operator: string;
+                    phone: {
+                        /** @example +22997000000 */
+                        number: string;
+                        /** @example bj */
+                        country: string;
+                    };
+                    /** @description For a link whose amount the customer chooses */
+                    amount?: number;
+                    /**
+                     * @description For a wallet whose flow is otp: the code the customer got by USSD
+                     * @example 123456
+                     */
+                    otp?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicLinkPayment"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Failed Dependency */
+            424: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "payPage-payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's id (pl_…) */
+                link_id: string;
+                /** @description The payment's id (pay_…) */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicLinkPayment"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
@@ -17051,6 +18451,58 @@ export interface operations {
                     /** @enum {string} */
                     environment: "sandbox" | "live";
                     data: components["schemas"]["Refund"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment_link-paid": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment_link.paid";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentLinkPaidEventData"];
                 };
             };
         };

@@ -514,13 +514,13 @@ export declare const procedures: {
             input: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
-                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
+                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
                 paymentId?: string | undefined;
             };
             output: {
                 data: {
                     id: string;
-                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     createdAt: string;
                     tenantId: string;
                     environment: "live" | "sandbox";
@@ -536,7 +536,7 @@ export declare const procedures: {
             };
             output: {
                 id: string;
-                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 createdAt: string;
                 tenantId: string;
                 environment: "live" | "sandbox";
@@ -549,14 +549,14 @@ export declare const procedures: {
         create: TRPCMutationProcedure<{
             input: {
                 url: string;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
                 description?: string | undefined;
             };
             output: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -586,7 +586,7 @@ export declare const procedures: {
                     id: string;
                     url: string;
                     description: string | null;
-                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                     enabled: boolean;
                     disabledReason: string | null;
                     environment: "live" | "sandbox";
@@ -617,7 +617,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -643,7 +643,7 @@ export declare const procedures: {
             input: {
                 webhook_id: string;
                 url?: string | undefined;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
                 description?: string | null | undefined;
                 enabled?: boolean | undefined;
             };
@@ -651,7 +651,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -714,7 +714,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -746,7 +746,7 @@ export declare const procedures: {
             output: {
                 id: string;
                 eventId: string;
-                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 endpointId: string | null;
                 targetUrl: string | null;
                 state: "failed" | "pending" | "succeeded";
@@ -862,6 +862,7 @@ export declare const procedures: {
                     url: string;
                     instructions: string;
                 } | null;
+                paymentLinkId: string | null;
                 environment: "live" | "sandbox";
                 createdAt: string;
                 updatedAt: string;
@@ -981,6 +982,7 @@ export declare const procedures: {
                         url: string;
                         instructions: string;
                     } | null;
+                    paymentLinkId: string | null;
                     environment: "live" | "sandbox";
                     createdAt: string;
                     updatedAt: string;
@@ -1037,6 +1039,7 @@ export declare const procedures: {
                     url: string;
                     instructions: string;
                 } | null;
+                paymentLinkId: string | null;
                 environment: "live" | "sandbox";
                 createdAt: string;
                 updatedAt: string;
@@ -1063,7 +1066,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -1085,6 +1088,423 @@ export declare const procedures: {
                     }[];
                 }[];
                 nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+    };
+    paymentLinks: {
+        create: TRPCMutationProcedure<{
+            input: {
+                amount: number | {
+                    min: number;
+                    max: number;
+                };
+                currency?: "GNF" | "XOF" | undefined;
+                description: string;
+                reusable?: boolean | undefined;
+                expiresAt?: string | undefined;
+                wallets?: string[] | undefined;
+                countries?: string[] | undefined;
+                metadata?: Record<string, string | number | boolean> | undefined;
+                merchantReference?: string | undefined;
+                returnUrl?: string | undefined;
+            };
+            output: {
+                id: string;
+                url: string;
+                status: "active" | "deactivated" | "expired" | "used";
+                amount: number | null;
+                amountMin: number | null;
+                amountMax: number | null;
+                currency: "GNF" | "XOF";
+                description: string;
+                reusable: boolean;
+                expiresAt: string | null;
+                wallets: string[] | null;
+                countries: string[] | null;
+                metadata: Record<string, string | number | boolean> | null;
+                merchantReference: string | null;
+                returnUrl: string | null;
+                paidCount: number;
+                lastPaidAt: string | null;
+                environment: "live" | "sandbox";
+                createdAt: string;
+                updatedAt: string;
+                deactivatedAt: string | null;
+                qr: {
+                    svg: string;
+                    png: string;
+                };
+                share: {
+                    sms: {
+                        fr: string;
+                        en: string;
+                    };
+                    whatsapp: {
+                        fr: {
+                            text: string;
+                            url: string;
+                        };
+                        en: {
+                            text: string;
+                            url: string;
+                        };
+                    };
+                };
+                payments: {
+                    id: string;
+                    provider: string;
+                    kind: "checkout" | "direct_payment" | "permit_charge";
+                    state: "cancelled" | "failed" | "pending" | "refunded" | "succeeded";
+                    providerStatus: string | null;
+                    providerTransactionId: string | null;
+                    reference: string | null;
+                    merchantReference: string | null;
+                    amount: number;
+                    amountRefunded: number;
+                    refundStatus: "none" | "partially_refunded" | "refunded";
+                    currency: "GNF" | "XOF";
+                    description: string;
+                    customer: {
+                        name?: string | undefined;
+                        firstname?: string | undefined;
+                        lastname?: string | undefined;
+                        email?: string | undefined;
+                        phone?: string | undefined;
+                        country?: string | undefined;
+                    } | null;
+                    customData: Record<string, string | number | boolean> | null;
+                    paymentMethod: string | null;
+                    callbackUrl: string | null;
+                    outcomeUnknown: boolean;
+                    failureCode: string | null;
+                    receiptUrl: string | null;
+                    receiptIdentifier: string | null;
+                    providerReference: string | null;
+                    operator: string | null;
+                    credentialVersion: number | null;
+                    nextAction: {
+                        type: "none";
+                        instructions: string;
+                    } | {
+                        type: "enter_code";
+                        instructions: string;
+                    } | {
+                        type: "open_url";
+                        url: string;
+                        instructions: string;
+                    } | null;
+                    paymentLinkId: string | null;
+                    environment: "live" | "sandbox";
+                    createdAt: string;
+                    updatedAt: string;
+                    completedAt: string | null;
+                }[];
+            };
+            meta: object;
+        }>;
+        list: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                active?: string | undefined;
+            };
+            output: {
+                data: {
+                    id: string;
+                    url: string;
+                    status: "active" | "deactivated" | "expired" | "used";
+                    amount: number | null;
+                    amountMin: number | null;
+                    amountMax: number | null;
+                    currency: "GNF" | "XOF";
+                    description: string;
+                    reusable: boolean;
+                    expiresAt: string | null;
+                    wallets: string[] | null;
+                    countries: string[] | null;
+                    metadata: Record<string, string | number | boolean> | null;
+                    merchantReference: string | null;
+                    returnUrl: string | null;
+                    paidCount: number;
+                    lastPaidAt: string | null;
+                    environment: "live" | "sandbox";
+                    createdAt: string;
+                    updatedAt: string;
+                    deactivatedAt: string | null;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+        get: TRPCQueryProcedure<{
+            input: {
+                link_id: string;
+            };
+            output: {
+                id: string;
+                url: string;
+                status: "active" | "deactivated" | "expired" | "used";
+                amount: number | null;
+                amountMin: number | null;
+                amountMax: number | null;
+                currency: "GNF" | "XOF";
+                description: string;
+                reusable: boolean;
+                expiresAt: string | null;
+                wallets: string[] | null;
+                countries: string[] | null;
+                metadata: Record<string, string | number | boolean> | null;
+                merchantReference: string | null;
+                returnUrl: string | null;
+                paidCount: number;
+                lastPaidAt: string | null;
+                environment: "live" | "sandbox";
+                createdAt: string;
+                updatedAt: string;
+                deactivatedAt: string | null;
+                qr: {
+                    svg: string;
+                    png: string;
+                };
+                share: {
+                    sms: {
+                        fr: string;
+                        en: string;
+                    };
+                    whatsapp: {
+                        fr: {
+                            text: string;
+                            url: string;
+                        };
+                        en: {
+                            text: string;
+                            url: string;
+                        };
+                    };
+                };
+                payments: {
+                    id: string;
+                    provider: string;
+                    kind: "checkout" | "direct_payment" | "permit_charge";
+                    state: "cancelled" | "failed" | "pending" | "refunded" | "succeeded";
+                    providerStatus: string | null;
+                    providerTransactionId: string | null;
+                    reference: string | null;
+                    merchantReference: string | null;
+                    amount: number;
+                    amountRefunded: number;
+                    refundStatus: "none" | "partially_refunded" | "refunded";
+                    currency: "GNF" | "XOF";
+                    description: string;
+                    customer: {
+                        name?: string | undefined;
+                        firstname?: string | undefined;
+                        lastname?: string | undefined;
+                        email?: string | undefined;
+                        phone?: string | undefined;
+                        country?: string | undefined;
+                    } | null;
+                    customData: Record<string, string | number | boolean> | null;
+                    paymentMethod: string | null;
+                    callbackUrl: string | null;
+                    outcomeUnknown: boolean;
+                    failureCode: string | null;
+                    receiptUrl: string | null;
+                    receiptIdentifier: string | null;
+                    providerReference: string | null;
+                    operator: string | null;
+                    credentialVersion: number | null;
+                    nextAction: {
+                        type: "none";
+                        instructions: string;
+                    } | {
+                        type: "enter_code";
+                        instructions: string;
+                    } | {
+                        type: "open_url";
+                        url: string;
+                        instructions: string;
+                    } | null;
+                    paymentLinkId: string | null;
+                    environment: "live" | "sandbox";
+                    createdAt: string;
+                    updatedAt: string;
+                    completedAt: string | null;
+                }[];
+            };
+            meta: object;
+        }>;
+        update: TRPCMutationProcedure<{
+            input: {
+                link_id: string;
+                active: false;
+            };
+            output: {
+                id: string;
+                url: string;
+                status: "active" | "deactivated" | "expired" | "used";
+                amount: number | null;
+                amountMin: number | null;
+                amountMax: number | null;
+                currency: "GNF" | "XOF";
+                description: string;
+                reusable: boolean;
+                expiresAt: string | null;
+                wallets: string[] | null;
+                countries: string[] | null;
+                metadata: Record<string, string | number | boolean> | null;
+                merchantReference: string | null;
+                returnUrl: string | null;
+                paidCount: number;
+                lastPaidAt: string | null;
+                environment: "live" | "sandbox";
+                createdAt: string;
+                updatedAt: string;
+                deactivatedAt: string | null;
+                qr: {
+                    svg: string;
+                    png: string;
+                };
+                share: {
+                    sms: {
+                        fr: string;
+                        en: string;
+                    };
+                    whatsapp: {
+                        fr: {
+                            text: string;
+                            url: string;
+                        };
+                        en: {
+                            text: string;
+                            url: string;
+                        };
+                    };
+                };
+                payments: {
+                    id: string;
+                    provider: string;
+                    kind: "checkout" | "direct_payment" | "permit_charge";
+                    state: "cancelled" | "failed" | "pending" | "refunded" | "succeeded";
+                    providerStatus: string | null;
+                    providerTransactionId: string | null;
+                    reference: string | null;
+                    merchantReference: string | null;
+                    amount: number;
+                    amountRefunded: number;
+                    refundStatus: "none" | "partially_refunded" | "refunded";
+                    currency: "GNF" | "XOF";
+                    description: string;
+                    customer: {
+                        name?: string | undefined;
+                        firstname?: string | undefined;
+                        lastname?: string | undefined;
+                        email?: string | undefined;
+                        phone?: string | undefined;
+                        country?: string | undefined;
+                    } | null;
+                    customData: Record<string, string | number | boolean> | null;
+                    paymentMethod: string | null;
+                    callbackUrl: string | null;
+                    outcomeUnknown: boolean;
+                    failureCode: string | null;
+                    receiptUrl: string | null;
+                    receiptIdentifier: string | null;
+                    providerReference: string | null;
+                    operator: string | null;
+                    credentialVersion: number | null;
+                    nextAction: {
+                        type: "none";
+                        instructions: string;
+                    } | {
+                        type: "enter_code";
+                        instructions: string;
+                    } | {
+                        type: "open_url";
+                        url: string;
+                        instructions: string;
+                    } | null;
+                    paymentLinkId: string | null;
+                    environment: "live" | "sandbox";
+                    createdAt: string;
+                    updatedAt: string;
+                    completedAt: string | null;
+                }[];
+            };
+            meta: object;
+        }>;
+    };
+    payPage: {
+        link: TRPCQueryProcedure<{
+            input: {
+                link_id: string;
+            };
+            output: {
+                id: string;
+                status: "active" | "deactivated" | "expired" | "used";
+                shop: string;
+                description: string;
+                amount: number | null;
+                amountMin: number | null;
+                amountMax: number | null;
+                currency: "GNF" | "XOF";
+                returnUrl: string | null;
+                environment: "live" | "sandbox";
+                wallets: {
+                    country: string;
+                    operator: string;
+                    flow: "otp" | "push" | "redirect";
+                    otpHint: string | null;
+                }[];
+            };
+            meta: object;
+        }>;
+        pay: TRPCMutationProcedure<{
+            input: {
+                operator: string;
+                phone: {
+                    number: string;
+                    country: string;
+                };
+                amount?: number | undefined;
+                otp?: string | undefined;
+                link_id: string;
+            };
+            output: {
+                id: string;
+                state: "cancelled" | "failed" | "pending" | "refunded" | "succeeded";
+                amount: number;
+                currency: "GNF" | "XOF";
+                operator: string | null;
+                nextAction: {
+                    type: "enter_code" | "none" | "open_url";
+                    url?: string | undefined;
+                    instructions: string;
+                } | null;
+                failureCode: string | null;
+                completedAt: string | null;
+            };
+            meta: object;
+        }>;
+        payment: TRPCQueryProcedure<{
+            input: {
+                link_id: string;
+                payment_id: string;
+            };
+            output: {
+                id: string;
+                state: "cancelled" | "failed" | "pending" | "refunded" | "succeeded";
+                amount: number;
+                currency: "GNF" | "XOF";
+                operator: string | null;
+                nextAction: {
+                    type: "enter_code" | "none" | "open_url";
+                    url?: string | undefined;
+                    instructions: string;
+                } | null;
+                failureCode: string | null;
+                completedAt: string | null;
             };
             meta: object;
         }>;
@@ -2094,6 +2514,7 @@ export declare const procedures: {
                         url: string;
                         instructions: string;
                     } | null;
+                    paymentLinkId: string | null;
                     environment: "live" | "sandbox";
                     createdAt: string;
                     updatedAt: string;

@@ -170,6 +170,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   sign_ins: SignInsTable;
   sessions: SessionsTable;
+  payment_links: PaymentLinksTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -285,7 +286,41 @@ export interface PaymentsTable {
   operator: Nullable<string>;
   /** What the customer must do next (migration 0012). */
   next_action: NullableJsonb<NextAction>;
+  /** The payment link it was paid through (`pl_…`), when it was (migration 0024). */
+  payment_link_id: Generated<string | null>;
 }
+
+/** A payment link of one tenant and environment (migration 0024): paid by any customer on `/pay/{id}`. */
+export interface PaymentLinksTable {
+  /** `pl_` + 16 characters. */
+  id: string;
+  tenant_id: string;
+  environment: Environment;
+  /** The fixed amount, or null when the customer chooses between `amount_min` and `amount_max`. */
+  amount: Nullable<number>;
+  amount_min: Nullable<number>;
+  amount_max: Nullable<number>;
+  currency: Currency;
+  description: string;
+  reusable: boolean;
+  expires_at: NullableTimestamp;
+  /** The operators it takes (mtn, orange, wave…); null: every one the tenant can take. */
+  wallets: NullableJsonb<string[]>;
+  /** The countries it takes; null: every one. */
+  countries: NullableJsonb<string[]>;
+  metadata: NullableJsonb<CustomData>;
+  merchant_reference: Nullable<string>;
+  return_url: Nullable<string>;
+  active: Generated<boolean>;
+  deactivated_at: NullableTimestamp;
+  /** Its payments that succeeded, raised in the transaction that records each (with `payment_link.paid`). */
+  paid_count: Generated<number>;
+  last_paid_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export type PaymentLink = Selectable<PaymentLinksTable>;
 
 /** What the customer must do to complete a payment. */
 export type NextAction =
@@ -313,6 +348,7 @@ export type EventType =
   | "payout.failed"
   | "refund.succeeded"
   | "refund.failed"
+  | "payment_link.paid"
   | "webhook.test";
 
 /** A tenant's webhook endpoint, in the environment of the token that made it. */

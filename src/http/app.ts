@@ -12,14 +12,15 @@ import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { docsPage, scalarBundle } from "./docs.ts";
 import { prepareStaticBody, type StaticBody, staticResponse } from "./static-body.ts";
 import { createCors } from "./cors.ts";
 import { DASHBOARD_ROUTES, dashboardAsset, dashboardPage } from "./dashboard-routes.ts";
+import { PAY_PAGE_ROUTES, payPage, payPageAsset } from "./pay-page-routes.ts";
 import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
-import { clientAddressOf } from "./client-address.ts";
 import { requestIdFor } from "./request-id.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
@@ -133,6 +134,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     )
     .get("/dashboard", ({ request }) => dashboardPage(request))
     .get("/dashboard/assets/:name", ({ request, params }) => dashboardAsset(request, params.name))
+    .get("/pay/:link_id", ({ request }) => payPage(request))
+    .get("/pay-assets/:name", ({ request, params }) => payPageAsset(request, params.name))
     .all(
       "/trpc/*",
       async ({ request }) => {
@@ -209,7 +212,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // there, so a path another route answers still goes through Elysia.
   const table = createRouteTable();
   for (const path of PLAIN_GET_PATHS) table.add("GET", path, null);
-  for (const route of DASHBOARD_ROUTES) table.add(route.method, route.path, null);
+  for (const route of [...DASHBOARD_ROUTES, ...PAY_PAGE_ROUTES]) table.add(route.method, route.path, null);
   for (const route of inboundRoutes) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
@@ -218,6 +221,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...routes,
     ...PLAIN_GET_PATHS.map((path) => ({ method: "GET", path })),
     ...DASHBOARD_ROUTES,
+    ...PAY_PAGE_ROUTES,
     ...inboundRoutes,
     { method: "GET", path: "/trpc/*" },
     { method: "POST", path: "/trpc/*" },

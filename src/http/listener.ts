@@ -44,7 +44,8 @@ export function listenerOptions(fetch: (request: Request) => Promise<Response>, 
   const settings = http as unknown as { maxHeaderSize: number };
   if (settings.maxHeaderSize < PARSER_MAX_HEADER_BYTES) settings.maxHeaderSize = PARSER_MAX_HEADER_BYTES;
   return {
-    fetch(request, server) {
+    // The socket's address, for what limits callers per address (`client-address.ts`).
+    fetch: (request, server) => {
       rememberClientAddress(request, server.requestIP(request)?.address);
       return fetch(request);
     },

@@ -16,6 +16,8 @@ export const TAGS: Record<string, string> = {
   providerA: "Provider A (USSD mobile money): direct payments and their status, and the provider's webhooks",
   providerB: "Provider B (hosted checkout): checkouts and the provider's IPN",
   permits: "Provider B's pre-authorised debits: permits, their charges and renewal schedules",
+  "payment links": "Links any customer pays from a phone: their URL, QR code and share texts, and their payments",
+  "pay page": "The public calls of a payment link's pay page (/pay/{id}): no token, limited per address",
   payouts: "Money out to a wallet",
   refunds: "Refunds of a payment, paid as payouts",
   balance: "The tenant's ledger: balance and entries",

@@ -114,6 +114,8 @@ interface ProcedureFacts {
   csv: "report" | "list" | null;
   /** The answer sets or clears the session cookie. */
   sessionCookie: boolean;
+  /** Counted against the caller's address (`meta.limitedPerAddress`): its answers carry the budget's headers. */
+  limitedPerAddress: boolean;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
@@ -125,7 +127,13 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
     const meta = procedure._def.meta;
     const csv = meta?.csv !== undefined ? "report" : meta?.csvList !== undefined ? "list" : null;
-    facts.set(path.replaceAll(".", "-"), { base, declared: meta?.errors ?? [], csv, sessionCookie: meta?.sessionCookie === true });
+    facts.set(path.replaceAll(".", "-"), {
+      base,
+      declared: meta?.errors ?? [],
+      csv,
+      sessionCookie: meta?.sessionCookie === true,
+      limitedPerAddress: meta?.limitedPerAddress === true,
+    });
   }
   return facts;
 }
@@ -162,7 +170,8 @@ function describeResponseHeaders(operation: OperationObject, procedure: Procedur
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (status === "431") continue;
     const headers: Record<string, unknown> = { "x-request-id": headerRef("x-request-id") };
-    if (procedure.base === "tenant" || procedure.base === "tenantOwner") for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
+    if (procedure.base === "tenant" || procedure.base === "tenantOwner" || procedure.limitedPerAddress)
+      for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
     if (idempotent) headers["idempotent-replayed"] = headerRef("idempotent-replayed");
     if (procedure.sessionCookie && status === "200") {
       headers["set-cookie"] = {

@@ -9,7 +9,7 @@
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
   requestId: string;
-  /** Where the request came from (`client-address.ts`): the TCP peer, or `local` in-process. */
+  /** Where the request came from (`client-address.ts`): the TCP peer; unset in-process. */
   clientAddress?: string;
   tenantId?: string;
   /** Headers a procedure adds to its HTTP response (e.g. `idempotent-replayed`), on either surface. */

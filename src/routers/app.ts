@@ -9,6 +9,8 @@ import { balanceRouter } from "./balance.ts";
 import { credentialFieldsRouterFor, credentialsRouterFor } from "./credentials.ts";
 import { eventsRouter } from "./events.ts";
 import { meRouter } from "./me.ts";
+import { paymentLinksRouter } from "./payment-links.ts";
+import { payPageRouter } from "./pay-page.ts";
 import { paymentsRouter } from "./payments.ts";
 import { peopleRouter } from "./people.ts";
 import { payoutsRouter } from "./payouts.ts";
@@ -40,6 +42,8 @@ export function createAppRouter(providers: readonly PaymentProvider[]) {
     events: eventsRouter,
     webhooks: webhooksRouter,
     payments: paymentsRouter,
+    paymentLinks: paymentLinksRouter,
+    payPage: payPageRouter,
     providerA: providerARouter,
     providerB: providerBRouter,
     permits: permitsRouter,

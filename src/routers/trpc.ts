@@ -54,6 +54,8 @@ export type Meta = OpenApiMeta<{
   csvList?: CsvList;
   /** The answer sets or clears the dashboard's session cookie (`Set-Cookie`), for the OpenAPI document. */
   sessionCookie?: true;
+  /** Public, and counted against the caller's address (the pay page's calls): its answers carry the budget's headers. */
+  limitedPerAddress?: true;
 }>;
 
 const t = initTRPC

@@ -26,6 +26,7 @@ import { overviewIndexesMigration } from "./0018_overview_indexes.ts";
 import { retentionMigration } from "./0019_retention.ts";
 import { merchantReferenceMigration } from "./0021_merchant_reference.ts";
 import { overviewCoveringMigration } from "./0023_overview_covering.ts";
+import { paymentLinksMigration } from "./0024_payment_links.ts";
 import { peopleMigration } from "./0025_people.ts";
 import { signInMigration } from "./0026_sign_in.ts";
 
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   "0019_retention": retentionMigration,
   "0021_merchant_reference": merchantReferenceMigration,
   "0023_overview_covering": overviewCoveringMigration,
+  "0024_payment_links": paymentLinksMigration,
   "0025_people": peopleMigration,
   "0026_sign_in": signInMigration,
 };

@@ -79,6 +79,21 @@ const permitEventData = z
   })
   .meta({ id: "PermitEventData", description: "A permit, and for a charge event its charge" });
 
+/** `payment_link.paid`: a payment through a link succeeded (the payment's own `payment.completed` comes with it). */
+const paymentLinkPaidEventData = z
+  .object({
+    paymentLinkId: z.string().meta({ example: "pl_01KBB4W5Z0M3Q9XC" }),
+    paymentId: z.string().meta({ example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC" }),
+    amount,
+    currency: z.enum(CURRENCIES),
+    operator: z.string().nullable().meta({ description: "The wallet it was paid from", example: "mtn" }),
+    merchantReference: z.string().nullable().meta({ description: "The link's merchantReference" }),
+    metadata: jsonObject.nullable().meta({ description: "The link's metadata" }),
+    paidCount: z.number().int().meta({ description: "The link's payments that succeeded, this one included" }),
+    linkStatus: z.enum(["active", "expired", "deactivated", "used"]).meta({ description: "The link's status after this payment: used for a single-use link" }),
+  })
+  .meta({ id: "PaymentLinkPaidEventData", description: "A payment through a payment link succeeded" });
+
 const webhookTestData = z
   .object({ endpointId: z.string(), message: z.string().meta({ example: "A test event from Passerelle" }) })
   .meta({ id: "WebhookTestData" });
@@ -99,6 +114,7 @@ export const EVENT_PAYLOADS: Record<EventType, { summary: string; data: z.ZodTyp
   "payout.failed": { summary: "A payout failed; its amount is back in the balance", data: payoutSchema },
   "refund.succeeded": { summary: "A refund was paid", data: refundSchema },
   "refund.failed": { summary: "A refund failed", data: refundSchema },
+  "payment_link.paid": { summary: "A payment through a payment link succeeded", data: paymentLinkPaidEventData },
   "webhook.test": { summary: "Sent by POST /webhooks/{webhook_id}/test, to that endpoint only", data: webhookTestData },
 };
 

@@ -141,7 +141,10 @@ const PLANS_PER_PAYMENT = 3;
  *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's;
  *   `UnavailableError` (503, nothing sent) when the tenant's routing changed under three plans in a row.
  */
-export async function createPayment(deps: Deps, request: { tenantId: string; environment: Environment; input: PaymentRequest }): Promise<PaymentDetailView> {
+export async function createPayment(
+  deps: Deps,
+  request: { tenantId: string; environment: Environment; input: PaymentRequest /** The payment link it is paid through. */; paymentLinkId?: string },
+): Promise<PaymentDetailView> {
   const { tenantId, environment, input } = request;
   const scope = { tenantId, environment };
   for (let plans = 1, fresh = false, current = false; ; plans++) {
@@ -173,6 +176,7 @@ export async function createPayment(deps: Deps, request: { tenantId: string; env
         ...(input.otp !== undefined && { otp: input.otp }),
         ...(input.metadata !== undefined && { metadata: input.metadata }),
         ...(input.merchantReference !== undefined && { merchantReference: input.merchantReference }),
+        ...(request.paymentLinkId !== undefined && { paymentLinkId: request.paymentLinkId }),
         callbackUrl: decided.callbackUrl,
         routingVersion: snapshot.version,
       });

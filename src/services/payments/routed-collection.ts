@@ -48,6 +48,8 @@ export interface RoutedCollection {
   metadata?: CustomData;
   /** The merchant's own reference of the payment. */
   merchantReference?: string;
+  /** The payment link it is paid through (`pl_…`). */
+  paymentLinkId?: string;
   /** The tenant's routing counter the candidates were planned at: the payment is written only while it holds. */
   routingVersion: number;
 }
@@ -80,6 +82,7 @@ const insertRoutedPayment = precompile<{
   operator: string;
   custom_data: CustomData | null;
   merchant_reference: string | null;
+  payment_link_id: string | null;
   now: Date;
   reason: string;
   routing_version: number;
@@ -105,6 +108,7 @@ const insertRoutedPayment = precompile<{
           "operator",
           "custom_data",
           "merchant_reference",
+          "payment_link_id",
           "created_at",
           "updated_at",
         ])
@@ -127,6 +131,7 @@ const insertRoutedPayment = precompile<{
               eb.val(p.operator).as("operator"),
               eb.val(p.custom_data).as("custom_data"),
               eb.val(p.merchant_reference).as("merchant_reference"),
+              eb.val(p.payment_link_id).as("payment_link_id"),
               eb.val(p.now).as("created_at"),
               eb.val(p.now).as("updated_at"),
             ])
@@ -242,6 +247,7 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
     operator: input.operator,
     custom_data: input.metadata ?? null,
     merchant_reference: input.merchantReference ?? null,
+    payment_link_id: input.paymentLinkId ?? null,
     now,
     reason: first.reason,
     routing_version: input.routingVersion,

@@ -30,6 +30,7 @@ import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
 import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue, Payment, PaymentUpdate } from "../../db/schema.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
+import { paysLink, recordLinkPaid } from "../payment-links/link-paid.ts";
 import { newId } from "../ids.ts";
 import { mayMove } from "./state-order.ts";
 
@@ -111,7 +112,9 @@ function isEmpty(changes: PaymentUpdate): boolean {
 /** The event of the move written on `updated` (from `before`), recorded with `tx`. */
 async function recordMoveEvent(tx: Executor, now: Date, before: Payment, updated: Payment, move: PaymentMove): Promise<Omit<WrittenMove, "row">> {
   const event = movesState(before, move.changes) ? move.event(updated) : null;
-  if (!event) return { event: null, deliveryIds: [] };
+  // A payment link's payment that succeeds counts on its link, with `payment_link.paid`, in this same transaction.
+  const linkPaid = paysLink(before, updated) ? await recordLinkPaid(tx, now, updated) : undefined;
+  if (!event) return { event: null, deliveryIds: linkPaid?.deliveryIds ?? [] };
   const recorded = await recordEvent(tx, now, {
     tenantId: updated.tenant_id,
     environment: updated.environment,
@@ -120,7 +123,7 @@ async function recordMoveEvent(tx: Executor, now: Date, before: Payment, updated
     paymentId: updated.id,
     directTargetUrl: event.directTargetUrl,
   });
-  return { event: { id: recorded.eventId, type: event.type }, deliveryIds: recorded.deliveryIds };
+  return { event: { id: recorded.eventId, type: event.type }, deliveryIds: [...recorded.deliveryIds, ...(linkPaid?.deliveryIds ?? [])] };
 }
 
 /**
@@ -172,6 +175,8 @@ const settleStatement = precompile<UpdateValues>()((db, p, shape) => {
     .with("moved", (q) =>
       guardedUpdate(q, p, shape)
         .where("callback_url", "is", null)
+        // A payment link's payment also moves its link (`payment-links/link-paid.ts`): that takes a transaction.
+        .where("payment_link_id", "is", null)
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(

@@ -82,17 +82,18 @@ async function runWalkthrough(): Promise<{ outputs: string[]; stderr: string; co
 }
 
 describeOnEmbeddedPass(`README.md: ${HEADING.slice(3)}`, () => {
-  it("is eight ```sh blocks (and three in the next section) that talk to the quick start's address", () => {
+  it("is eight ```sh blocks (and four in the next section) that talk to the quick start's address", () => {
     expect(blocks).toHaveLength(8);
-    expect(operatorBlocks).toHaveLength(3);
+    expect(operatorBlocks).toHaveLength(4);
     for (const block of [...blocks, ...operatorBlocks]) expect(block).toContain(QUICK_START_ADDRESS);
   });
 
   it("runs as written against the quick start: a tenant, its token, its masked provider B keys, whoami, a payment, a refund, a payout, the balance", async () => {
     const { outputs, stderr, code } = await runWalkthrough();
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(outputs).toHaveLength(11);
-    const [created, token, credentials, whoami, paid, refund, payout, balance, wave, wavePaid, orange] = outputs as string[] as [
+    expect(outputs).toHaveLength(12);
+    const [created, token, credentials, whoami, paid, refund, payout, balance, wave, wavePaid, orange, link] = outputs as string[] as [
+      string,
       string,
       string,
       string,
@@ -146,6 +147,13 @@ describeOnEmbeddedPass(`README.md: ${HEADING.slice(3)}`, () => {
     expect(wave).toMatch(new RegExp(`^http://localhost:${port}/sandbox/providerB/softpay/pay/\\S+$`));
     expect(wavePaid).toMatch(/^pay_\w+ succeeded$/);
     expect(orange.split("\n")).toEqual([expect.stringContaining("#144*82#"), "providerB"]);
+
+    // 12. it ends with a payment link: its WhatsApp share URL, then the link, whose pay page answers
+    const [whatsapp, url] = link.split("\n") as [string, string];
+    expect(whatsapp).toStartWith("https://wa.me/?text=");
+    expect(url).toMatch(new RegExp(`^http://localhost:${port}/pay/pl_[0-9A-Z]{16}$`));
+    expect(decodeURIComponent(whatsapp)).toContain(url);
+    expect((await fetch(url)).status).toBe(200);
   }, 60_000);
 });
 
@@ -170,7 +178,10 @@ describeOnEmbeddedPass("bun run demo", () => {
     const pasted = lines.slice(first);
     expect(pasted[0]).toMatch(/^export TENANT=ten_\w+$/);
     expect(pasted[1]).toMatch(/^export TOKEN=[\w-]+\.[\w-]+\.[\w-]+$/);
-    const calls = pasted.slice(2);
+    // The follow-up calls, then the demo's last step: a payment link, its URL the last line.
+    const calls = pasted.slice(2, pasted.indexOf(""));
+    expect(lines.at(-1)).toMatch(new RegExp(`^\\s*http://localhost:${port}/pay/pl_[0-9A-Z]{16}$`));
+    expect(stdout).toMatch(/6\. Payment link pl_\w+: open it on a phone/);
     expect(calls.length).toBeGreaterThanOrEqual(3);
     for (const call of calls) expect(call).toStartWith(`curl -s http://localhost:${port}/`);
 

@@ -360,6 +360,7 @@ describe("GET /payments/{payment_id}", () => {
       operator: null,
       credentialVersion: 2,
       nextAction: null,
+      paymentLinkId: null,
       attempts: [],
       receiptUrl: null,
       receiptIdentifier: null,

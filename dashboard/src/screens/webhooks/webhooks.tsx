@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   "payout.failed",
   "refund.succeeded",
   "refund.failed",
+  "payment_link.paid",
   "webhook.test",
 ] as const satisfies readonly EventType[];
 

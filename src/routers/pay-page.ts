@@ -1,0 +1,81 @@
+/**
+ * The pay page's calls (`/pay/{id}`, issue 31 point 2): public — no token — and limited per address, each
+ * scoped to one link's id: its public face, a payment through it, and that payment's progress. Nothing of
+ * the tenant but its name and the link is ever answered.
+ */
+import { z } from "zod";
+import { RateLimitedError } from "../errors.ts";
+import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
+import { linkPayment, linkPaymentRequest, payThroughLink, publicLinkSchema, publicPaymentLink, publicPaymentSchema } from "../services/payment-links/mod.ts";
+import { ID_BOUNDS } from "./documented-id-bounds.ts";
+import { publicProcedure, router } from "./trpc.ts";
+
+/** Public, counted against the caller's address (`http/client-address.ts`). */
+const payPageProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const address = ctx.request.clientAddress ?? "unknown";
+  const limit = ctx.deps.config.payPageRateLimit;
+  const decision = await ctx.deps.rateLimiter.consume(`pay-page:${address}`, limit);
+  if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+  return next();
+});
+
+const linkId = z.string().min(1).max(64).meta({ description: "The link's id (pl_…)", example: "pl_01KBB4W5Z0M3Q9XC" });
+
+export const payPageRouter = router({
+  link: payPageProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pay/{link_id}/link",
+        tags: ["pay page"],
+        summary: "A payment link as its pay page shows it",
+        description:
+          "The shop's name, what is paid, the link's status (active, expired, deactivated, used) and, while active, the wallets it takes in " +
+          "each country with their flows. Limited per address (429).",
+      },
+      errors: [404, 429],
+      limitedPerAddress: true,
+    })
+    .input(z.object({ link_id: linkId }))
+    .output(publicLinkSchema)
+    .query(({ ctx, input }) => publicPaymentLink(ctx.deps, input.link_id)),
+
+  pay: payPageProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/pay/{link_id}/payments",
+        tags: ["pay page"],
+        summary: "Pay through a payment link",
+        description:
+          "The customer's wallet and number (and the amount, when the link leaves it to the customer; the code for an otp wallet). Made as " +
+          "POST /payments makes a payment (routing, failover), as the link's tenant's payment. A link expired, deactivated or used: 409. " +
+          "Limited per address (429).",
+      },
+      errors: [404, 409, 422, 424, 429, 502, 504],
+      limitedPerAddress: true,
+    })
+    .input(linkPaymentRequest.extend({ link_id: linkId }))
+    .output(publicPaymentSchema)
+    .mutation(({ ctx, input }) => {
+      const { link_id, ...body } = input;
+      return payThroughLink(ctx.deps, link_id, body);
+    }),
+
+  payment: payPageProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/pay/{link_id}/payments/{payment_id}",
+        tags: ["pay page"],
+        summary: "A payment made through a payment link",
+        description: "Its state and what the customer does next; 404 for a payment not made through this link. Limited per address (429).",
+      },
+      errors: [404, 429],
+      limitedPerAddress: true,
+    })
+    .input(z.object({ link_id: linkId, payment_id: z.string().meta({ description: "The payment's id (pay_…)", ...ID_BOUNDS }) }))
+    .output(publicPaymentSchema)
+    .query(({ ctx, input }) => linkPayment(ctx.deps, input.link_id, input.payment_id)),
+});
