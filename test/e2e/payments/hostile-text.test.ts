@@ -50,6 +50,9 @@ function expectedEntry(place: Place): string {
 
 let tg: TestGateway;
 let headers: Record<string, string>;
+/** A person signed in to the tenant (the session cookie and its CSRF token): what `/people/me/…` takes. */
+let personHeaders: Record<string, string>;
+const headersFor = (route: Route) => (route.path.startsWith("/people/me") ? personHeaders : headers);
 
 beforeAll(async () => {
   tg = await startTestGateway();
@@ -59,6 +62,20 @@ beforeAll(async () => {
     .execute();
   // An operator token reaches every route (admin, tenant, tenant-owner, public); it names the tenant.
   headers = { authorization: `Bearer ${await tg.adminToken()}`, "x-tenant-id": TENANT_ID };
+  const personId = `per_${ulid()}`;
+  const password = "a long enough passphrase";
+  await tg.gateway.deps.db
+    .insertInto("people")
+    .values({ id: personId, email: "hostile@example.com", password_hash: await Bun.password.hash(password, "argon2id") })
+    .execute();
+  await tg.gateway.deps.db.insertInto("memberships").values({ tenant_id: TENANT_ID, person_id: personId, role: "owner" }).execute();
+  const signedIn = await tg.request("/people/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "hostile@example.com", password }),
+  });
+  expect(signedIn.status).toBe(200);
+  personHeaders = { cookie: signedIn.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": ((await signedIn.json()) as { csrfToken: string }).csrfToken };
 }, 60_000);
 afterAll(() => tg.close(), 30_000);
 
@@ -104,14 +121,14 @@ for (const route of ROUTES) {
         // decodes to U+FFFD); a JSON body, and any input on /trpc, carries its `\ud800` escape.
         if (inBody || hostile.text.includes("\u0000")) {
           it(`REST: ${where} holding ${hostile.name} is 400 naming it`, async () => {
-            const { url, init } = restRequest(route, withHostile(route.input, place, hostile.text) as Record<string, unknown>, headers);
+            const { url, init } = restRequest(route, withHostile(route.input, place, hostile.text) as Record<string, unknown>, headersFor(route));
             const response = await tg.request(url, init);
             expect(response.status).toBe(400);
             expect(await validationEntries(response, "rest")).toEqual([expectedEntry(place)]);
           });
         }
         it(`/trpc: ${where} holding ${hostile.name} is 400 naming it`, async () => {
-          const { url, init } = trpcRequest(route, withHostile(route.input, place, hostile.text), headers);
+          const { url, init } = trpcRequest(route, withHostile(route.input, place, hostile.text), headersFor(route));
           const response = await tg.request(url, init);
           expect(response.status).toBe(400);
           expect(await validationEntries(response, "trpc")).toEqual([expectedEntry(place)]);
