@@ -195,9 +195,12 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis across processes", () => {
     const limit = { rps: 20, burst: 2 }; // a token every 50 ms
     expect(await allowedOf(limiter, TENANT_A, limit, 3)).toBe(2);
     await Bun.sleep(120);
+    const started = performance.now();
     const allowed = await allowedOf(limiter, TENANT_A, limit, 4);
+    // The bucket holds 2 at most; a token more comes back for every 50 ms the four calls themselves take (a loaded machine).
+    const during = Math.floor((performance.now() - started) / 50);
     expect(allowed).toBeGreaterThanOrEqual(1);
-    expect(allowed).toBeLessThanOrEqual(2);
+    expect(allowed).toBeLessThanOrEqual(2 + during);
   });
 
   it("keeps one key per bucket under the prefix, which expires once the bucket is full again", async () => {
