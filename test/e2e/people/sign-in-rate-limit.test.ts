@@ -27,8 +27,9 @@ describe("POST /people/sign-in from one address", () => {
     const limited = await signIn("d@example.com", "network");
     const body = await expectError(limited.clone(), 429, "rate_limited");
     expect(body.message).toBe("Too many sign-in attempts from this address: try again later");
-    // 3 attempts refilled over 15 minutes: one every 300 s.
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(290);
+    // 3 attempts refilled over 15 minutes: one every 300 s, less the seconds the attempts took (argon2id on a loaded machine).
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(240);
+    expect(Number(limited.headers.get("retry-after"))).toBeLessThanOrEqual(300);
     await expectError(await signIn("d@example.com", "in-process"), 401, "unauthorized");
     const rows = await tg.database.db.selectFrom("sign_ins").select(["email", "address", "outcome"]).orderBy("id").execute();
     expect(rows).toEqual([
