@@ -29,6 +29,7 @@ import { overviewCoveringMigration } from "./0023_overview_covering.ts";
 import { paymentLinksMigration } from "./0024_payment_links.ts";
 import { peopleMigration } from "./0025_people.ts";
 import { signInMigration } from "./0026_sign_in.ts";
+import { anyProviderCredentialsMigration } from "./0027_any_provider_credentials.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   "0024_payment_links": paymentLinksMigration,
   "0025_people": peopleMigration,
   "0026_sign_in": signInMigration,
+  "0027_any_provider_credentials": anyProviderCredentialsMigration,
 };

@@ -220,6 +220,15 @@ describe("a third provider declares itself", () => {
     expect(JSON.stringify(missing.body.message)).toContain("apiKey");
     const spaced = await api(`/tenants/${tenant.id}/credentials/providerC`, { method: "PUT", json: { environment: "sandbox", apiKey: "two words" } });
     expect(spaced.status).toBe(400);
+    // A usable key is stored (sealed), shown masked from then on, and listed as its first version.
+    const stored = await api(`/tenants/${tenant.id}/credentials/providerC`, {
+      method: "PUT",
+      json: { environment: "sandbox", apiKey: "pc_test_0123456789abcdef" },
+    });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toMatchObject({ environment: "sandbox", version: 1, apiKey: "…cdef" });
+    expect(JSON.stringify((await api(`/tenants/${tenant.id}/credentials/providerC`)).body)).not.toContain("0123456789");
+    expect((await api(`/tenants/${tenant.id}/credentials/providerC/versions`)).body.data).toHaveLength(1);
     // A provider the gateway does not run has no credential routes.
     expect((await api(`/tenants/${tenant.id}/credentials/providerD`)).status).toBe(404);
   });
@@ -239,6 +248,8 @@ describeWithChromium("a third provider in the dashboard's Settings", () => {
           Object.defineProperty(navigator, "language", { get: () => preferred[0] });
         }, languages);
         await page.goto(`${base}/dashboard`);
+        // A developer's sign-in with an API key: its tab first (people sign in with e-mail and password).
+        await page.locator('[role="tab"][data-mode="tenant"]').click();
         await page.locator('input[name="keyId"]').fill(tenant.keyId);
         await page.locator('input[name="secret"]').fill(tenant.secret);
         await page.locator('form button[type="submit"]').click();
