@@ -378,7 +378,9 @@ describe("POST /providerB/permits/{permit_id}/charges", () => {
         });
         const third = await startRigGateway({ sim: { ...sim, url: proxy.url }, database: db, workers: true });
         try {
-          expect((await sweepProviderB(third.gateway.deps)).chargeSyncsEnqueued).toBe(1);
+          // This sweep re-creates it — or the third gateway's own sweeper already did: its scheduled job may run as soon as
+          // the gateway's workers start. Either way one chain, then none missing, and the charge settles once.
+          expect((await sweepProviderB(third.gateway.deps)).chargeSyncsEnqueued).toBeLessThanOrEqual(1);
           expect((await sweepProviderB(third.gateway.deps)).chargeSyncsEnqueued).toBe(0);
           await waitUntil(async () => (await chargeRow(third, row.id)).status === "succeeded", { what: "the swept charge", timeoutMs: 10_000 });
           expect(proxy.invoicesOf(row.id)).toHaveLength(1);
