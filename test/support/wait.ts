@@ -10,6 +10,8 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Pause between two checks; default 20. */
   intervalMs?: number;
+  /** What was last seen, added to the failure message (the state a record was left in, say). */
+  lastSeen?: () => unknown;
 }
 
 /**
@@ -28,7 +30,10 @@ export async function waitUntil<T>(check: () => T | Promise<T>, options: WaitOpt
   for (;;) {
     const value = await check();
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what}`);
+    if (Date.now() > deadline) {
+      const seen = options.lastSeen ? `; last seen: ${JSON.stringify(options.lastSeen())}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what}${seen}`);
+    }
     await Bun.sleep(options.intervalMs ?? 20);
   }
 }
