@@ -106,6 +106,11 @@ export interface GatewayConfig {
   webhookRetrySchedule: number[];
   /** Dunning retries after a renewal's due date, in milliseconds. */
   renewalRetrySchedule: number[];
+  /**
+   * When a settled payment is read again from a provider that can give it back outside the gateway, in
+   * milliseconds after its settlement, increasing (`SETTLED_REREAD_SCHEDULE`; `direct-payments/settled-rereads.ts`).
+   */
+  settledRereadSchedule: number[];
   rateLimit: RateLimit;
   /** The pay page's public calls (`/pay/{id}/…`), per address: customers behind one carrier's NAT share one. */
   payPageRateLimit: RateLimit;
@@ -251,6 +256,9 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
   RENEWAL_RETRY_SCHEDULE: durations.default([86_400_000, 259_200_000, 432_000_000]),
+  SETTLED_REREAD_SCHEDULE: durations
+    .refine((list) => list.every((ms, i) => i === 0 || ms > list[i - 1]!), "must be increasing, like 2m,10m,1h")
+    .default([120_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 259_200_000, 604_800_000, 2_592_000_000]),
   RATE_LIMIT_RPS: positiveInt.default(100),
   RATE_LIMIT_BURST: positiveInt.default(200),
   PAY_PAGE_RATE_LIMIT_RPS: positiveInt.default(10),
@@ -434,6 +442,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,
+    settledRereadSchedule: e.SETTLED_REREAD_SCHEDULE,
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
     payPageRateLimit: { rps: e.PAY_PAGE_RATE_LIMIT_RPS, burst: e.PAY_PAGE_RATE_LIMIT_BURST },
     corsOrigins: e.CORS_ORIGINS,

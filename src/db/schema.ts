@@ -288,6 +288,8 @@ export interface PaymentsTable {
   next_action: NullableJsonb<NextAction>;
   /** The payment link it was paid through (`pl_…`), when it was (migration 0024). */
   payment_link_id: Generated<string | null>;
+  /** When a settled payment is next read again from its provider (`direct-payments/settled-rereads.ts`); null: never (migration 0028). */
+  reread_at: Generated<Date | null>;
 }
 
 /** A payment link of one tenant and environment (migration 0024): paid by any customer on `/pay/{id}`. */

@@ -7,7 +7,8 @@
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
  * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
- * |                   |                                             | `auditIfDue`, `pruneIfDue`, `sweepOutbox`  |         |                         |
+ * |                   |                                             | `rereadSettledPayments`, `auditIfDue`,     |         |                         |
+ * |                   |                                             | `pruneIfDue`, `sweepOutbox`                |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `mail`            | `send-email`                                | `sendOutboxEmail` of one outbox message    | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
@@ -31,6 +32,7 @@ import type { Deps } from "../services/deps.ts";
 import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
 import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
+import { rereadSettledPayments } from "../services/direct-payments/settled-rereads.ts";
 import { type AuditResult, auditIfDue } from "../services/audit/audit.ts";
 import { type PruneReport, pruneIfDue } from "../services/retention/mod.ts";
 import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
@@ -109,11 +111,26 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
   const providerTimeLimitMs = providerJobTimeLimitMs(deps.config);
   registerSyncWorkers(deps);
   deps.queue.process(SWEEPER_QUEUE, async () => {
-    await runSweeper(deps, options.sweep);
-    await sweepProviderB(deps);
-    await auditIfDue(deps, options.onAudit);
-    await pruneIfDue(deps, options.onPrune);
-    await sweepOutbox(deps);
+    // Each step runs whatever another one did (a statement timeout in one under load must not starve the
+    // rest); the run still fails, and is retried, when one of them threw.
+    const steps: [string, () => Promise<unknown>][] = [
+      ["deliveries and sync chains", () => runSweeper(deps, options.sweep)],
+      ["provider B notifications", () => sweepProviderB(deps)],
+      ["settled payments read again", () => rereadSettledPayments(deps)],
+      ["audit", () => auditIfDue(deps, options.onAudit)],
+      ["retention", () => pruneIfDue(deps, options.onPrune)],
+      ["e-mail outbox", () => sweepOutbox(deps)],
+    ];
+    let failed: unknown;
+    for (const [step, run] of steps) {
+      try {
+        await run();
+      } catch (err) {
+        deps.logger.warn({ err, step }, "a sweeper step failed; the others ran");
+        failed ??= err;
+      }
+    }
+    if (failed !== undefined) throw failed;
   });
   const mailTransport = options.mailTransport ?? createMailTransport(deps.config, deps.logger);
   deps.queue.process<EmailJobData>(MAIL_QUEUE, (job) => sendOutboxEmail(deps, mailTransport, job.data.emailId), {

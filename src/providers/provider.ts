@@ -65,6 +65,12 @@ export interface ProviderCapabilities {
   payout: boolean;
   /** Whether it can give a collected payment back. */
   refund: boolean;
+  /**
+   * Whether a collected payment can be given back outside the gateway (on the provider's dashboard): the
+   * gateway then reads its settled payments again on a schedule of their own (`SETTLED_REREAD_SCHEDULE`),
+   * so that a refund whose notification was lost is still learnt.
+   */
+  refundsOutsideGateway: boolean;
   /** The operators and countries it serves; empty when the customer chooses on the provider's page. */
   methods: readonly PaymentMethodCapability[];
   /** Amounts it accepts, in the currency's whole units. */

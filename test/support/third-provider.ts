@@ -234,6 +234,7 @@ export const providerC: PaymentProvider<ProviderCContext> = {
     recurring: false,
     payout: false,
     refund: false,
+    refundsOutsideGateway: false,
     methods: [{ method: "wave_sn", operator: "wave", country: "sn", currency: "XOF", collection: "ussd_push" }],
     limits: { minAmount: 1, maxAmount: 100_000 },
   },

@@ -122,6 +122,8 @@ export const providerA: PaymentProvider<ProviderAContext> = {
     payout: true,
     // No refund API at provider A (dashboard only): a refund is a payout to the payer (`payerOf`).
     refund: true,
+    // A merchant can refund on provider A's dashboard; its webhook may be lost.
+    refundsOutsideGateway: true,
     methods: PROVIDER_A_METHODS,
     limits: { minAmount: 1, maxAmount: null },
   },

@@ -211,6 +211,8 @@ export const providerB: PaymentProvider<ProviderBContext> = {
     // Disburse v2 (`payouts.ts`); a refund is a disbursement to the payer (provider B has no refund API).
     payout: true,
     refund: true,
+    // Its confirm and check-status never report a payment given back: reading a settled one again would learn nothing.
+    refundsOutsideGateway: false,
     // SoftPay's operators (direct payments); on a checkout's page the customer chooses the channel.
     methods: PROVIDER_B_METHODS,
     limits: { minAmount: 1, maxAmount: null },

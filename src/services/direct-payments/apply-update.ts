@@ -79,8 +79,11 @@ function providerRefundOf(row: Payment, report: PaymentReport): number {
   return Math.min(amount, report.refundedByProvider.amount ?? amount);
 }
 
-/** What `update` changes in `row` (the order of states), without `updated_at`. */
-function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision {
+/**
+ * What `update` changes in `row` (the order of states), without `updated_at`. `firstRereadAt`: when a payment
+ * that settles now is first read again (`settled-rereads.ts`), null when its provider cannot give it back by itself.
+ */
+function decide(row: Payment, update: DirectPaymentUpdate, now: Date, firstRereadAt: Date | null): Decision {
   const changes: PaymentUpdate = {};
   let target: PaymentState;
   if (update.kind === "provider") {
@@ -110,6 +113,7 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
   if (stateChanged) {
     changes.state = target;
     changes.completed_at = row.completed_at ?? now;
+    if (target === "succeeded" && firstRereadAt !== null) changes.reread_at = firstRereadAt;
   }
   return { changes, target, stateChanged };
 }
@@ -125,6 +129,15 @@ function moveOf(decision: Decision): PaymentMove {
   };
 }
 
+type Rereads = Pick<Deps, "config" | "providers">;
+
+/** When `row`, settling at `now`, is first read again: the schedule's first step, when its provider can give it back outside the gateway. */
+function firstRereadOf(deps: Rereads, row: Payment, now: Date): Date | null {
+  const first = deps.config.settledRereadSchedule[0];
+  if (first === undefined || !deps.providers.get(row.provider).capabilities.refundsOutsideGateway) return null;
+  return new Date(now.getTime() + first);
+}
+
 interface Written {
   row: Payment;
   eventType: EventType | null;
@@ -136,9 +149,9 @@ function written(move: WrittenMove): Written {
 }
 
 /** Locks the row, decides and writes the move: the general path, inside `tx`. */
-async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: string, update: DirectPaymentUpdate): Promise<Written> {
+async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: string, update: DirectPaymentUpdate, rereads: Rereads): Promise<Written> {
   const row = await lockPaymentRow(tx, paymentId);
-  const decision = decide(row, update, now);
+  const decision = decide(row, update, now, firstRereadOf(rereads, row, now));
   const move = written(await writeMove(tx, now, row, moveOf(decision)));
   // The provider gave (more of) it back by itself: refunds of ours that no longer fit stop here (refund-guard.ts).
   if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await onRefundedByProvider(tx, now, move.row)));
@@ -161,13 +174,13 @@ async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: stri
  * ```
  */
 export async function applyDirectPaymentUpdate(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold" | "caches">,
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold" | "caches" | "config" | "providers">,
   paymentId: string,
   update: DirectPaymentUpdate,
   seen?: Payment,
 ): Promise<ApplyResult> {
   const now = deps.now();
-  const decided = seen !== undefined && seen.id === paymentId ? decide(seen, update, now) : undefined;
+  const decided = seen !== undefined && seen.id === paymentId ? decide(seen, update, now, firstRereadOf(deps, seen, now)) : undefined;
   // A refund by the provider itself may stop refunds of ours: that is decided under the lock, in one transaction.
   const optimistic = decided?.changes.refunded_by_provider === undefined ? decided : undefined;
   let result: Written | undefined;
@@ -188,12 +201,12 @@ export async function applyDirectPaymentUpdate(
       }
       result ??= await deps.db.transaction().execute(async (tx) => {
         const moved = await writeMoveIfUnchanged(tx, now, seen!, move);
-        return moved ? written(moved) : applyLocked(tx, now, paymentId, update);
+        return moved ? written(moved) : applyLocked(tx, now, paymentId, update, deps);
       });
       if (result.eventType !== null) deps.caches.eventTargets.set(targetsKey, result.deliveryIds.length > (result.row.callback_url ? 1 : 0));
     }
   }
-  result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update));
+  result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update, deps));
   // Its first sync step, if this gateway still holds it, has nothing left to do (first-sync.ts).
   if (result.row.state !== "pending") deps.syncHold.settled(paymentId);
   forgetFinalRead(deps, result.row);

@@ -5,10 +5,13 @@ import { ulid } from "ulid";
 import type { EventType, Payment } from "../../../src/db/schema.ts";
 import type { JobQueue } from "../../../src/jobs/queue.ts";
 import type { PaymentReport } from "../../../src/providers/provider.ts";
+import { loadConfig } from "../../../src/config.ts";
+import { createProviderRegistry } from "../../../src/providers/registry.ts";
 import { createGatewayCaches } from "../../../src/services/caches.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../../../src/services/direct-payments/apply-update.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs, TICK_MS } from "../../../src/services/direct-payments/first-sync.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "../../support/db.ts";
+import { TEST_ENV } from "../../support/gateway.ts";
 
 let database: TestDatabase;
 const added: { queue: string; jobId?: string; delayMs?: number }[] = [];
@@ -21,7 +24,9 @@ const queue = {
 const logger = { warn() {}, error() {}, info() {}, debug() {} } as never;
 const syncHold = createFirstSyncHold();
 const caches = createGatewayCaches();
-const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold, caches });
+const config = loadConfig(TEST_ENV);
+const providers = createProviderRegistry();
+const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold, caches, config, providers });
 
 /** `deps()` whose database counts the statements it runs (BEGIN and COMMIT aside). */
 function countingDeps() {
@@ -250,5 +255,24 @@ describe("the first sync step, held in-process", () => {
     expect(syncHold.size).toBe(1);
     expect(await syncHold.release()).toBe(1);
     expect(added.map((a) => a.jobId)).toEqual(["pay_mine.sync0"]);
+  });
+});
+
+describe("a settled payment's first read again (settled-rereads.ts)", () => {
+  it("is due the schedule's first step after its settlement when its provider can give it back outside the gateway, never otherwise", async () => {
+    const tenantId = await newTenant();
+    const ofA = await newPayment(tenantId);
+    const ofB = await insertDirectPayment(database.db, tenantId, nextTransactionId++, { provider: "providerB", credential_version: null });
+    for (const seen of [ofA, ofB]) {
+      const { row } = await applyDirectPaymentUpdate(deps(), seen.id, approved(seen), seen);
+      expect(row.state).toBe("succeeded");
+    }
+    const a = await database.db.selectFrom("payments").selectAll().where("id", "=", ofA.id).executeTakeFirstOrThrow();
+    expect(a.reread_at!.getTime() - a.completed_at!.getTime()).toBe(config.settledRereadSchedule[0]!);
+    const b = await database.db.selectFrom("payments").selectAll().where("id", "=", ofB.id).executeTakeFirstOrThrow();
+    expect(b.reread_at).toBeNull();
+    // A read that finds it still paid changes nothing of its schedule.
+    await applyDirectPaymentUpdate(deps(), ofA.id, approved(a), a);
+    expect((await database.db.selectFrom("payments").select("reread_at").where("id", "=", ofA.id).executeTakeFirstOrThrow()).reread_at).toEqual(a.reread_at);
   });
 });
