@@ -167,6 +167,9 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     AUDIT_EVERY_MS: "0",
     // The sweeper re-enqueues what a killed process or a cut Redis lost: every 5 s rather than every minute.
     SWEEP_EVERY_MS: "5000",
+    // A refund made at provider A whose notification was lost is learnt by re-reading settled payments: within
+    // seconds to minutes here (production: 2 min to 30 days), steps at most a minute apart over the campaign's span.
+    SETTLED_REREAD_SCHEDULE: "5s,15s,30s,1m,2m,3m,4m,5m,6m,7m,8m,10m",
   };
   const nodes: Node[] = [];
   const apiUrls: string[] = [];
