@@ -31,7 +31,7 @@ import { registerPaymentsByStateGauge } from "./services/payments/payments-by-st
 import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
-import { registerWorkers, type WorkerOptions } from "./jobs/workers.ts";
+import { registerWorkers, type WorkerOptions } from "./workers/mod.ts";
 import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";

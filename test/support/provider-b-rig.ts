@@ -7,7 +7,7 @@ import { expect } from "bun:test";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { createJobQueue } from "../../src/jobs/mod.ts";
 import type { JobQueue } from "../../src/jobs/queue.ts";
-import type { WorkerOptions } from "../../src/jobs/workers.ts";
+import type { WorkerOptions } from "../../src/workers/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, mintToken, type Gateway } from "../../src/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulator } from "../../src/providers/providerB/simulator/mod.ts";
