@@ -256,6 +256,3 @@ export async function enqueueEmail(deps: EnqueueDeps, emailId: string): Promise<
 export function syncQueueOf(provider: ProviderName): string {
   return `${provider}-sync`;
 }
-
-/** The queue of provider B's chains (checkouts, permit charges, permits). */
-export const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { sweepProviderB } from "../../../src/services/ipn/sweep-provider-b.ts";
-import { PROVIDER_B_SYNC_QUEUE } from "../../../src/jobs/queues.ts";
+import { syncQueueOf } from "../../../src/jobs/queues.ts";
 import { PERMIT_SYNC } from "../../../src/services/permits/permit-sync.ts";
 import type { TestDatabase } from "../../support/db.ts";
 import { createPermit, permitControl } from "../../support/permit-rig.ts";
@@ -16,6 +16,9 @@ import { testClock } from "../../support/renewal-rig.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
+
+/** The provider B queue a permit's sync chain runs on. */
+const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");
 
 let sim: SimulatorServer;
 let receiver: WebhookReceiver;
