@@ -48,7 +48,7 @@ export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
 export { rotateSealedSecrets, type RotationReport } from "./services/keys/rotate-sealed.ts";
 export type { AppRouter } from "./routers/app.ts";
-export type { ErrorBody } from "./http/error-body.ts";
+export type { ErrorBody } from "./error-body.ts";
 export type * from "./providers/provider.ts";
 export { ProviderCallError, CollectionError, PayoutError, SendingStopped } from "./providers/provider.ts";
 export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
