@@ -1,6 +1,6 @@
 /**
  * Errors are values of a small set of classes, thrown by services and routers and mapped in exactly one
- * place (`http/error-body.ts`) to what every surface answers: the HTTP error shape of contract §1, its
+ * place (`map-error.ts`) to what every surface answers: the HTTP error shape of contract §1, its
  * headers (`Retry-After`, `WWW-Authenticate`), the token endpoint's RFC 6749 variant and tRPC's code.
  * Nothing here knows about HTTP beyond the status number each class stands for.
  */
@@ -85,6 +85,15 @@ export class UnauthorizedError extends AppError {
   constructor(message = "Missing or invalid bearer token") {
     super(401, "unauthorized", message);
   }
+}
+
+/**
+ * RFC 6750 §3.1 `invalid_token`: a bearer token was sent and refused (malformed, forged, expired, revoked, an
+ * unknown API key). Still a 401 `unauthorized` (contract §1); its class names the error in the
+ * `WWW-Authenticate` challenge.
+ */
+export class InvalidTokenError extends UnauthorizedError {
+  override name = "InvalidTokenError";
 }
 
 export class ForbiddenError extends AppError {

@@ -31,7 +31,8 @@ import { registerPaymentsByStateGauge } from "./services/payments/payments-by-st
 import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
-import { registerWorkers, type WorkerOptions } from "./jobs/workers.ts";
+import type { Timers } from "./jobs/timers.ts";
+import { registerWorkers, type WorkerOptions } from "./workers/mod.ts";
 import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";
 import { createTokenVerifier } from "./services/auth/tokens.ts";
@@ -48,7 +49,7 @@ export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
 export { rotateSealedSecrets, type RotationReport } from "./services/keys/rotate-sealed.ts";
 export type { AppRouter } from "./routers/app.ts";
-export type { ErrorBody } from "./http/error-body.ts";
+export type { ErrorBody } from "./error-body.ts";
 export type * from "./providers/provider.ts";
 export { ProviderCallError, CollectionError, PayoutError, SendingStopped } from "./providers/provider.ts";
 export { DEFAULT_PROVIDERS } from "./providers/registry.ts";
@@ -63,6 +64,11 @@ export interface GatewayParts {
   queue?: JobQueue;
   logger?: Logger;
   now?: () => Date;
+  /**
+   * The clock and timers of the in-process queue it builds and of its held first sync steps: a test's virtual
+   * time, which `now` then defaults to. Default the process's.
+   */
+  timers?: Timers;
   /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */
   providers?: readonly PaymentProvider[];
   /** Worker settings (concurrency, sweep interval); production uses the defaults. */
@@ -133,7 +139,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   }
   // Every Redis client of the process reports to one tracker: an outage is logged once when it starts and once when it ends.
   const redisOutage = createRedisOutageTracker(logOutage(logger, "redis"));
-  const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger, redisOutage });
+  const timers = parts.timers;
+  const queue = parts.queue ?? createJobQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger, redisOutage, ...(timers ? { timers } : {}) });
   // The rate limiter's own Redis client: one retry per command, so a Redis outage fails open quickly
   // instead of holding requests (BullMQ's connections retry forever, which is right for workers only).
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
@@ -156,8 +163,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     apiKeyStatus: createApiKeyStatus({ db: database.db }),
     rateLimiter,
     providers: createProviderRegistry(providers),
-    syncHold: createFirstSyncHold(),
-    now: parts.now ?? (() => new Date()),
+    syncHold: createFirstSyncHold(timers),
+    now: parts.now ?? (timers ? () => new Date(timers.now()) : () => new Date()),
     metrics,
     caches: createGatewayCaches(),
     gateway: gatewayForProviders(() => deps),

@@ -16,7 +16,7 @@
 import pino from "pino";
 import { openDatabase } from "../../src/db/connect.ts";
 import { createBullmqQueue } from "../../src/jobs/bullmq.ts";
-import { DEFAULT_WEBHOOK_CONCURRENCY } from "../../src/jobs/workers.ts";
+import { DEFAULT_WEBHOOK_CONCURRENCY } from "../../src/workers/mod.ts";
 import { recordEvent } from "../../src/services/events/record-event.ts";
 import { scheduleDeliveries } from "../../src/services/webhooks/schedule-deliveries.ts";
 import { killOnExit } from "./child-process.ts";

@@ -18,7 +18,7 @@ import { prepareStaticBody, type StaticBody, staticResponse } from "./static-bod
 import { createCors } from "./cors.ts";
 import { DASHBOARD_ROUTES, dashboardAsset, dashboardPage } from "./dashboard-routes.ts";
 import { PAY_PAGE_ROUTES, payPage, payPageAsset } from "./pay-page-routes.ts";
-import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "./error-body.ts";
+import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../map-error.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";

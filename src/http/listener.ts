@@ -19,7 +19,7 @@
  */
 import http from "node:http";
 import type { Logger } from "pino";
-import { mapError } from "./error-body.ts";
+import { mapError } from "../map-error.ts";
 import { PARSER_MAX_HEADER_BYTES } from "./header-limit.ts";
 import { rememberClientAddress } from "./client-address.ts";
 import { errorResponse } from "./responses.ts";

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI description of the OAuth2 token endpoint (the procedures with `meta.oauthErrors`): its
- * errors are the `OAuthError` schema (RFC 6749 §5.2, `error-body.ts`), every answer says `no-store`, a 401 carries the Basic
+ * errors are the `OAuthError` schema (RFC 6749 §5.2, `src/error-body.ts`), every answer says `no-store`, a 401 carries the Basic
  * challenge, and the client authenticates with HTTP Basic (`clientBasic`) or with its credentials in the
  * body — hence `security: [{ clientBasic: [] }, {}]`.
  */
@@ -8,7 +8,7 @@ import type { AnyTRPCRouter } from "@trpc/server";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { createDocument } from "zod-openapi";
 import type { Meta } from "../routers/trpc.ts";
-import { BASIC_CHALLENGE, oauthErrorBodySchema } from "./error-body.ts";
+import { BASIC_CHALLENGE, oauthErrorBodySchema } from "../error-body.ts";
 
 const OAUTH_ERROR_REF = { $ref: "#/components/schemas/OAuthError" };
 

@@ -6,7 +6,7 @@
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { reasonPhrase } from "./error-body.ts";
+import { reasonPhrase } from "../map-error.ts";
 import { headerRef } from "./openapi-headers.ts";
 import { TAGS } from "./openapi-tags.ts";
 

@@ -29,7 +29,7 @@ import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { ERROR_CODES } from "../errors.ts";
 import { adminProcedure, authedProcedure, personProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
-import { errorBodySchema } from "./error-body.ts";
+import { errorBodySchema } from "../error-body.ts";
 import { ENVIRONMENT_HEADER_PARAMETER, HEADER_COMPONENTS, headerRef, TENANT_HEADER_PARAMETER } from "./openapi-headers.ts";
 import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
 import { describePlainRoutes, describeUrlFormats, DOCUMENTED_BASE_URL, documentTags, serverOf, statusDescription } from "./openapi-shape.ts";

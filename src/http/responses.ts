@@ -2,7 +2,7 @@
  * JSON responses, built the same way everywhere (the REST bridge, Elysia's error hook, plain routes).
  */
 import { negotiatedBody } from "./compression.ts";
-import type { MappedError } from "./error-body.ts";
+import type { MappedError } from "../map-error.ts";
 
 const JSON_TYPE = "application/json";
 

@@ -6,7 +6,7 @@
  *
  * What the bridge owns: the content types a route takes (415), the body size limit (413, read through
  * `body-limit.ts`), JSON and form parsing (400), path parameters and query-string coercion — computed from
- * the schema once, without mutating it — answering every thrown error as `error-body.ts` maps it, and
+ * the schema once, without mutating it — answering every thrown error as `map-error.ts` maps it, and
  * compressing a successful answer of 1 KiB or more by `Accept-Encoding` (`compression.ts`).
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
@@ -17,7 +17,7 @@ import { MAX_PAGE_SIZE } from "../services/paging.ts";
 import type { CsvList } from "../services/reports/csv-list.ts";
 import { readRawBody } from "./body-limit.ts";
 import { negotiatedBody, preferredCoding, varyOnEncoding } from "./compression.ts";
-import { mapError } from "./error-body.ts";
+import { mapError } from "../map-error.ts";
 import { stampedJsonResponse } from "./responses.ts";
 import type { RouteTable } from "./route-table.ts";
 

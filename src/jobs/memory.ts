@@ -9,13 +9,17 @@
 import { assertEveryMs, assertId, assertQueueName, backoffDelayMs, normalizeConcurrency, normalizeTimeLimit, normalizeJobOptions } from "./job-options.ts";
 import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { withinTimeLimit } from "./time-limit.ts";
+import { REAL_TIMERS, type TimerHandle, type Timers } from "./timers.ts";
 
 /** Options for {@link createMemoryQueue}. */
 export interface MemoryQueueOptions {
   /** Receives failed attempts (`warn`) and failed jobs (`error`). Default: silent. */
   logger?: JobLogger;
-  /** Clock for due times and repeat ids; timers still run on real time. Default `Date.now`. */
-  now?: () => number;
+  /**
+   * The clock and timers of due times, delays, retries' backoff and repeats (a test's virtual time); default the
+   * process's. An attempt's time limit always runs on the process's: it guards against a handler that hangs.
+   */
+  timers?: Timers;
 }
 
 type JobState = "waiting" | "delayed" | "active";
@@ -30,7 +34,7 @@ interface MemoryJob {
   attempts: number;
   backoff: JobBackoff | undefined;
   dueAt: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer: TimerHandle | undefined;
   schedulerId: string | undefined;
 }
 
@@ -77,7 +81,8 @@ interface QueueState {
  */
 export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
   const logger = options.logger;
-  const now = options.now ?? Date.now;
+  const timers = options.timers ?? REAL_TIMERS;
+  const now = () => timers.now();
   const queues = new Map<string, QueueState>();
   const running = new Set<Promise<void>>();
   let started = false;
@@ -106,7 +111,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
       return;
     }
     job.state = "delayed";
-    job.timer = setTimeout(() => {
+    job.timer = timers.setTimeout(() => {
       job.timer = undefined;
       job.state = "waiting";
       q.waiting.push(job);
@@ -124,7 +129,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
   function dropPending(q: QueueState, jobId: string): void {
     const job = q.jobs.get(jobId);
     if (!job || job.state === "active") return;
-    if (job.timer) clearTimeout(job.timer);
+    if (job.timer) timers.clearTimeout(job.timer);
     q.waiting = q.waiting.filter((waiting) => waiting !== job);
     q.jobs.delete(jobId);
   }
@@ -272,7 +277,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): JobQueue {
       if (!closed) {
         closed = true;
         for (const q of queues.values()) {
-          for (const job of q.jobs.values()) if (job.timer) clearTimeout(job.timer);
+          for (const job of q.jobs.values()) if (job.timer) timers.clearTimeout(job.timer);
         }
       }
       while (running.size > 0) await Promise.allSettled([...running]);

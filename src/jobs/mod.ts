@@ -8,6 +8,7 @@ import { createBullmqQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
 import type { JobLogger, JobQueue } from "./queue.ts";
 import type { RedisOutageTracker } from "./redis-outage.ts";
+import type { Timers } from "./timers.ts";
 
 export type {
   JobBackoff,
@@ -21,6 +22,7 @@ export type {
 export { createBullmqQueue, type BullmqQueueOptions } from "./bullmq.ts";
 export { createMemoryQueue, type MemoryQueueOptions } from "./memory.ts";
 export { createRedisOutageTracker, isRedisConnectionError, type RedisOutageTracker } from "./redis-outage.ts";
+export { REAL_TIMERS, type TimerHandle, type Timers } from "./timers.ts";
 
 /** Options for {@link createJobQueue}, read from `Config` (`REDIS_URL`, `QUEUE_PREFIX`). */
 export interface JobQueueConfig {
@@ -31,6 +33,8 @@ export interface JobQueueConfig {
   logger?: JobLogger;
   /** Shared with the process's other Redis clients, so that an outage is logged once (BullMQ only). */
   redisOutage?: RedisOutageTracker;
+  /** The in-process driver's clock and timers (a test's virtual time); BullMQ's are Redis's. */
+  timers?: Timers;
 }
 
 /**
@@ -52,5 +56,5 @@ export function createJobQueue(config: JobQueueConfig): JobQueue {
       ...(config.redisOutage ? { redisOutage: config.redisOutage } : {}),
     });
   }
-  return createMemoryQueue({ logger: config.logger });
+  return createMemoryQueue({ logger: config.logger, ...(config.timers ? { timers: config.timers } : {}) });
 }

@@ -1,7 +1,7 @@
 /**
  * Every queue of the gateway (contract §8), in one place: its name, its job names, what a job carries, its job
  * ids, and the typed functions services enqueue through. Which handler runs each queue, how many at once and
- * for how long is registered elsewhere (`workers.ts`, `sync-workers.ts`, `provider-b-workers.ts`).
+ * for how long is registered in `src/workers/` (`mod.ts`, `sync-workers.ts`, `ipn-worker.ts`).
  *
  * | Queue             | Job names                       | Job data                       | Enqueued through                                  |
  * |-------------------|---------------------------------|--------------------------------|---------------------------------------------------|
@@ -18,7 +18,7 @@
  * Names, job names, job ids and data shapes are what Redis holds: a job enqueued by the previous release is
  * run by the next one, so none of them changes without a migration of the jobs in flight.
  *
- * This module imports no service (services import it; `workers.ts` imports both).
+ * This module imports no service (services import it; `src/workers/` imports both).
  *
  * @module
  */
@@ -256,6 +256,3 @@ export async function enqueueEmail(deps: EnqueueDeps, emailId: string): Promise<
 export function syncQueueOf(provider: ProviderName): string {
   return `${provider}-sync`;
 }
-
-/** The queue of provider B's chains (checkouts, permit charges, permits). */
-export const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");

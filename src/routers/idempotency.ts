@@ -20,7 +20,8 @@ import { z } from "zod";
 import type { Environment } from "../config.ts";
 import type { JsonValue } from "../db/schema.ts";
 import { AppError, ValidationError, type ErrorCode, type ErrorExtras } from "../errors.ts";
-import { mapError, type ErrorBody } from "../http/error-body.ts";
+import type { ErrorBody } from "../error-body.ts";
+import { mapError } from "../map-error.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import {
   beginIdempotentRequest,

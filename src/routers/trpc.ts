@@ -1,18 +1,17 @@
 /**
  * The tRPC instance every router builds on: the request context, the error formatter that puts the
- * contract's error body into tRPC's envelope (the mapping itself is `http/error-body.ts`'s), and the three
+ * contract's error body into tRPC's envelope (the mapping itself is `map-error.ts`'s), and the three
  * procedure bases of contract §2.
  */
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
-import { BadRequestError, ForbiddenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
-import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../http/error-body.ts";
+import { BadRequestError, ForbiddenError, InvalidTokenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import type { RequestInfo } from "../http/request-info.ts";
+import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../map-error.ts";
 import type { CsvList } from "../services/reports/csv-list.ts";
-import { InvalidTokenError } from "../services/auth/invalid-token.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import { API_KEY_BEARER_PREFIX, apiKeyBearerPrincipal } from "../services/api-keys/bearer-keys.ts";
 import type { Deps } from "../services/deps.ts";
@@ -43,7 +42,7 @@ export type DeclaredErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 424 | 429 
 export type Meta = OpenApiMeta<{
   tenantHeader?: "required" | "accepted";
   errors?: readonly DeclaredErrorStatus[];
-  /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`http/error-body.ts`, `mapError(…, "oauth")`). */
+  /** The OAuth2 token endpoint: its REST errors are RFC 6749 §5.2's (`map-error.ts`, `mapError(…, "oauth")`). */
   oauthErrors?: true;
   /** The REST route also answers `Accept: text/csv`, with the output rendered by this function (`/reports/reconciliation`). */
   csv?: (output: unknown) => string;

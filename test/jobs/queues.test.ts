@@ -12,7 +12,6 @@ import {
   isDeliveryJobLive,
   isIpnJobLive,
   lostLeaseJobId,
-  PROVIDER_B_SYNC_QUEUE,
   scheduleRenewalSweep,
   scheduleSweeper,
   syncQueueOf,
@@ -127,7 +126,7 @@ function describeQueues(title: string, make: () => JobQueue, skip = false): void
 describe("sync queue names", () => {
   it("are <provider>-sync", () => {
     expect(syncQueueOf("providerA")).toBe("providerA-sync");
-    expect(PROVIDER_B_SYNC_QUEUE).toBe("providerB-sync");
+    expect(syncQueueOf("providerB")).toBe("providerB-sync");
   });
 });
 

@@ -11,7 +11,7 @@ import { openDatabase, type DatabaseHandle } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import type { Environment, EventType, JsonValue } from "../../src/db/schema.ts";
 import { createJobQueue } from "../../src/jobs/mod.ts";
-import type { WorkerOptions } from "../../src/jobs/workers.ts";
+import type { WorkerOptions } from "../../src/workers/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway } from "../../src/mod.ts";
 import type { Deps } from "../../src/services/deps.ts";

@@ -5,9 +5,9 @@
  */
 import { expect } from "bun:test";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { createJobQueue } from "../../src/jobs/mod.ts";
+import { createJobQueue, createMemoryQueue } from "../../src/jobs/mod.ts";
 import type { JobQueue } from "../../src/jobs/queue.ts";
-import type { WorkerOptions } from "../../src/jobs/workers.ts";
+import type { WorkerOptions } from "../../src/workers/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, mintToken, type Gateway } from "../../src/mod.ts";
 import { createProviderBSimulator, type ProviderBSimulator } from "../../src/providers/providerB/simulator/mod.ts";
@@ -16,6 +16,7 @@ import { TEST_ENV } from "./gateway.ts";
 import { unwatchGatewayOrigin, watchGatewayOrigin } from "./openapi-validation.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
 import { freePort } from "./ports.ts";
+import type { VirtualTime } from "./virtual-time.ts";
 
 export interface SimulatorServer {
   simulator: ProviderBSimulator;
@@ -81,8 +82,13 @@ export interface RigOptions {
   prefix?: string;
   /** Default info (the tests read the log lines). */
   logLevel?: string;
-  /** The gateway's clock (`deps.now`); default the real one. */
+  /** The gateway's clock (`deps.now`); default the real one, or `time`'s. */
   now?: () => Date;
+  /**
+   * Virtual time (`virtual-time.ts`): the gateway's clock and its queue's timers, which the test advances. The
+   * queue is then the in-process one on both passes (BullMQ's delays are Redis's).
+   */
+  time?: VirtualTime;
   /** More configuration variables (e.g. `RENEWAL_RETRY_SCHEDULE`). */
   env?: Record<string, string>;
 }
@@ -103,12 +109,15 @@ export async function startRigGateway(options: RigOptions): Promise<RigGateway> 
   });
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const queue: JobQueue = createJobQueue({ redisUrl: process.env.REDIS_URL, prefix, logger });
+  const queue: JobQueue = options.time
+    ? createMemoryQueue({ logger, timers: options.time.timers })
+    : createJobQueue({ redisUrl: process.env.REDIS_URL, prefix, logger });
   const gateway = await createGateway(config, {
     database: options.database,
     queue,
     logger,
     workers: options.workerOptions,
+    ...(options.time ? { timers: options.time.timers } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   if (options.workers ?? true) await gateway.start({ http: false, workers: true });

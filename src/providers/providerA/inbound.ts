@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { ZodOpenApiPathItemObject } from "zod-openapi";
 import { NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { readRawBody } from "../../http/body-limit.ts";
-import { errorBodySchema } from "../../http/error-body.ts";
+import { errorBodySchema } from "../../error-body.ts";
 import type { Environment, InboundNotice, InboundRoute, NoticeAuthentication } from "../provider.ts";
 import { type ProviderAContext, serviceAccount, tenantAccount } from "./accounts.ts";
 import { verifyProviderASignature } from "./signature.ts";

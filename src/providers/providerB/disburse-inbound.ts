@@ -13,7 +13,7 @@
 import { z } from "zod";
 import { UnauthorizedError, UnsupportedMediaTypeError } from "../../errors.ts";
 import { readTextBody } from "../../http/body-limit.ts";
-import { errorBodySchema } from "../../http/error-body.ts";
+import { errorBodySchema } from "../../error-body.ts";
 import type { InboundRoute, NoticeAuthentication } from "../provider.ts";
 import { openProviderBIpnHash, type ProviderBContext } from "./accounts.ts";
 import { DISBURSE_CALLBACK_PATH } from "./disburse.ts";

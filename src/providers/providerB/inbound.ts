@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { AppError, BadRequestError, UnsupportedMediaTypeError } from "../../errors.ts";
 import { readTextBody } from "../../http/body-limit.ts";
-import { errorBodySchema } from "../../http/error-body.ts";
+import { errorBodySchema } from "../../error-body.ts";
 import { hostileTextMessages } from "../../http/hostile-text.ts";
 import type { InboundRoute, IntakeReceipt, JsonValue } from "../provider.ts";
 import type { ProviderBContext } from "./accounts.ts";

@@ -6,7 +6,7 @@
  * costs one HMAC and one query the first time, not on each request.
  */
 import { hashApiKeySecret } from "../../crypto/secrets.ts";
-import { InvalidTokenError } from "../auth/invalid-token.ts";
+import { InvalidTokenError } from "../../errors.ts";
 import type { Principal } from "../auth/tokens.ts";
 import type { Deps } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_S } from "./api-keys.ts";

@@ -9,8 +9,8 @@
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Config, Environment } from "../../config.ts";
+import { InvalidTokenError } from "../../errors.ts";
 import type { LiveSession } from "../people/live-session.ts";
-import { InvalidTokenError } from "./invalid-token.ts";
 
 /** Who is calling, as the token says. */
 export interface Principal {

@@ -20,6 +20,7 @@
  * Memory: one entry per payment made in the last 5 s on this gateway, at most {@link MAX_HELD}; past that,
  * step 0 is enqueued at once (delayed by the queue).
  */
+import { REAL_TIMERS, type TimerHandle, type Timers } from "../../jobs/timers.ts";
 import type { FirstSyncHold, HoldDeps, NewPayment } from "./first-sync-hold.ts";
 import { syncOffsetMs } from "../payments/sync-chain.ts";
 import { DIRECT_PAYMENT_SYNC } from "./sync-jobs.ts";
@@ -33,12 +34,12 @@ export type { FirstSyncHold, HoldDeps, NewPayment } from "./first-sync-hold.ts";
 
 interface Held {
   payment: NewPayment;
-  /** Due time on the monotonic clock (`performance.now()`). */
+  /** Due time on the hold's clock (`timers.now()`: monotonic, or a test's virtual time). */
   due: number;
 }
 
 /**
- * A gateway's hold of first steps (`Deps.syncHold`).
+ * A gateway's hold of first steps (`Deps.syncHold`), on the process's timers or a test's virtual time.
  *
  * @example
  * ```ts
@@ -46,24 +47,24 @@ interface Held {
  * syncHold.hold(deps, { id: paymentId, provider: "providerA", createdAt: now });
  * ```
  */
-export function createFirstSyncHold(): FirstSyncHold {
+export function createFirstSyncHold(timers: Timers = REAL_TIMERS): FirstSyncHold {
   let holdDeps: HoldDeps | undefined;
   /** Payment id → held step, in insertion order = due order (every payment waits the same {@link syncOffsetMs}(0)). */
   const held = new Map<string, Held>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: TimerHandle | undefined;
 
   const enqueue = (deps: HoldDeps, payment: NewPayment, now: boolean): Promise<boolean> =>
     // Never rejects: a failed enqueue is logged, and the sweeper re-creates the chain from the row.
     DIRECT_PAYMENT_SYNC.enqueue(deps, { subjectId: payment.id, provider: payment.provider, createdAt: payment.createdAt, step: 0, now });
 
   const arm = (waitMs: number): void => {
-    timer = setTimeout(fire, Math.max(waitMs, TICK_MS));
+    timer = timers.setTimeout(fire, Math.max(waitMs, TICK_MS));
     timer.unref?.();
   };
 
   function fire(): void {
     timer = undefined;
-    const now = performance.now();
+    const now = timers.now();
     for (const [paymentId, entry] of held) {
       if (entry.due > now) {
         arm(entry.due - now);
@@ -82,14 +83,14 @@ export function createFirstSyncHold(): FirstSyncHold {
       }
       holdDeps ??= deps;
       const waitMs = Math.max(0, payment.createdAt.getTime() + syncOffsetMs(0) - deps.now().getTime());
-      held.set(payment.id, { payment, due: performance.now() + waitMs });
+      held.set(payment.id, { payment, due: timers.now() + waitMs });
       if (timer === undefined) arm(waitMs);
     },
     settled(paymentId) {
       held.delete(paymentId);
     },
     async release() {
-      if (timer !== undefined) clearTimeout(timer);
+      if (timer !== undefined) timers.clearTimeout(timer);
       timer = undefined;
       const entries = [...held.values()];
       held.clear();

@@ -5,7 +5,7 @@
  * as far as it safely can (`advance-payout.ts`); still pending after 24 h, it is left for the operator,
  * never assumed failed.
  *
- * Declared here without its step: `record-money-out.ts` enqueues it and `jobs/sync-workers.ts` runs it.
+ * Declared here without its step: `record-money-out.ts` enqueues it and `workers/sync-workers.ts` runs it.
  *
  * @module
  */

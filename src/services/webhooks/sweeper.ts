@@ -2,7 +2,7 @@
  * The sweeper (contract §6 and §8): what makes the queue's loss survivable. The database is the source
  * of truth, so every pending delivery that is due and free and has no live job — an enqueue that failed,
  * Redis flushed or failed over, the in-process driver restarted, a worker killed mid-attempt — is found
- * here and enqueued again. It runs every minute on the `sweeper` queue (see `jobs/workers.ts`).
+ * here and enqueued again. It runs every minute on the `sweeper` queue (see `workers/mod.ts`).
  */
 import type { Deps } from "../deps.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";

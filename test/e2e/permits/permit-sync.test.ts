@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { sweepProviderB } from "../../../src/services/ipn/sweep-provider-b.ts";
-import { PROVIDER_B_SYNC_QUEUE } from "../../../src/jobs/queues.ts";
+import { syncQueueOf } from "../../../src/jobs/queues.ts";
 import { PERMIT_SYNC } from "../../../src/services/permits/permit-sync.ts";
 import type { TestDatabase } from "../../support/db.ts";
 import { createPermit, permitControl } from "../../support/permit-rig.ts";
@@ -15,7 +15,11 @@ import { createTestDatabase, startRigGateway, startSimulator, type SimulatorServ
 import { testClock } from "../../support/renewal-rig.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitUntil } from "../../support/wait.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
+
+/** The provider B queue a permit's sync chain runs on. */
+const PROVIDER_B_SYNC_QUEUE = syncQueueOf("providerB");
 
 let sim: SimulatorServer;
 let receiver: WebhookReceiver;
@@ -43,8 +47,9 @@ async function eventTypes(db: TestDatabase, permitId: string): Promise<string[]>
 describe("a pending permit whose IPN is lost", () => {
   it("is confirmed by its providerB-sync chain: authorised → active with permit.activated delivered; declined → declined", async () => {
     const db = await createTestDatabase();
-    // Provider B posts its IPNs to a port where nothing listens: they never arrive.
-    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}` });
+    // Provider B posts its IPNs to a port where nothing listens: they never arrive. The gateway runs on virtual time.
+    const time = virtualTime();
+    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}`, time });
     try {
       const { tenantId } = await gw.tenantWithAccount(sim);
       const hook = await gw.call("POST", "/webhooks", tenantId, { url: `${receiver.url}/sync-activated`, events: ["permit.activated"] });
@@ -55,16 +60,19 @@ describe("a pending permit whose IPN is lost", () => {
       expect(await gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(authorised.permitId, 0))).toBe(true);
       expect((await simControl(authorised.token, "authorize")).status).toBe(200);
       expect((await simControl(declined.token, "decline")).status).toBe(200);
+      await time.advance(4_999);
+      expect((await permitRow(db, authorised.permitId)).status).toBe("pending");
 
+      await time.advance(1);
       await waitUntil(async () => (await permitRow(db, authorised.permitId)).status === "active", {
         what: "the sync to activate the permit",
         timeoutMs: 15_000,
-        intervalMs: 200,
+        intervalMs: 50,
       });
       await waitUntil(async () => (await permitRow(db, declined.permitId)).status === "declined", {
         what: "the sync to record the decline",
         timeoutMs: 15_000,
-        intervalMs: 200,
+        intervalMs: 50,
       });
       const active = await permitRow(db, authorised.permitId);
       expect(active.activated_at).not.toBeNull();
@@ -95,15 +103,23 @@ describe("a pending permit whose IPN is lost", () => {
 
   it("keeps the chain going while the customer has not decided, and the permit stays pending", async () => {
     const db = await createTestDatabase();
-    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}` });
+    const time = virtualTime();
+    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}`, time });
     try {
       const { tenantId } = await gw.tenantWithAccount(sim);
       const { permitId } = await createPermit(gw, tenantId);
-      // Step 0 (5 s) confirms "pending" and queues step 1 (15 s).
+      // Step 0 (5 s) confirms "pending" and queues step 1 (15 s), which confirms it again and queues step 2 (30 s).
+      await time.advance(5_000);
       await waitUntil(() => gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(permitId, 1)), {
         what: "the second step queued",
         timeoutMs: 12_000,
-        intervalMs: 200,
+        intervalMs: 50,
+      });
+      await time.advance(10_000);
+      await waitUntil(() => gw.gateway.deps.queue.has(PROVIDER_B_SYNC_QUEUE, PERMIT_SYNC.jobId(permitId, 2)), {
+        what: "the third step queued",
+        timeoutMs: 12_000,
+        intervalMs: 50,
       });
       expect((await permitRow(db, permitId)).status).toBe("pending");
       expect(await eventTypes(db, permitId)).toEqual([]);

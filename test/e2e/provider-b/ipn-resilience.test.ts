@@ -10,6 +10,7 @@ import type { TestDatabase } from "../../support/db.ts";
 import { freePort } from "../../support/ports.ts";
 import { waitUntil } from "../../support/wait.ts";
 import type { Json } from "../../support/json.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 
 const body = {
   amount: 2500,
@@ -66,14 +67,18 @@ describe("lost IPNs are not lost payments", () => {
 
   it("an IPN that never arrives: the providerB-sync job records the payment anyway", async () => {
     const db = await createTestDatabase();
-    // provider B posts its IPNs to a port where nothing listens.
-    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}` });
+    // provider B posts its IPNs to a port where nothing listens. The gateway runs on virtual time.
+    const time = virtualTime();
+    const gw = await startRigGateway({ sim, database: db, publicBaseUrl: `http://127.0.0.1:${await freePort()}`, time });
     open.push({ gw, db });
     const { tenantId } = await gw.tenantWithAccount(sim);
     const answer = await checkout(gw, tenantId);
     await sim.press(answer.token, "pay");
-    // The first sync is 5 s after the checkout.
-    await waitUntil(async () => (await paymentState(gw, answer.paymentId)) === "succeeded", { what: "the sync job", timeoutMs: 12_000, intervalMs: 200 });
+    // The first sync is 5 s after the checkout: nothing reads provider B before.
+    await time.advance(4_999);
+    expect(await paymentState(gw, answer.paymentId)).toBe("pending");
+    await time.advance(1);
+    await waitUntil(async () => (await paymentState(gw, answer.paymentId)) === "succeeded", { what: "the sync job", timeoutMs: 12_000, intervalMs: 50 });
     const events = await gw.gateway.deps.db.selectFrom("events").select("type").where("payment_id", "=", answer.paymentId).execute();
     expect(events.map((e) => e.type)).toEqual(["payment.completed"]);
     expect(await gw.gateway.deps.db.selectFrom("ipn_messages").selectAll().where("payment_id", "=", answer.paymentId).execute()).toEqual([]);

@@ -11,10 +11,11 @@
  * | `confirm-permit`        | `syncPermit` (confirm and apply)       | provider B permits                |
  * | `advance-payout`        | `syncPayout` (send, or read and apply) | payouts and refunds of any provider |
  *
- * Registered by `registerWorkers`; the chains themselves only enqueue, and import no step.
+ * Registered by `registerWorkers` (`mod.ts`); the chains themselves only enqueue (`jobs/queues.ts`), and import no step.
  *
  * @module
  */
+import { syncQueueOf } from "../jobs/queues.ts";
 import { CHECKOUT_SYNC, syncCheckout, type SyncJobData as CheckoutSyncJobData } from "../services/checkout/checkout-sync.ts";
 import type { Deps } from "../services/deps.ts";
 import { DIRECT_PAYMENT_SYNC, syncDirectPayment, type DirectPaymentSyncJobData } from "../services/direct-payments/sync-jobs.ts";
@@ -23,8 +24,7 @@ import { CHARGE_SYNC, type ChargeSyncJobData } from "../services/permits/charge-
 import { PERMIT_SYNC, syncPermit, type PermitSyncJobData } from "../services/permits/permit-sync.ts";
 import { syncPayout } from "../services/payouts/advance-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "../services/payouts/payout-sync-chain.ts";
-import { providerJobTimeLimitMs } from "./provider-b-workers.ts";
-import { syncQueueOf } from "./queues.ts";
+import { providerJobTimeLimitMs } from "./provider-job-time-limit.ts";
 
 /** Each chain's step, by its job name. */
 const STEPS: Record<string, (deps: Deps, data: unknown) => Promise<void>> = {

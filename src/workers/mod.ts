@@ -1,7 +1,8 @@
 /**
- * The gateway's workers on a {@link JobQueue}: which handler runs each queue, how many at once, and the
- * repeatable jobs. The rules live in `services/`; this file only schedules them. Every queue's name, job
- * names, job data and job ids, and the functions services enqueue through, are in `queues.ts`.
+ * The gateway's workers on a `JobQueue`: which handler runs each queue, how many at once, and the
+ * repeatable jobs. The rules live in `services/`, the queue machinery in `jobs/`; this folder only wires one to
+ * the other. Every queue's name, job names, job data and job ids, and the functions services enqueue through,
+ * are in `jobs/queues.ts`.
  *
  * | Queue             | Job names                                   | Handler                                    | At once | Registered in           |
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
@@ -11,14 +12,15 @@
  * |                   |                                             | `pruneIfDue`, `sweepOutbox`                |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `mail`            | `send-email`                                | `sendOutboxEmail` of one outbox message    | 5       | here                    |
- * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
+ * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `ipn-worker.ts`         |
  * | `<provider>-sync` | `sync`, `confirm-checkout`,                 | one step of a pending subject's sync chain | 10 ³    | `sync-workers.ts`       |
- * |                   | `confirm-permit-charge`, `confirm-permit`   |                                            |         |                         |
+ * |                   | `confirm-permit-charge`, `confirm-permit`,  |                                            |         |                         |
+ * |                   | `advance-payout`                            |                                            |         |                         |
  *
  * ¹ `webhookConcurrency`. ² Every `sweepEveryMs` / `renewalSweepEveryMs` (default 1 minute). ³ Per provider queue:
  * one queue per provider the gateway runs.
  *
- * Every attempt has a time limit (`time-limit.ts`): a delivery 2 × `WEBHOOK_TIMEOUT_MS` + 30 s, a job that calls
+ * Every attempt has a time limit (`jobs/time-limit.ts`): a delivery 2 × `WEBHOOK_TIMEOUT_MS` + 30 s, a job that calls
  * a provider 3 × `PROVIDER_TIMEOUT_MS` + 30 s, the sweeps 5 minutes. A hung attempt fails and is retried.
  *
  * The sweeper's and the renewal sweep's schedules live in the queue's backend, so losing Redis loses them too: while the workers
@@ -28,19 +30,6 @@
  *
  * @module
  */
-import type { Deps } from "../services/deps.ts";
-import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
-import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
-import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
-import { rereadSettledPayments } from "../services/direct-payments/settled-rereads.ts";
-import { type AuditResult, auditIfDue } from "../services/audit/audit.ts";
-import { type PruneReport, pruneIfDue } from "../services/retention/mod.ts";
-import { providerJobTimeLimitMs, registerProviderBWorkers } from "./provider-b-workers.ts";
-import { isRedisConnectionError } from "./redis-outage.ts";
-import { registerSyncWorkers } from "./sync-workers.ts";
-import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
-import { sendOutboxEmail, sweepOutbox } from "../services/mail/outbox.ts";
-import { createMailTransport, type MailTransport } from "../services/mail/transport.ts";
 import {
   type DeliveryJobData,
   type EmailJobData,
@@ -52,7 +41,21 @@ import {
   scheduleSweeper,
   SWEEPER_QUEUE,
   WEBHOOKS_QUEUE,
-} from "./queues.ts";
+} from "../jobs/queues.ts";
+import { isRedisConnectionError } from "../jobs/redis-outage.ts";
+import { type AuditResult, auditIfDue } from "../services/audit/audit.ts";
+import type { Deps } from "../services/deps.ts";
+import { rereadSettledPayments } from "../services/direct-payments/settled-rereads.ts";
+import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
+import { sendOutboxEmail, sweepOutbox } from "../services/mail/outbox.ts";
+import { createMailTransport, type MailTransport } from "../services/mail/transport.ts";
+import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
+import { type PruneReport, pruneIfDue } from "../services/retention/mod.ts";
+import { deliverOnce, type DeliverOptions } from "../services/webhooks/deliver.ts";
+import { runSweeper, type SweepOptions } from "../services/webhooks/sweeper.ts";
+import { registerIpnWorker } from "./ipn-worker.ts";
+import { providerJobTimeLimitMs } from "./provider-job-time-limit.ts";
+import { registerSyncWorkers } from "./sync-workers.ts";
 
 /** Options of {@link registerWorkers}; the defaults are production's, tests shorten them. */
 export interface WorkerOptions {
@@ -138,7 +141,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     // nodemailer's own timeouts (connection 2 min, greeting 30 s, socket 10 min) are longer than a stuck server deserves.
     timeLimitMs: 120_000,
   });
-  registerProviderBWorkers(deps);
+  registerIpnWorker(deps);
   deps.queue.process<RenewalJobData | Record<string, never>>(
     PERMITS_QUEUE,
     async (job) => {
@@ -150,7 +153,7 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
 
   let timer: ReturnType<typeof setInterval> | undefined;
   const assertSchedule = async (): Promise<void> => {
-    // While Redis is down, the outage is logged once (redis-outage.ts): these say nothing more then.
+    // While Redis is down, the outage is logged once (jobs/redis-outage.ts): these say nothing more then.
     try {
       await scheduleSweeper(deps, sweepEveryMs);
     } catch (err) {

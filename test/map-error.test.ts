@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
 import { TRPCError } from "@trpc/server";
-import { ConflictError, NotConfiguredError, ProviderError, RateLimitedError, UnauthorizedError, ValidationError } from "../../src/errors.ts";
-import { BASIC_CHALLENGE, mapError, type OAuthErrorBody, reasonPhrase, trpcCodeOf, trpcErrorShape } from "../../src/http/error-body.ts";
-import { InvalidTokenError } from "../../src/services/auth/invalid-token.ts";
+import { BASIC_CHALLENGE, type OAuthErrorBody } from "../src/error-body.ts";
+import { ConflictError, InvalidTokenError, NotConfiguredError, ProviderError, RateLimitedError, UnauthorizedError, ValidationError } from "../src/errors.ts";
+import { mapError, reasonPhrase, trpcCodeOf, trpcErrorShape } from "../src/map-error.ts";
 
 // The one mapping: every surface's status, body, headers and tRPC code come from mapError.
 describe("error mapping", () => {

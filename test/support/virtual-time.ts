@@ -1,0 +1,89 @@
+/**
+ * Virtual time for tests where the code waits (a sync step 5 s after a payment, a retry's backoff, a repeat):
+ * a clock and timers the test moves forward with {@link VirtualTime.advance} instead of waiting for the wall
+ * clock. Give it to the gateway (`createGateway(config, { timers: time.timers, queue })`, its `now` then follows)
+ * and to the in-process queue (`createMemoryQueue({ timers: time.timers })`): what waits on a due time (delays,
+ * retries, repeats, held first sync steps) runs when the test reaches that time, never before. BullMQ's delays
+ * are Redis's, so a test on virtual time runs the in-process queue on both passes.
+ */
+import type { TimerHandle, Timers } from "../../src/jobs/timers.ts";
+
+interface VirtualTimer extends TimerHandle {
+  due: number;
+  order: number;
+  callback: () => void;
+}
+
+export interface VirtualTime {
+  /** What the gateway and the queue read the time from and arm their timers on. */
+  readonly timers: Timers;
+  /** The virtual now, as `deps.now` answers it. */
+  now(): Date;
+  /**
+   * Moves the clock `ms` forward, firing every timer that falls due on the way, in due order, each at its own
+   * time; between two, the work a fired timer started gets a turn of the event loop (its own timers armed then
+   * fire in the same advance when due). Work that takes real time (a job's statements, a provider call) goes on
+   * after the advance: wait for what it does with `waitUntil`.
+   */
+  advance(ms: number): Promise<void>;
+  /** Timers armed and not yet fired. */
+  readonly armed: number;
+}
+
+/**
+ * Virtual time starting at `start` (default: the wall clock's now).
+ *
+ * @example
+ * ```ts
+ * const time = virtualTime();
+ * const queue = createMemoryQueue({ timers: time.timers });
+ * await queue.add("q", "job", {}, { delayMs: 5_000 });
+ * await time.advance(5_000); // the job is due now, and runs
+ * ```
+ */
+export function virtualTime(start: Date = new Date()): VirtualTime {
+  let current = start.getTime();
+  let nextOrder = 0;
+  const armed = new Set<VirtualTimer>();
+  const timers: Timers = {
+    now: () => current,
+    setTimeout(callback, ms) {
+      const timer: VirtualTimer = { due: current + Math.max(0, ms), order: nextOrder++, callback, unref: () => timer };
+      armed.add(timer);
+      return timer;
+    },
+    clearTimeout(handle) {
+      armed.delete(handle as VirtualTimer);
+    },
+  };
+  const firstDue = (until: number): VirtualTimer | undefined => {
+    let first: VirtualTimer | undefined;
+    for (const timer of armed) {
+      if (timer.due > until) continue;
+      if (!first || timer.due < first.due || (timer.due === first.due && timer.order < first.order)) first = timer;
+    }
+    return first;
+  };
+  return {
+    timers,
+    now: () => new Date(current),
+    async advance(ms) {
+      const until = current + ms;
+      // A timer whose callback starts async work may arm the next one only after a few turns: let them run.
+      const settle = async () => {
+        for (let turn = 0; turn < 5; turn++) await Bun.sleep(0);
+      };
+      await settle();
+      for (let timer = firstDue(until); timer; timer = firstDue(until)) {
+        armed.delete(timer);
+        current = Math.max(current, timer.due);
+        timer.callback();
+        await settle();
+      }
+      current = until;
+    },
+    get armed() {
+      return armed.size;
+    },
+  };
+}
