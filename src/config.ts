@@ -76,6 +76,11 @@ export interface GatewayConfig {
   idempotencyLockMs: number;
   simulators: boolean;
   simulatorApproveDelayMs: number;
+  /**
+   * `TEST_CLOCK_OFFSET_FILE`: the fault campaign's handle on this process's clock (`offset-clock.ts`): `deps.now()`
+   * is the machine's clock plus the milliseconds the file holds. Unset (always, outside the campaign): the machine's.
+   */
+  testClockOffsetFile: string | undefined;
   allowPrivateTargets: boolean;
   maxAmount: number;
   /** How often a worker process checks the money invariants (`services/audit`), in ms; 0: never (issue 24). */
@@ -232,6 +237,7 @@ const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: positiveInt.default(15_000),
   IDEMPOTENCY_LOCK_MS: z.coerce.number().int().min(1_000).default(60_000),
   SIMULATORS: boolean.optional(),
+  TEST_CLOCK_OFFSET_FILE: z.string().min(1).optional(),
   SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
   ALLOW_PRIVATE_TARGETS: boolean.optional(),
   MAX_AMOUNT: positiveInt.default(10_000_000),
@@ -412,6 +418,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     idempotencyLockMs: e.IDEMPOTENCY_LOCK_MS,
     simulators,
     simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
+    testClockOffsetFile: e.TEST_CLOCK_OFFSET_FILE,
     allowPrivateTargets,
     maxAmount: e.MAX_AMOUNT,
     auditEveryMs: e.AUDIT_EVERY_MS,

@@ -43,6 +43,7 @@ import { createRateLimiter } from "./services/rate-limit/mod.ts";
 import type { PaymentProvider } from "./providers/provider.ts";
 import { createProviderRegistry, DEFAULT_PROVIDERS } from "./providers/registry.ts";
 import { createRedisClient } from "./jobs/redis-client.ts";
+import { createOffsetClock } from "./offset-clock.ts";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
@@ -142,6 +143,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
   const metrics = createMetrics();
+  // The fault campaign's clock jumps (`TEST_CLOCK_OFFSET_FILE`); the machine's clock otherwise.
+  const offsetClock = !parts.now && config.testClockOffsetFile ? createOffsetClock(config.testClockOffsetFile) : undefined;
   // The routes and the document are the default providers' unless the gateway runs others (their credentials, their inbound routes).
   const providers = parts.providers ?? DEFAULT_PROVIDERS;
   const router = providers === DEFAULT_PROVIDERS ? appRouter : createAppRouter(providers);
@@ -157,7 +160,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     rateLimiter,
     providers: createProviderRegistry(providers),
     syncHold: createFirstSyncHold(),
-    now: parts.now ?? (() => new Date()),
+    now: parts.now ?? offsetClock?.now ?? (() => new Date()),
     metrics,
     caches: createGatewayCaches(),
     gateway: gatewayForProviders(() => deps),
@@ -237,6 +240,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       await rateLimiter.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       if (ownsDatabase) await database.close();
+      offsetClock?.stop();
       logger.flush?.();
     },
   };
