@@ -106,6 +106,8 @@ export interface GatewayConfig {
   };
   /** How often a worker's sweeper runs (`SWEEP_EVERY_MS`). */
   sweepEveryMs: number;
+  /** How often the renewal sweep runs (`RENEWAL_SWEEP_EVERY_MS`). */
+  renewalSweepEveryMs: number;
   webhookTimeoutMs: number;
   /** Waits between delivery attempts, in milliseconds. */
   webhookRetrySchedule: number[];
@@ -253,6 +255,7 @@ const envSchema = z.object({
   RETENTION_IDEMPOTENCY_KEYS: retention(DAY_MS, "1d", "a key is replayed for 24 hours").default(DAY_MS),
   PRUNE_EVERY_MS: z.coerce.number().int().min(0).default(3_600_000),
   SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
+  RENEWAL_SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
   PRUNE_BATCH_SIZE: z.coerce.number().int().min(1).max(50_000).default(1_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
@@ -438,6 +441,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       batchSize: e.PRUNE_BATCH_SIZE,
     },
     sweepEveryMs: e.SWEEP_EVERY_MS,
+    renewalSweepEveryMs: e.RENEWAL_SWEEP_EVERY_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,

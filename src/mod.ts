@@ -167,7 +167,13 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   };
   const recordAudit = registerAuditGauges(metrics.registry);
   const recordPrune = registerPrunedRowsCounter(metrics.registry);
-  const workers = registerWorkers(deps, { sweepEveryMs: deps.config.sweepEveryMs, onAudit: recordAudit, onPrune: recordPrune, ...parts.workers });
+  const workers = registerWorkers(deps, {
+    sweepEveryMs: deps.config.sweepEveryMs,
+    renewalSweepEveryMs: deps.config.renewalSweepEveryMs,
+    onAudit: recordAudit,
+    onPrune: recordPrune,
+    ...parts.workers,
+  });
   registerStuckPaymentsGauge(metrics.registry, deps);
   registerPaymentsByStateGauge(metrics.registry, deps);
   registerQueueGauges(metrics.registry, queue, logger);

@@ -22,7 +22,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { freePort, type GatewayProcess, type Haproxy, type Part, type PgBouncer, REPO_ROOT, startGatewayProcess, startHaproxy, startPgBouncer } from "./processes.ts";
+import {
+  freePort,
+  type GatewayProcess,
+  type Haproxy,
+  type Part,
+  type PgBouncer,
+  REPO_ROOT,
+  startGatewayProcess,
+  startHaproxy,
+  startPgBouncer,
+} from "./processes.ts";
 import { type Postgres, type RedisCluster, type RedisNode, startPostgres, startRedisCluster, startRedisServer } from "./stores.ts";
 
 /** What a fleet is started with. */

@@ -69,13 +69,7 @@ export async function startPostgres(options: { dir: string; port: number; runAs?
     if (code !== 0) throw new Error(`${what} failed (${code}): ${out.slice(-1000)}${err.slice(-1000)}`);
   };
   await run("initdb", [postgresBin("initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-  const settings = [
-    "listen_addresses = '127.0.0.1'",
-    `port = ${options.port}`,
-    `unix_socket_directories = '${home}'`,
-    "fsync = off",
-    "max_connections = 200",
-  ];
+  const settings = ["listen_addresses = '127.0.0.1'", `port = ${options.port}`, `unix_socket_directories = '${home}'`, "fsync = off", "max_connections = 200"];
   writeFileSync(join(data, "postgresql.auto.conf"), `${settings.join("\n")}\n`);
   if (asRoot) Bun.spawnSync(["chown", user, join(data, "postgresql.auto.conf")]);
   const pgCtl = postgresBin("pg_ctl");
