@@ -99,6 +99,12 @@ const cluster = values.fleet
   ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log })
   : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers });
 let exitCode = 1;
+// Interrupted: everything it started goes (a fleet's PostgreSQL is a daemon of pg_ctl's, outside this process group).
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    log(`campaign: ${signal}: stopping what it started`);
+    void cluster.stop().finally(() => process.exit(130));
+  });
 try {
   const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
   const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
