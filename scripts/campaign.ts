@@ -4,6 +4,7 @@
  * `campaign seed=<n> flows=<n> faults=<n>: lost 0, twice 0, unbalanced 0, mismatches 0` (exit 1 on a violation).
  *
  *   bun run campaign -- --seed 7 --flows 30 --faults 6            (DATABASE_URL and REDIS_URL set)
+ *   bun run campaign -- --seed 7 --flows 30 --faults 6 --fleet    (a fleet with servers of its own: no server needed)
  *   bun run campaign -- --seed 7 --flows 30 --faults 6 --dry-run  (prints the schedule only)
  *
  * The schedule (flows, faults and their offsets) is built whole from the seed first, so the same seed replays
@@ -12,12 +13,13 @@
 import { parseArgs } from "node:util";
 import { checkAfterQuiet } from "./campaign/checks.ts";
 import { startCluster } from "./campaign/cluster.ts";
+import { startFleetCluster } from "./campaign/fleet.ts";
 import { strike } from "./campaign/faults.ts";
 import { apiClient, createTenants, type Outcome, runFlow } from "./campaign/flows.ts";
 import { buildSchedule, describeSchedule } from "./campaign/schedule.ts";
 
 const USAGE = `usage: bun run campaign -- [--seed <n>] [--flows <n>] [--faults <n>] [--tenants <n>] [--api <n>] [--workers <n>]
-                              [--span-ms <n>] [--quiet-ms <n>] [--dry-run] [--fleet]
+                              [--span-ms <n>] [--quiet-ms <n>] [--dry-run] [--fleet [--redis-cluster]]
   --seed <n>      the schedule's seed (default: a random one, printed)
   --flows <n>     flows to run (default 100)          --faults <n>   faults to strike (default 10)
   --tenants <n>   merchants (default 2)               --api <n>, --workers <n>   processes (default 2 and 2)
@@ -25,7 +27,9 @@ const USAGE = `usage: bun run campaign -- [--seed <n>] [--flows <n>] [--faults <
   --quiet-ms <n>  how long to wait for everything to settle before checking (default 420000: the
                   sync schedule's 5-minute step, for a payment whose notification was lost)
   --dry-run       print the schedule and exit
-  --fleet         run on the fleet of \`bun run fleet\` instead of processes of its own (not on this branch)`;
+  --fleet         run on a fleet (deploy/fleet: HAProxy, PgBouncer) with a PostgreSQL and Redis of its own,
+                  which the faults pg-restart and redis-node-kill then strike; needs no DATABASE_URL or REDIS_URL
+  --redis-cluster with --fleet: a Redis Cluster of three masters instead of one Redis server`;
 
 function count(text: string | undefined, name: string, fallback: number, min = 0): number {
   if (text === undefined) return fallback;
@@ -50,6 +54,7 @@ const { values } = parseArgs({
     "quiet-ms": { type: "string" },
     "dry-run": { type: "boolean", default: false },
     fleet: { type: "boolean", default: false },
+    "redis-cluster": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
@@ -68,19 +73,20 @@ const schedule = buildSchedule({
   apiNodes: count(values.api, "--api", 2, 1),
   workers: count(values.workers, "--workers", 2, 1),
   spanMs: count(values["span-ms"], "--span-ms", Math.max(1000, flows * 250), 1),
+  fleet: values.fleet,
+  redisNodes: values["redis-cluster"] ? 3 : 1,
 });
+if (values["redis-cluster"] && !values.fleet) {
+  process.stderr.write(`campaign: --redis-cluster goes with --fleet\n${USAGE}\n`);
+  process.exit(2);
+}
 
 if (values["dry-run"]) {
   process.stdout.write(`${describeSchedule(schedule)}\n`);
   process.exit(0);
 }
-if (values.fleet) {
-  // The hook for issue 28's fleet: a Cluster (scripts/campaign/cluster.ts) whose nodes are the fleet's.
-  process.stderr.write("campaign: --fleet needs `bun run fleet`, which this branch does not have; run without it for processes of its own\n");
-  process.exit(2);
-}
 const { DATABASE_URL, REDIS_URL } = process.env;
-if (!DATABASE_URL || !REDIS_URL) {
+if (!values.fleet && (!DATABASE_URL || !REDIS_URL)) {
   process.stderr.write("campaign: set DATABASE_URL and REDIS_URL (the campaign runs on the real servers, in a database and key prefix of its own)\n");
   process.exit(2);
 }
@@ -88,13 +94,22 @@ if (!DATABASE_URL || !REDIS_URL) {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const startedAt = Date.now();
 log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.faults.length} faults over ${schedule.options.spanMs} ms`);
-const cluster = await startCluster({ databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, apiNodes: schedule.options.apiNodes, workers: schedule.options.workers });
+const { apiNodes, workers } = schedule.options;
+const cluster = values.fleet
+  ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log })
+  : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers });
 let exitCode = 1;
+// Interrupted: everything it started goes (a fleet's PostgreSQL is a daemon of pg_ctl's, outside this process group).
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    log(`campaign: ${signal}: stopping what it started`);
+    void cluster.stop().finally(() => process.exit(130));
+  });
 try {
   const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
   const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
   log(`campaign: ${cluster.nodes.length} gateway processes up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-  const outcome: Outcome = { payments: [], refunds: [], payouts: [], refused: [], unanswered: [] };
+  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [] };
   const t0 = Date.now();
   const at = (ms: number) => Bun.sleep(Math.max(0, t0 + ms - Date.now()));
   const running = [
@@ -110,7 +125,7 @@ try {
   await Promise.all(running);
   log(
     `campaign: flows done in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${outcome.payments.length} payments, ${outcome.refunds.length} refunds, ` +
-      `${outcome.payouts.length} payouts, ${outcome.refused.length} refused; waiting for quiet`,
+      `${outcome.payouts.length} payouts, ${outcome.permits.length} permits, ${outcome.refused.length} refused; waiting for quiet`,
   );
   for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
   const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 420_000, 1) });

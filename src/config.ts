@@ -76,6 +76,11 @@ export interface GatewayConfig {
   idempotencyLockMs: number;
   simulators: boolean;
   simulatorApproveDelayMs: number;
+  /**
+   * `TEST_CLOCK_OFFSET_FILE`: the fault campaign's handle on this process's clock (`offset-clock.ts`): `deps.now()`
+   * is the machine's clock plus the milliseconds the file holds. Unset (always, outside the campaign): the machine's.
+   */
+  testClockOffsetFile: string | undefined;
   allowPrivateTargets: boolean;
   maxAmount: number;
   /** How often a worker process checks the money invariants (`services/audit`), in ms; 0: never (issue 24). */
@@ -101,6 +106,8 @@ export interface GatewayConfig {
   };
   /** How often a worker's sweeper runs (`SWEEP_EVERY_MS`). */
   sweepEveryMs: number;
+  /** How often the renewal sweep runs (`RENEWAL_SWEEP_EVERY_MS`). */
+  renewalSweepEveryMs: number;
   webhookTimeoutMs: number;
   /** Waits between delivery attempts, in milliseconds. */
   webhookRetrySchedule: number[];
@@ -237,6 +244,7 @@ const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: positiveInt.default(15_000),
   IDEMPOTENCY_LOCK_MS: z.coerce.number().int().min(1_000).default(60_000),
   SIMULATORS: boolean.optional(),
+  TEST_CLOCK_OFFSET_FILE: z.string().min(1).optional(),
   SIMULATOR_APPROVE_DELAY_MS: z.coerce.number().int().min(0).default(2_000),
   ALLOW_PRIVATE_TARGETS: boolean.optional(),
   MAX_AMOUNT: positiveInt.default(10_000_000),
@@ -252,6 +260,7 @@ const envSchema = z.object({
   RETENTION_IDEMPOTENCY_KEYS: retention(DAY_MS, "1d", "a key is replayed for 24 hours").default(DAY_MS),
   PRUNE_EVERY_MS: z.coerce.number().int().min(0).default(3_600_000),
   SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
+  RENEWAL_SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
   PRUNE_BATCH_SIZE: z.coerce.number().int().min(1).max(50_000).default(1_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   WEBHOOK_RETRY_SCHEDULE: durations.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
@@ -420,6 +429,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     idempotencyLockMs: e.IDEMPOTENCY_LOCK_MS,
     simulators,
     simulatorApproveDelayMs: e.SIMULATOR_APPROVE_DELAY_MS,
+    testClockOffsetFile: e.TEST_CLOCK_OFFSET_FILE,
     allowPrivateTargets,
     maxAmount: e.MAX_AMOUNT,
     auditEveryMs: e.AUDIT_EVERY_MS,
@@ -439,6 +449,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       batchSize: e.PRUNE_BATCH_SIZE,
     },
     sweepEveryMs: e.SWEEP_EVERY_MS,
+    renewalSweepEveryMs: e.RENEWAL_SWEEP_EVERY_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
     renewalRetrySchedule: e.RENEWAL_RETRY_SCHEDULE,

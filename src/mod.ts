@@ -44,6 +44,7 @@ import { createRateLimiter } from "./services/rate-limit/mod.ts";
 import type { PaymentProvider } from "./providers/provider.ts";
 import { createProviderRegistry, DEFAULT_PROVIDERS } from "./providers/registry.ts";
 import { createRedisClient } from "./jobs/redis-client.ts";
+import { createOffsetClock } from "./offset-clock.ts";
 
 export { ConfigError, loadConfig, type Config } from "./config.ts";
 export { mintToken, type Principal } from "./services/auth/tokens.ts";
@@ -149,6 +150,8 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
 
   const metrics = createMetrics();
+  // The fault campaign's clock jumps (`TEST_CLOCK_OFFSET_FILE`); the machine's clock otherwise.
+  const offsetClock = !parts.now && config.testClockOffsetFile ? createOffsetClock(config.testClockOffsetFile) : undefined;
   // The routes and the document are the default providers' unless the gateway runs others (their credentials, their inbound routes).
   const providers = parts.providers ?? DEFAULT_PROVIDERS;
   const router = providers === DEFAULT_PROVIDERS ? appRouter : createAppRouter(providers);
@@ -164,14 +167,20 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     rateLimiter,
     providers: createProviderRegistry(providers),
     syncHold: createFirstSyncHold(timers),
-    now: parts.now ?? (timers ? () => new Date(timers.now()) : () => new Date()),
+    now: parts.now ?? (timers ? () => new Date(timers.now()) : (offsetClock?.now ?? (() => new Date()))),
     metrics,
     caches: createGatewayCaches(),
     gateway: gatewayForProviders(() => deps),
   };
   const recordAudit = registerAuditGauges(metrics.registry);
   const recordPrune = registerPrunedRowsCounter(metrics.registry);
-  const workers = registerWorkers(deps, { sweepEveryMs: deps.config.sweepEveryMs, onAudit: recordAudit, onPrune: recordPrune, ...parts.workers });
+  const workers = registerWorkers(deps, {
+    sweepEveryMs: deps.config.sweepEveryMs,
+    renewalSweepEveryMs: deps.config.renewalSweepEveryMs,
+    onAudit: recordAudit,
+    onPrune: recordPrune,
+    ...parts.workers,
+  });
   registerStuckPaymentsGauge(metrics.registry, deps);
   registerPaymentsByStateGauge(metrics.registry, deps);
   registerQueueGauges(metrics.registry, queue, logger);
@@ -244,6 +253,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
       await rateLimiter.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       if (ownsDatabase) await database.close();
+      offsetClock?.stop();
       logger.flush?.();
     },
   };

@@ -143,6 +143,9 @@ describe("loadConfig", () => {
     expect(loadConfig(TEST_ENV).sweepEveryMs).toBe(60_000);
     expect(loadConfig({ ...TEST_ENV, SWEEP_EVERY_MS: "5000" }).sweepEveryMs).toBe(5_000);
     expect(() => loadConfig({ ...TEST_ENV, SWEEP_EVERY_MS: "500" })).toThrow(/SWEEP_EVERY_MS/);
+    expect(loadConfig(TEST_ENV).renewalSweepEveryMs).toBe(60_000);
+    expect(loadConfig({ ...TEST_ENV, RENEWAL_SWEEP_EVERY_MS: "5000" }).renewalSweepEveryMs).toBe(5_000);
+    expect(() => loadConfig({ ...TEST_ENV, RENEWAL_SWEEP_EVERY_MS: "500" })).toThrow(/RENEWAL_SWEEP_EVERY_MS/);
   });
 
   it("parses durations and encryption keys", () => {

@@ -29,12 +29,11 @@ import {
   type Part,
   type PgBouncer,
   REPO_ROOT,
-  type RedisCluster,
   startGatewayProcess,
   startHaproxy,
   startPgBouncer,
-  startRedisCluster,
 } from "./processes.ts";
+import { type Postgres, type RedisCluster, type RedisNode, startPostgres, startRedisCluster, startRedisServer } from "./stores.ts";
 
 /** What a fleet is started with. */
 export interface FleetOptions {
@@ -44,12 +43,18 @@ export interface FleetOptions {
   workers?: number;
   /** PostgreSQL server the fleet's database is created on (an admin URL). Default `postgres://postgres@127.0.0.1:5432/postgres`. */
   postgresUrl?: string;
+  /** Start a PostgreSQL of the fleet's own (`stores.ts`) instead of using `postgresUrl`'s: one a fault may restart. */
+  ownPostgres?: boolean;
   /** Redis for the jobs and the rate limiter (ignored with `redisCluster`). Default `redis://127.0.0.1:6379`. */
   redisUrl?: string;
+  /** Start a Redis server of the fleet's own instead of using `redisUrl`'s (ignored with `redisCluster`). */
+  ownRedis?: boolean;
   /** Start a Redis Cluster of three masters and use it instead of `redisUrl`. */
   redisCluster?: boolean;
   /** Extra environment for every gateway process (e.g. `RATE_LIMIT_RPS`). */
   env?: Record<string, string>;
+  /** Extra environment for one gateway process, by its name (`api1`…, `worker1`…): the campaign's clock files. */
+  processEnv?: (name: string) => Record<string, string>;
   /** The sandbox's approval delay for provider A payments (ms). Default 300. */
   approveDelayMs?: number;
   /** Told each step as it happens. */
@@ -78,6 +83,12 @@ export interface Fleet {
   pgbouncer: PgBouncer;
   haproxy: Haproxy;
   redisCluster?: RedisCluster;
+  /** The fleet's own PostgreSQL, with `ownPostgres`. */
+  postgres?: Postgres;
+  /** The fleet's own Redis server, with `ownRedis`. */
+  redis?: RedisNode;
+  /** The fleet's database, and an admin URL of the server it is on (not through PgBouncer). */
+  database: { name: string; serverUrl: string };
   /** Where every part logs (`<name>.log`). */
   dir: string;
   /** Stops every part (API nodes first, the stores last), drops the database and removes `dir`. */
@@ -106,19 +117,29 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
   const log = options.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), "passerelle-fleet-"));
   const started: Part[] = [];
-  const postgresUrl = options.postgresUrl ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const admin = postgres(postgresUrl, { max: 1, onnotice: () => {} });
+  let postgresUrl = options.postgresUrl ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  let admin: ReturnType<typeof postgres> | undefined;
   const database = `passerelle_fleet_${randomBytes(5).toString("hex")}`;
   let databaseCreated = false;
+  let ownPostgres: Postgres | undefined;
 
   const stop = async () => {
-    for (const part of started.reverse()) await part.stop();
-    if (databaseCreated) await admin.unsafe(`drop database if exists "${database}" with (force)`).catch(() => {});
-    await admin.end().catch(() => {});
+    // The database goes before its server (a server of the fleet's own goes with everything else).
+    for (const part of started.reverse()) if (part !== ownPostgres) await part.stop();
+    if (databaseCreated && !ownPostgres) await admin?.unsafe(`drop database if exists "${database}" with (force)`).catch(() => {});
+    await admin?.end().catch(() => {});
+    await ownPostgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   };
 
   try {
+    if (options.ownPostgres) {
+      ownPostgres = await startPostgres({ dir, port: await freePort() });
+      started.push(ownPostgres);
+      postgresUrl = ownPostgres.adminUrl;
+      log(`PostgreSQL of the fleet's own on ${ownPostgres.port}`);
+    }
+    admin = postgres(postgresUrl, { max: 1, onnotice: () => {} });
     // The fleet's database. Through a pooler the session settings are the database's own (docs/fleet.md).
     await admin.unsafe(`create database "${database}"`);
     databaseCreated = true;
@@ -134,10 +155,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     log(`PgBouncer (transaction mode) on ${pgbouncer.port}, database ${database}`);
 
     let redisCluster: RedisCluster | undefined;
+    let ownRedis: RedisNode | undefined;
     if (options.redisCluster) {
       redisCluster = await startRedisCluster({ dir, ports: [await freePort(), await freePort(), await freePort()] });
       started.push(redisCluster);
       log(`Redis Cluster: ${redisCluster.nodes.join(", ")}`);
+    } else if (options.ownRedis) {
+      ownRedis = await startRedisServer({ dir, port: await freePort() });
+      started.push(ownRedis);
+      log(`Redis of the fleet's own on ${ownRedis.port}`);
     }
 
     // One sandbox for the whole fleet: every process pays on the same simulated accounts.
@@ -169,7 +195,9 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       HOST: "127.0.0.1",
       PUBLIC_BASE_URL: url,
       DATABASE_URL: pgbouncer.urlFor(database),
-      ...(redisCluster ? { REDIS_CLUSTER_NODES: redisCluster.nodes.join(",") } : { REDIS_URL: options.redisUrl ?? "redis://127.0.0.1:6379" }),
+      ...(redisCluster
+        ? { REDIS_CLUSTER_NODES: redisCluster.nodes.join(",") }
+        : { REDIS_URL: ownRedis ? `redis://${ownRedis.address}` : (options.redisUrl ?? "redis://127.0.0.1:6379") }),
       // Hash-tagged on a Redis Cluster: every key of the fleet lands in one slot (BullMQ's scripts need it).
       QUEUE_PREFIX: redisCluster ? `{passerelle_fleet_${randomBytes(4).toString("hex")}}` : `passerelle_fleet_${randomBytes(4).toString("hex")}`,
       JWT_SECRET: random(48),
@@ -213,7 +241,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         dir,
         name: `api${i}`,
         args: ["serve", "--no-workers"],
-        env: { ...env, PORT: String(port), METRICS_PORT: String(await freePort()), METRICS_HOST: "127.0.0.1" },
+        env: { ...env, PORT: String(port), METRICS_PORT: String(await freePort()), METRICS_HOST: "127.0.0.1", ...options.processEnv?.(`api${i}`) },
         ready: { url: `http://127.0.0.1:${port}/health/ready` },
       });
       api.push(node);
@@ -230,7 +258,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         name: `worker${i}`,
         args: ["worker"],
         // A worker serves its metrics only: it is up once they answer.
-        env: { ...env, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1" },
+        env: { ...env, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1", ...options.processEnv?.(`worker${i}`) },
         ready: { url: `http://127.0.0.1:${metricsPort}/metrics` },
       });
       workers.push(worker);
@@ -246,7 +274,23 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         .map(([name, value]) => `${name}=${value}`)
         .join("\n"),
     );
-    return { url, env, sandbox: { providerA, providerB }, api, apiPorts, workers, workerMetricsPorts, pgbouncer, haproxy, redisCluster, dir, stop };
+    return {
+      url,
+      env,
+      sandbox: { providerA, providerB },
+      api,
+      apiPorts,
+      workers,
+      workerMetricsPorts,
+      pgbouncer,
+      haproxy,
+      ...(redisCluster && { redisCluster }),
+      ...(ownPostgres && { postgres: ownPostgres }),
+      ...(ownRedis && { redis: ownRedis }),
+      database: { name: database, serverUrl: postgresUrl },
+      dir,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -261,15 +305,18 @@ async function main(): Promise<void> {
       api: { type: "string", default: "2" },
       workers: { type: "string", default: "2" },
       "redis-cluster": { type: "boolean", default: false },
+      "own-postgres": { type: "boolean", default: false },
+      "own-redis": { type: "boolean", default: false },
       "postgres-url": { type: "string" },
       "redis-url": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) {
-    process.stdout.write(`usage: bun run fleet [-- --api <n>] [--workers <n>] [--redis-cluster] [--postgres-url <url>] [--redis-url <url>]
+    process.stdout.write(`usage: bun run fleet [-- --api <n>] [--workers <n>] [--redis-cluster] [--postgres-url <url> | --own-postgres] [--redis-url <url> | --own-redis]
   HAProxy, <n> API nodes (serve --no-workers), <n> workers, PgBouncer (transaction mode) in front of PostgreSQL,
   Redis (or a Redis Cluster of three masters) and one provider sandbox, on loopback ports, until Ctrl-C.
+  --own-postgres, --own-redis: a PostgreSQL (initdb, pg_ctl) or Redis server of the fleet's own, in its folder.
 `);
     return;
   }
@@ -282,6 +329,8 @@ async function main(): Promise<void> {
     api: count(values.api, "api"),
     workers: count(values.workers, "workers"),
     redisCluster: values["redis-cluster"],
+    ownPostgres: values["own-postgres"],
+    ownRedis: values["own-redis"],
     ...(values["postgres-url"] ? { postgresUrl: values["postgres-url"] } : {}),
     ...(values["redis-url"] ? { redisUrl: values["redis-url"] } : {}),
     log: (line) => process.stdout.write(`fleet: ${line}\n`),

@@ -1,8 +1,9 @@
 /**
  * The fleet's parts, each a child process on loopback ports under one scratch folder: PgBouncer in
- * transaction mode in front of PostgreSQL, a Redis Cluster of three masters (Debian's `redis-server`), HAProxy
- * in front of the API nodes, and the gateway's own processes (`passerelle sandbox`, `serve --no-workers`,
- * `worker`). `deploy/fleet/fleet.ts` (`bun run fleet`) starts them all; the fleet's tests start the same parts.
+ * transaction mode in front of PostgreSQL, HAProxy in front of the API nodes, and the gateway's own processes
+ * (`passerelle sandbox`, `serve --no-workers`, `worker`); the stores (a private PostgreSQL, Redis, a Redis
+ * Cluster) are in `stores.ts`. `deploy/fleet/fleet.ts` (`bun run fleet`) starts them all; the fleet's tests
+ * start the same parts.
  *
  * Each `start…` resolves once its part answers, and returns a handle whose `stop()` ends it (SIGTERM, then
  * SIGKILL after a grace period) and never rejects.
@@ -41,13 +42,15 @@ export function hasBinary(name: string): boolean {
   return Bun.which(name, { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin` }) !== null;
 }
 
-function binary(name: string): string {
+/** The absolute path of an installed binary (also under /usr/sbin), or an error naming the Debian package. */
+export function binary(name: string): string {
   const found = Bun.which(name, { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin` });
   if (!found) throw new Error(`${name} is not installed (Debian: apt-get install ${name === "redis-server" || name === "redis-cli" ? "redis-server" : name})`);
   return found;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Resolves once `check` is true (a throw counts as false); rejects after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
@@ -56,7 +59,8 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   throw new Error(`${what} did not come up within ${timeoutMs} ms`);
 }
 
-async function tcpOpen(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export async function tcpOpen(port: number): Promise<boolean> {
   try {
     const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
     socket.end();
@@ -67,7 +71,7 @@ async function tcpOpen(port: number): Promise<boolean> {
 }
 
 /** Ends `child`: SIGTERM, then SIGKILL after `graceMs`. */
-async function end(child: Bun.Subprocess, graceMs = 5000): Promise<void> {
+export async function end(child: Bun.Subprocess, graceMs = 5000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill("SIGTERM");
   const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(graceMs).then(() => false)]);
@@ -78,7 +82,7 @@ async function end(child: Bun.Subprocess, graceMs = 5000): Promise<void> {
 }
 
 /** A child process whose output goes to `<dir>/<name>.log`. */
-function spawnLogged(dir: string, name: string, cmd: string[], env?: Record<string, string>): Bun.Subprocess {
+export function spawnLogged(dir: string, name: string, cmd: string[], env?: Record<string, string>): Bun.Subprocess {
   const log = openSync(join(dir, `${name}.log`), "a");
   try {
     return Bun.spawn(cmd, { stdin: "ignore", stdout: log, stderr: log, ...(env ? { env } : {}) });
@@ -123,7 +127,11 @@ export async function startPgBouncer(options: {
   );
   writeFileSync(join(dir, "users.txt"), `"${options.upstream.user}" ""\n`);
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) Bun.spawnSync(["chmod", "-R", "a+rwX", options.dir]);
+  // Its own folder writable to it, the way there only passable (a PostgreSQL's data beside it must stay its owner's alone).
+  if (asRoot) {
+    Bun.spawnSync(["chmod", "a+rx", options.dir]);
+    Bun.spawnSync(["chmod", "-R", "a+rwX", dir]);
+  }
   const child = spawnLogged(dir, "pgbouncer-stdout", [binary("pgbouncer"), ...(asRoot ? ["-u", options.runAs ?? "postgres"] : []), ini]);
   await waitFor(`PgBouncer on port ${options.port}`, () => tcpOpen(options.port)).catch(async (error: unknown) => {
     await end(child, 1000);
@@ -136,65 +144,6 @@ export async function startPgBouncer(options: {
     urlFor: (database) => `postgres://${user}@127.0.0.1:${options.port}/${database}?pgbouncer=true`,
     stop: () => end(child),
   };
-}
-
-// --- Redis Cluster -----------------------------------------------------------------------------------
-
-/** A Redis Cluster of three masters on loopback. */
-export interface RedisCluster extends Part {
-  /** `host:port` of each master, for `REDIS_CLUSTER_NODES`. */
-  nodes: string[];
-  /** The node processes, in the order of {@link nodes} (a test kills one). */
-  children: Bun.Subprocess[];
-}
-
-/** Starts three `redis-server` nodes in cluster mode on `ports` and joins them into one cluster (three masters, no replicas). */
-export async function startRedisCluster(options: { dir: string; ports: [number, number, number] }): Promise<RedisCluster> {
-  const dir = join(options.dir, "redis");
-  mkdirSync(dir, { recursive: true });
-  const children = options.ports.map((port) => {
-    const nodeDir = join(dir, String(port));
-    mkdirSync(nodeDir, { recursive: true });
-    return spawnLogged(nodeDir, "redis", [
-      binary("redis-server"),
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--cluster-enabled",
-      "yes",
-      "--cluster-config-file",
-      join(nodeDir, "nodes.conf"),
-      "--cluster-node-timeout",
-      "2000",
-      "--dir",
-      nodeDir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-    ]);
-  });
-  const nodes = options.ports.map((port) => `127.0.0.1:${port}`);
-  const stop = async () => {
-    await Promise.all(children.map((child) => end(child)));
-  };
-  try {
-    for (const port of options.ports) await waitFor(`redis-server on port ${port}`, () => tcpOpen(port));
-    const create = Bun.spawnSync([binary("redis-cli"), "--cluster", "create", ...nodes, "--cluster-replicas", "0", "--cluster-yes"], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (create.exitCode !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout.toString()}${create.stderr.toString()}`);
-    await waitFor("the Redis Cluster to be ok", async () => {
-      const info = Bun.spawnSync([binary("redis-cli"), "-p", String(options.ports[0]), "cluster", "info"], { stdout: "pipe" });
-      return info.stdout.toString().includes("cluster_state:ok");
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { name: "redis-cluster", nodes, children, stop };
 }
 
 // --- HAProxy -----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 /**
  * What a campaign checks once the gateway is quiet, each from a record of its own: the gateway's API (payments,
  * refunds, payouts, events, the stuck list, the pooled accounts), the campaign's receivers (what each endpoint
- * got), the simulator's own books (`/_sim/transactions`, `/_sim/payouts`) and `passerelle audit`.
+ * got), the simulators' own books (provider A's `/_sim/transactions` and `/_sim/payouts`, provider B's `/_sim/invoices`
+ * and `/_sim/disbursements`) and `passerelle audit`.
  *
  * - lost: a payment, refund or payout not final and not listed as stuck; an event an endpoint never got; a call
  *   the gateway never answered;
@@ -11,7 +12,7 @@
  */
 import { join } from "node:path";
 import type { Cluster } from "./cluster.ts";
-import { type ApiCall, type Outcome, simulatorSoftpays, simulatorTransactions, type Tenant } from "./flows.ts";
+import { type ApiCall, type Outcome, simulatorInvoices, simulatorTransactions, type Tenant } from "./flows.ts";
 
 type Body = Record<string, any>;
 
@@ -43,6 +44,8 @@ interface Snapshot {
   refunds: Map<string, string>;
   payouts: Map<string, string>;
   undelivered: { tenant: Tenant; eventId: string; type: string }[];
+  /** Renewal permits whose first period has no charge yet. */
+  unrenewed: string[];
   /** Events listed by the API, times the endpoints that should get each. */
   deliveriesExpected: number;
 }
@@ -52,6 +55,16 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
   const payments = new Map<string, string>();
   const refunds = new Map<string, string>();
   const payouts = new Map<string, string>();
+  // A renewal's payment is the renewal sweep's: found among its permit's charges.
+  const unrenewed: string[] = [];
+  for (const permit of outcome.permits.filter((p) => p.renewal)) {
+    const tenant = tenants[permit.tenant]!;
+    const charges = await call(tenant.token, "GET", `/providerB/permits/${permit.id}/charges`, { headers: { "x-tenant-id": tenant.id }, patienceMs: 10_000 });
+    const data = (charges?.body.data as Body[] | undefined) ?? [];
+    if (data.length === 0) unrenewed.push(permit.id);
+    for (const charge of data)
+      if (!outcome.payments.some((p) => p.id === charge.paymentId)) outcome.payments.push({ id: charge.paymentId as string, tenant: permit.tenant });
+  }
   for (const p of outcome.payments) payments.set(p.id, (await state(tenants[p.tenant]!, `/payments/${p.id}`)) ?? "unreadable");
   for (const r of outcome.refunds) refunds.set(r.id, (await state(tenants[r.tenant]!, `/refunds/${r.id}`)) ?? "unreadable");
   for (const p of outcome.payouts) payouts.set(p.id, (await state(tenants[p.tenant]!, `/payouts/${p.id}`)) ?? "unreadable");
@@ -62,14 +75,15 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
       deliveriesExpected++;
       if (!tenant.receiver.received.has(event.id as string)) undelivered.push({ tenant, eventId: event.id as string, type: event.type as string });
     }
-  return { payments, refunds, payouts, undelivered, deliveriesExpected };
+  return { payments, refunds, payouts, undelivered, unrenewed, deliveriesExpected };
 }
 
 function isQuiet(s: Snapshot): boolean {
   return (
     [...s.payments.values()].every((state) => FINAL_PAYMENT.has(state)) &&
     [...s.refunds.values(), ...s.payouts.values()].every((state) => state === "sent" || state === "succeeded" || state === "failed") &&
-    s.undelivered.length === 0
+    s.undelivered.length === 0 &&
+    s.unrenewed.length === 0
   );
 }
 
@@ -97,6 +111,7 @@ export async function checkAfterQuiet(input: {
     if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
   for (const [id, state] of [...last.refunds, ...last.payouts])
     if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
+  for (const id of last.unrenewed) findings.lost.push(`permit ${id}'s renewal schedule never charged its first period`);
   if (last.undelivered.length > 0) {
     // What the gateway says of each delivery the endpoint never got: its state, attempts and last error.
     const deliveries = new Map<string, Body>();
@@ -114,19 +129,25 @@ export async function checkAfterQuiet(input: {
   // The provider's own books: one collection per payment, one transfer per payout or refund.
   const transactions = await simulatorTransactions(cluster);
   const simPayouts = ((await (await fetch(`${cluster.simulatorA}/_sim/payouts`)).json()) as { payouts: Body[] }).payouts;
-  const softpays = await simulatorSoftpays(cluster);
-  // Each payment's collections at either provider: provider A's approved transactions, provider B's completed invoices.
+  const invoices = await simulatorInvoices(cluster);
+  // Each payment's collections at either provider: provider A's approved transactions, provider B's completed
+  // invoices (SoftPay payments, checkouts, permit charges).
   const collectedBy = new Map<string, string[]>();
   const collect = (id: string, what: string) => collectedBy.set(id, [...(collectedBy.get(id) ?? []), what]);
   for (const t of transactions)
     if (t.merchant_reference && ["approved", "refunded", "approved_partially_refunded"].includes(t.status))
       collect(t.merchant_reference.split(/[.:]/)[0]!, `provider A transaction ${t.id}`);
-  for (const p of softpays) {
-    const id = p.custom_data?.passerelle_payment_id;
-    if (typeof id === "string" && p.status === "completed") collect(id, `provider B invoice ${p.token}`);
+  for (const invoice of invoices) {
+    const id = invoice.custom_data?.passerelle_payment_id;
+    if (typeof id === "string" && invoice.status === "completed") collect(id, `provider B invoice ${invoice.token}`);
   }
   for (const [id, collected] of collectedBy)
     if (collected.length > 1) findings.twice.push(`payment ${id} collected ${collected.length} times: ${collected.join(", ")}`);
+  // A permit is charged once by its flow (at once, or its schedule's first period): more is a double charge.
+  for (const permit of outcome.permits) {
+    const charged = invoices.filter((invoice) => invoice.permit_token === permit.token && invoice.status === "completed");
+    if (charged.length > 1) findings.twice.push(`permit ${permit.id} charged ${charged.length} times at provider B: ${charged.map((i) => i.token).join(", ")}`);
+  }
   const sentBy = new Map<string, Body[]>();
   for (const p of simPayouts) {
     if (p.status !== "sent" || !p.merchant_reference) continue;
@@ -166,7 +187,10 @@ export async function checkAfterQuiet(input: {
       );
   }
   if (report?.status !== 200) findings.unbalanced.push(`GET /admin/reports/reconciliation answered ${report?.status ?? "nothing"}`);
-  const audit = Bun.spawnSync(["bun", "src/main.ts", "audit"], { cwd: join(import.meta.dir, "..", ".."), env: cluster.nodes[0]!.env });
+  const audit = Bun.spawnSync(["bun", "src/main.ts", "audit"], {
+    cwd: join(import.meta.dir, "..", ".."),
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...cluster.env },
+  });
   if (audit.exitCode !== 0) {
     const lines = audit.stdout.toString().trim().split("\n").filter(Boolean);
     findings.unbalanced.push(
@@ -174,7 +198,7 @@ export async function checkAfterQuiet(input: {
     );
   }
   findings.checked =
-    `${last.payments.size} payments against provider A's ${transactions.length} transactions and provider B's ${softpays.length} SoftPay payments, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
+    `${last.payments.size} payments (${outcome.permits.length} permits) against provider A's ${transactions.length} transactions and provider B's ${invoices.length} invoices, ${last.refunds.size + last.payouts.size} refunds and payouts ` +
     `against provider A's ${simPayouts.length} payouts and provider B's ${disbursements.length} disbursements, ${last.deliveriesExpected} event deliveries, ${((report?.body.pooledAccounts as Body[] | undefined) ?? []).length} pooled account(s), the audit`;
   return findings;
 }

@@ -17,34 +17,85 @@ const ROOT = join(import.meta.dir, "..", "..");
 
 type Child = Bun.Subprocess<"ignore", "pipe", "pipe">;
 
-/** One gateway process the campaign may kill and start again. */
+/** One gateway process the campaign may kill and start again, or whose clock it may move. */
 export interface Node {
   role: "api" | "worker";
   index: number;
-  args: string[];
-  env: Record<string, string>;
-  child: Child | undefined;
+  /** The process's `TEST_CLOCK_OFFSET_FILE`: milliseconds its clock runs ahead (`src/offset-clock.ts`). */
+  clockFile: string;
   restarts: number;
   /** The kill-and-restart under way: a second fault on the node waits for it (one supervisor per process). */
   busy: Promise<void>;
+  /** The clock jump under way: a second one on the node waits for it (jumps never add up past a few minutes). */
+  clockBusy: Promise<void>;
+  /** The running process's id, if it runs. */
+  pid(): number | undefined;
+  /** SIGKILLs the process; resolves once it is gone. */
+  kill(): Promise<void>;
+  /** Starts it again (again if it dies starting, as a supervisor would); resolves once it is up. */
+  start(): Promise<void>;
+}
+
+/** The campaign's own servers (`--fleet`), which the faults `pg-restart` and `redis-node-kill` strike. */
+export interface OwnServers {
+  /** Stops PostgreSQL (`pg_ctl stop -m fast`), waits `downMs`, starts it again. */
+  restartPostgres(downMs: number): Promise<void>;
+  /** The Redis servers (one, or a Cluster's three masters): each SIGKILLed and started again on its port with its data. */
+  redisNodes: { address: string; killAndRestart(downMs: number): Promise<void> }[];
 }
 
 export interface Cluster {
+  /** Where a merchant's client calls the API: each API node (processes of its own), or the balancer (a fleet). */
   apiUrls: string[];
   simulatorA: string;
   simulatorB: string;
-  databaseUrl: string;
+  /** An admin URL of the PostgreSQL server the gateway's database is on (never through a pooler). */
+  serverUrl: string;
   databaseName: string;
-  redisUrl: string;
-  prefix: string;
+  /** Every Redis server the gateway's processes use. */
+  redisUrls: string[];
   env: Record<string, string>;
   nodes: Node[];
   providerA: { secretKey: string; webhookSecret: string };
+  servers?: OwnServers;
   /** SIGKILLs a node, waits `downMs`, starts it again and waits until it is up. */
   killAndRestart(node: Node, downMs: number): Promise<void>;
   /** The PIDs of every gateway process running now. */
   pids(): number[];
   stop(): Promise<void>;
+}
+
+/**
+ * Shorter waits than production's, so that a campaign settles in minutes: a merchant's endpoint is retried
+ * within seconds, a provider call and an idempotency lock left by a killed node expire within seconds, the
+ * sweeper re-enqueues what a killed process or a cut Redis lost every 5 s rather than every minute, and due
+ * renewals are charged within 5 s.
+ */
+export const CAMPAIGN_SETTINGS: Record<string, string> = {
+  WEBHOOK_TIMEOUT_MS: "3000",
+  WEBHOOK_RETRY_SCHEDULE: "1s,2s,4s,5s,5s,5s,5s,5s",
+  PROVIDER_TIMEOUT_MS: "4000",
+  IDEMPOTENCY_LOCK_MS: "20000",
+  RATE_LIMIT_RPS: "10000",
+  RATE_LIMIT_BURST: "10000",
+  AUDIT_EVERY_MS: "0",
+  SWEEP_EVERY_MS: "5000",
+  RENEWAL_SWEEP_EVERY_MS: "5000",
+  // A refund made at provider A whose notification was lost is learnt by re-reading settled payments: within
+  // seconds to minutes here (production: 2 min to 30 days), steps at most a minute apart over the campaign's span.
+  SETTLED_REREAD_SCHEDULE: "5s,15s,30s,1m,2m,3m,4m,5m,6m,7m,8m,10m",
+};
+
+/** {@link Cluster.killAndRestart}: one kill-and-restart at a time per node. */
+export function killAndRestart(node: Node, downMs: number): Promise<void> {
+  const run = node.busy.then(async () => {
+    await node.kill();
+    await Bun.sleep(downMs);
+    node.restarts++;
+    await node.start();
+  });
+  node.busy = run.catch(() => undefined);
+  return run;
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -78,23 +129,42 @@ function spawn(args: string[], env: Record<string, string>): Child {
   return Bun.spawn(["bun", "src/main.ts", ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
 }
 
-/** Starts the node, and starts it again when it dies starting (a fault may hit its migrations), as a supervisor would. */
-async function startNode(node: Node, tries = 5): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    node.child = spawn(node.args, node.env);
-    try {
-      await started(node.child, "passerelle started", 90_000);
-      break;
-    } catch (error) {
-      node.child.kill("SIGKILL");
-      if (attempt >= tries) throw error;
-      await Bun.sleep(500);
-    }
-  }
-  if (node.role === "api") {
-    const url = `http://127.0.0.1:${node.env.PORT}/health/ready`;
-    await waitFor(`API node ${node.index} to be ready`, async () => (await fetch(url)).status === 200, 60_000);
-  }
+/** A gateway process of the campaign's own: `bun src/main.ts <args>` with `env`. */
+function processNode(role: Node["role"], index: number, args: string[], env: Record<string, string>): Node {
+  let child: Child | undefined;
+  return {
+    role,
+    index,
+    clockFile: env.TEST_CLOCK_OFFSET_FILE!,
+    restarts: 0,
+    busy: Promise.resolve(),
+    clockBusy: Promise.resolve(),
+    pid: () => child?.pid,
+    async kill() {
+      const running = child;
+      child = undefined;
+      running?.kill("SIGKILL");
+      await running?.exited;
+    },
+    // Started again when it dies starting (a fault may hit its migrations), as a supervisor would.
+    async start(tries = 5) {
+      for (let attempt = 1; ; attempt++) {
+        child = spawn(args, env);
+        try {
+          await started(child, "passerelle started", 90_000);
+          break;
+        } catch (error) {
+          child.kill("SIGKILL");
+          if (attempt >= tries) throw error;
+          await Bun.sleep(500);
+        }
+      }
+      if (role === "api") {
+        const url = `http://127.0.0.1:${env.PORT}/health/ready`;
+        await waitFor(`API node ${index} to be ready`, async () => (await fetch(url)).status === 200, 60_000);
+      }
+    },
+  };
 }
 
 /** Creates the campaign's database (migrated) and starts the simulators, `apiNodes` API nodes and `workers` workers. */
@@ -156,36 +226,34 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     PROVIDER_A_SANDBOX_SECRET_KEY: providerA.secretKey,
     PROVIDER_A_SANDBOX_WEBHOOK_SECRET: providerA.webhookSecret,
     PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${portB}/sandbox-api/v1`,
-    // Shorter waits than production's, so that a campaign settles in minutes: a merchant's endpoint is retried
-    // within seconds, a provider call and an idempotency lock left by a killed node expire within seconds.
-    WEBHOOK_TIMEOUT_MS: "3000",
-    WEBHOOK_RETRY_SCHEDULE: "1s,2s,4s,5s,5s,5s,5s,5s",
-    PROVIDER_TIMEOUT_MS: "4000",
-    IDEMPOTENCY_LOCK_MS: "20000",
-    RATE_LIMIT_RPS: "10000",
-    RATE_LIMIT_BURST: "10000",
-    AUDIT_EVERY_MS: "0",
-    // The sweeper re-enqueues what a killed process or a cut Redis lost: every 5 s rather than every minute.
-    SWEEP_EVERY_MS: "5000",
-    // A refund made at provider A whose notification was lost is learnt by re-reading settled payments: within
-    // seconds to minutes here (production: 2 min to 30 days), steps at most a minute apart over the campaign's span.
-    SETTLED_REREAD_SCHEDULE: "5s,15s,30s,1m,2m,3m,4m,5m,6m,7m,8m,10m",
+    ...CAMPAIGN_SETTINGS,
   };
   const nodes: Node[] = [];
   const apiUrls: string[] = [];
   for (let index = 0; index < input.apiNodes; index++) {
     const port = await freePort();
     apiUrls.push(`http://127.0.0.1:${port}`);
-    const nodeEnv = { ...env, PORT: String(port), METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
-    nodes.push({ role: "api", index, args: ["serve", "--no-workers"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
+    const nodeEnv = {
+      ...env,
+      PORT: String(port),
+      METRICS_PORT: String(await freePort()),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      TEST_CLOCK_OFFSET_FILE: join(dataDir, `clock-api${index}`),
+    };
+    nodes.push(processNode("api", index, ["serve", "--no-workers"], nodeEnv));
   }
   for (let index = 0; index < input.workers; index++) {
-    const nodeEnv = { ...env, PORT: new URL(apiUrls[0]!).port, METRICS_PORT: String(await freePort()), PUBLIC_BASE_URL: apiUrls[0]! };
-    nodes.push({ role: "worker", index, args: ["worker"], env: nodeEnv, child: undefined, restarts: 0, busy: Promise.resolve() });
+    const nodeEnv = {
+      ...env,
+      PORT: new URL(apiUrls[0]!).port,
+      METRICS_PORT: String(await freePort()),
+      PUBLIC_BASE_URL: apiUrls[0]!,
+      TEST_CLOCK_OFFSET_FILE: join(dataDir, `clock-worker${index}`),
+    };
+    nodes.push(processNode("worker", index, ["worker"], nodeEnv));
   }
   async function stop(): Promise<void> {
-    for (const node of nodes) node.child?.kill("SIGTERM");
-    for (const node of nodes) await node.child?.exited;
+    for (const node of nodes) await node.kill();
     sandbox.kill("SIGTERM");
     await sandbox.exited;
     const drop = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
@@ -211,7 +279,7 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
   }
   // One at a time: on a small machine, starting them together only makes each slower.
   try {
-    for (const node of nodes) await startNode(node);
+    for (const node of nodes) await node.start();
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
@@ -228,28 +296,14 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     apiUrls,
     simulatorA,
     simulatorB: `http://127.0.0.1:${portB}`,
-    databaseUrl,
+    serverUrl: input.databaseUrl,
     databaseName,
-    redisUrl: input.redisUrl,
-    prefix,
+    redisUrls: [input.redisUrl],
     env,
     nodes,
     providerA,
-    killAndRestart(node, downMs) {
-      const run = node.busy.then(async () => {
-        const child = node.child;
-        if (!child) return;
-        node.child = undefined;
-        child.kill("SIGKILL");
-        await child.exited;
-        await Bun.sleep(downMs);
-        node.restarts++;
-        await startNode(node);
-      });
-      node.busy = run.catch(() => undefined);
-      return run;
-    },
-    pids: () => nodes.flatMap((node) => (node.child?.pid ? [node.child.pid] : [])),
+    killAndRestart,
+    pids: () => nodes.flatMap((node) => node.pid() ?? []),
     stop,
   };
 }

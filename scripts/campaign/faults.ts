@@ -2,8 +2,10 @@
  * The faults a campaign strikes with, each as it happens in production: a process killed without a chance to
  * clean up, the database dropping the gateway's connections, Redis dropping them, a provider refunding behind
  * the gateway's back, a provider notifying twice or notifying a stale state after the final one, a merchant's
- * endpoint failing or hanging for a while.
+ * endpoint failing or hanging for a while, a process's clock stepped forward by minutes and back; on servers
+ * of the campaign's own (`--fleet`), PostgreSQL restarted and a Redis node killed.
  */
+import { writeFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { signFedapayWebhook } from "../../src/providers/providerA/simulator/webhook-sender.ts";
@@ -15,7 +17,7 @@ import type { Fault } from "./schedule.ts";
 export type FaultReport = string;
 
 async function terminateBackends(cluster: Cluster): Promise<number> {
-  const admin = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(cluster.serverUrl, { max: 1, onnotice: () => {} });
   try {
     const rows = await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
                              where datname = ${cluster.databaseName} and pid <> pg_backend_pid()`;
@@ -40,22 +42,31 @@ function redisConnectionsOf(pids: number[], redisPort: string): string[] {
 }
 
 async function killRedisConnections(cluster: Cluster): Promise<number> {
-  const url = new URL(cluster.redisUrl);
-  const addresses = redisConnectionsOf(cluster.pids(), url.port || "6379");
-  const redis = new Redis(cluster.redisUrl, { maxRetriesPerRequest: 1 });
   let killed = 0;
-  try {
-    for (const address of addresses)
-      killed += Number(
-        await redis.call("CLIENT", "KILL", "ADDR", address).then(
-          () => 1,
-          () => 0,
-        ),
-      );
-  } finally {
-    await redis.quit();
+  for (const redisUrl of cluster.redisUrls) {
+    const addresses = redisConnectionsOf(cluster.pids(), new URL(redisUrl).port || "6379");
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      for (const address of addresses)
+        killed += Number(
+          await redis.call("CLIENT", "KILL", "ADDR", address).then(
+            () => 1,
+            () => 0,
+          ),
+        );
+    } finally {
+      await redis.quit();
+    }
   }
   return killed;
+}
+
+/** The IPNs (and disbursement callbacks) provider B delivered (answered 200): the ones a duplicate repeats. */
+async function deliveredIpns(cluster: Cluster): Promise<{ id: number; token: string; status: string }[]> {
+  const log = (await (await fetch(`${cluster.simulatorB}/_sim/ipns`)).json()) as {
+    deliveries: { id: number; token: string; status: string; delivered: boolean; resendOf?: number }[];
+  };
+  return log.deliveries.filter((d) => d.delivered && d.resendOf === undefined).sort((x, y) => x.id - y.id);
 }
 
 /** A settled transaction of ours at the simulator, chosen by the fault's target among those in `statuses`. */
@@ -144,6 +155,38 @@ export async function strike(input: { fault: Fault; cluster: Cluster; tenants: T
       const status = transaction.status === "refunded" ? "approved" : "pending";
       const answer = await notify(cluster, transaction.id, { name: status === "pending" ? "transaction.created" : "transaction.approved", status });
       return `${head}: stale '${status}' of ${transaction.status} transaction ${transaction.id} posted: HTTP ${answer}`;
+    }
+    case "duplicate-ipn-b": {
+      const delivered = await deliveredIpns(cluster);
+      const ipn = delivered[fault.target % Math.max(1, delivered.length)];
+      if (!ipn) return `${head}: no provider B IPN delivered yet`;
+      const answer = await fetch(`${cluster.simulatorB}/_sim/ipns/${ipn.id}/resend`, { method: "POST" });
+      return `${head}: provider B's IPN ${ipn.id} ('${ipn.status}' of ${ipn.token}) sent again: HTTP ${answer.status}`;
+    }
+    case "clock-jump": {
+      const node = cluster.nodes[fault.target % cluster.nodes.length]!;
+      const jumpMs = fault.jumpMs ?? 60_000;
+      const run = node.clockBusy.then(async () => {
+        writeFileSync(node.clockFile, String(jumpMs));
+        await Bun.sleep(fault.durationMs);
+        writeFileSync(node.clockFile, "0");
+      });
+      node.clockBusy = run.catch(() => undefined);
+      await run;
+      return `${head}: ${node.role} ${node.index}'s clock ${(jumpMs / 1000).toFixed(0)} s ahead for ${fault.durationMs} ms, then back`;
+    }
+    case "pg-restart": {
+      if (!cluster.servers) return `${head}: no PostgreSQL of the campaign's own (--fleet)`;
+      const started = Date.now();
+      await cluster.servers.restartPostgres(fault.durationMs);
+      return `${head}: PostgreSQL stopped (fast) for ${fault.durationMs} ms, up again after ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    }
+    case "redis-node-kill": {
+      const node = cluster.servers?.redisNodes[fault.target % Math.max(1, cluster.servers.redisNodes.length)];
+      if (!node) return `${head}: no Redis of the campaign's own (--fleet)`;
+      const started = Date.now();
+      await node.killAndRestart(fault.durationMs);
+      return `${head}: Redis ${node.address} SIGKILLed, started again with its data after ${((Date.now() - started) / 1000).toFixed(1)} s`;
     }
     case "endpoint-fails":
     case "endpoint-hangs": {

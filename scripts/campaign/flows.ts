@@ -1,8 +1,9 @@
 /**
  * The campaign's merchants: tenants with a webhook endpoint each (a receiver of the campaign's, which a fault
  * may make fail or hang a while), and the flows they run through the API — payments on every wallet provider A
- * serves, refunds, payouts, payments approved late at the sandbox console. A client retries what a fault cut
- * short with the same Idempotency-Key, on the next API node, as a merchant's client behind a load balancer does.
+ * serves, refunds, payouts, payments approved late at the sandbox console, provider B's hosted checkouts and
+ * permits (charged at once, or renewed by the renewal sweep). A client retries what a fault cut short with the
+ * same Idempotency-Key, on the next API node, as a merchant's client behind a load balancer does.
  */
 import { loadConfig } from "../../src/config.ts";
 import { mintToken } from "../../src/mod.ts";
@@ -30,9 +31,12 @@ export interface Tenant {
 
 /** What the flows left for the checks: the ids the gateway gave, and the refusals it answered. */
 export interface Outcome {
-  payments: { id: string; tenant: number; flow: Flow }[];
+  /** Payments the flows made (`flow`), and the renewal sweep's charges found at the checks. */
+  payments: { id: string; tenant: number; flow?: Flow }[];
   refunds: { id: string; tenant: number; paymentId: string }[];
   payouts: { id: string; tenant: number }[];
+  /** Provider B permits the customer authorised; a `renewal` one has a daily schedule whose first period the sweep charges. */
+  permits: { id: string; tenant: number; token: string; renewal: boolean }[];
   /** Calls the gateway refused in the contract's terms (e.g. 422 insufficient_balance): not violations. */
   refused: string[];
   /** Calls that never got an answer within the client's patience. */
@@ -72,7 +76,7 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
     token: string,
     method: string,
     path: string,
-    options: { body?: unknown; idempotencyKey?: string; node?: number; patienceMs?: number } = {},
+    options: { body?: unknown; idempotencyKey?: string; node?: number; patienceMs?: number; headers?: Record<string, string> } = {},
   ): Promise<{ status: number; body: Body } | undefined> {
     const deadline = Date.now() + (options.patienceMs ?? 60_000);
     let node = options.node ?? 0;
@@ -86,6 +90,7 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
             authorization: `Bearer ${token}`,
             "content-type": "application/json",
             ...(options.idempotencyKey && { "idempotency-key": options.idempotencyKey }),
+            ...options.headers,
           },
           ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
           signal: AbortSignal.timeout(15_000),
@@ -157,10 +162,102 @@ export async function settle(call: ApiCall, token: string, path: string, patienc
   return state;
 }
 
+/** A hosted checkout at provider B; the customer presses the page's button (`flow.button`) a little later. */
+async function runCheckout(input: FlowInput, key: string): Promise<void> {
+  const { flow, tenant, call, outcome, cluster } = input;
+  const created = await call(tenant.token, "POST", "/providerB/checkout", {
+    node: flow.node,
+    idempotencyKey: key,
+    headers: { "x-tenant-id": tenant.id },
+    body: {
+      amount: flow.amount,
+      description: `Campaign checkout ${flow.id}`,
+      returnUrl: "https://merchant.example/paid",
+      cancelUrl: "https://merchant.example/cancelled",
+      customer: { name: `Client ${flow.id}`, phone: flow.phone },
+    },
+  });
+  if (!created) return void outcome.unanswered.push(`flow ${flow.id} POST /providerB/checkout`);
+  const paymentId = created.body.paymentId as string | undefined;
+  if (!paymentId) return void outcome.refused.push(`flow ${flow.id} checkout: ${created.status} ${created.body.code ?? ""}`);
+  outcome.payments.push({ id: paymentId, tenant: tenant.index, flow });
+  if (created.status !== 200) return;
+  await Bun.sleep(flow.consoleDelayMs);
+  await fetch(`${cluster.simulatorB}/_sim/invoices/${encodeURIComponent(String(created.body.token))}/${flow.button}`, { method: "POST" }).catch(
+    () => undefined,
+  );
+}
+
+/** A provider B permit the customer authorises; then charged at once, or (`permit-renewal`) given a daily schedule. */
+async function runPermit(input: FlowInput, key: string): Promise<void> {
+  const { flow, tenant, call, outcome, cluster } = input;
+  const headers = { "x-tenant-id": tenant.id };
+  const created = await call(tenant.token, "POST", "/providerB/permits", {
+    node: flow.node,
+    idempotencyKey: key,
+    headers,
+    body: {
+      customer: { name: `Abonné ${flow.id}`, phone: flow.phone },
+      description: `Campaign subscription ${flow.id}`,
+      maxAmount: flow.amount * 2,
+      returnUrl: "https://merchant.example/subscribed",
+      cancelUrl: "https://merchant.example/declined",
+    },
+  });
+  if (!created) return void outcome.unanswered.push(`flow ${flow.id} POST /providerB/permits`);
+  if (created.status !== 200) return void outcome.refused.push(`flow ${flow.id} permit: ${created.status} ${created.body.code ?? ""}`);
+  const permitId = created.body.permitId as string;
+  const token = created.body.token as string;
+  outcome.permits.push({ id: permitId, tenant: tenant.index, token, renewal: flow.kind === "permit-renewal" });
+  await Bun.sleep(flow.consoleDelayMs);
+  await fetch(`${cluster.simulatorB}/_sim/permits/${encodeURIComponent(token)}/authorize`, { method: "POST" }).catch(() => undefined);
+  const state = await settlePermit(call, tenant, permitId, 60_000);
+  if (state !== "active") return void outcome.refused.push(`flow ${flow.id} permit ${permitId} is ${state ?? "unreadable"} after its authorisation`);
+  if (flow.kind === "permit-renewal") {
+    const schedule = await call(tenant.token, "PUT", `/providerB/permits/${permitId}/schedule`, {
+      node: flow.node + 1,
+      headers,
+      body: { amount: flow.amount, interval: "day", description: `Campaign renewal ${flow.id}` },
+    });
+    if (schedule?.status !== 200) outcome.refused.push(`flow ${flow.id} schedule: ${schedule?.status ?? "no answer"} ${schedule?.body.code ?? ""}`);
+    return;
+  }
+  const charge = await call(tenant.token, "POST", `/providerB/permits/${permitId}/charges`, {
+    node: flow.node + 1,
+    idempotencyKey: `${key}-charge`,
+    headers,
+    body: { amount: flow.amount, description: `Campaign charge ${flow.id}` },
+  });
+  if (!charge) return void outcome.unanswered.push(`flow ${flow.id} POST charge`);
+  const paymentId = charge.body.paymentId as string | undefined;
+  if (!paymentId) return void outcome.refused.push(`flow ${flow.id} charge: ${charge.status} ${charge.body.code ?? ""}`);
+  outcome.payments.push({ id: paymentId, tenant: tenant.index, flow });
+}
+
+/** Polls a permit until it leaves `pending` (or its patience runs out); its last status. */
+async function settlePermit(call: ApiCall, tenant: Tenant, permitId: string, patienceMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + patienceMs;
+  let status: string | undefined;
+  while (Date.now() < deadline) {
+    const read = await call(tenant.token, "GET", `/providerB/permits/${permitId}`, {
+      headers: { "x-tenant-id": tenant.id },
+      patienceMs: Math.max(1000, deadline - Date.now()),
+    });
+    status = read?.body.status as string | undefined;
+    if (status && status !== "pending") return status;
+    await Bun.sleep(300);
+  }
+  return status;
+}
+
+type FlowInput = { flow: Flow; tenant: Tenant; call: ApiCall; cluster: Cluster; outcome: Outcome; seed: number };
+
 /** Runs one flow to its end (or its refusal), recording what the gateway created. */
-export async function runFlow(input: { flow: Flow; tenant: Tenant; call: ApiCall; cluster: Cluster; outcome: Outcome; seed: number }): Promise<void> {
+export async function runFlow(input: FlowInput): Promise<void> {
   const { flow, tenant, call, outcome, cluster } = input;
   const key = `campaign-${input.seed}-${flow.id}`;
+  if (flow.kind === "checkout") return runCheckout(input, key);
+  if (flow.kind === "permit-charge" || flow.kind === "permit-renewal") return runPermit(input, key);
   const customer = { phone: { number: flow.phone, country: flow.wallet.country } };
   if (flow.kind === "payout") {
     const payout = await call(tenant.token, "POST", "/payouts", {
@@ -229,6 +326,21 @@ export interface SimSoftpay {
 export async function simulatorSoftpays(cluster: Cluster): Promise<SimSoftpay[]> {
   const response = await fetch(`${cluster.simulatorB}/_sim/softpay`);
   return ((await response.json()) as { payments: SimSoftpay[] }).payments;
+}
+
+/** One invoice at provider B's simulator (a checkout, a SoftPay payment or a permit charge), with its custom data. */
+export interface SimInvoice {
+  token: string;
+  status: string;
+  amount: number;
+  permit_token: string | null;
+  custom_data: Record<string, unknown>;
+}
+
+/** Every invoice provider B's simulator holds, from its own records. */
+export async function simulatorInvoices(cluster: Cluster): Promise<SimInvoice[]> {
+  const response = await fetch(`${cluster.simulatorB}/_sim/invoices`);
+  return ((await response.json()) as { invoices: SimInvoice[] }).invoices;
 }
 
 /** Every transaction provider A's simulator holds, from its own records. */

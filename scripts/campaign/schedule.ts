@@ -52,17 +52,34 @@ export const WALLETS: readonly Wallet[] = [
 /**
  * What a flow does. `pay`: a payment the sandbox approves (below 1000); `pay-declined`: one it declines (above
  * 5000); `pay-console`: one that waits for the sandbox console (1000–5000), approved there late; `pay-refund`:
- * a payment, then part of it refunded through the gateway; `payout`: money out to a wallet.
+ * a payment, then part of it refunded through the gateway; `payout`: money out to a wallet; `checkout`: a
+ * provider B hosted checkout whose page's button (`button`) the customer presses; `permit-charge`: a provider B
+ * permit the customer authorises, then charged at once; `permit-renewal`: one authorised, then given a daily
+ * renewal schedule whose first period the renewal sweep charges.
  */
-export const FLOW_KINDS = ["pay", "pay-declined", "pay-console", "pay-refund", "payout"] as const;
+export const FLOW_KINDS = ["pay", "pay-declined", "pay-console", "pay-refund", "payout", "checkout", "permit-charge", "permit-renewal"] as const;
 export type FlowKind = (typeof FLOW_KINDS)[number];
-const FLOW_WEIGHTS: Record<FlowKind, number> = { pay: 40, "pay-declined": 10, "pay-console": 10, "pay-refund": 25, payout: 15 };
+const FLOW_WEIGHTS: Record<FlowKind, number> = {
+  pay: 30,
+  "pay-declined": 8,
+  "pay-console": 8,
+  "pay-refund": 20,
+  payout: 12,
+  checkout: 10,
+  "permit-charge": 6,
+  "permit-renewal": 6,
+};
+/** The hosted checkout page's buttons, and how often a customer presses each. */
+const CHECKOUT_BUTTONS = { pay: 7, fail: 2, cancel: 1 } as const;
+export type CheckoutButton = keyof typeof CHECKOUT_BUTTONS;
 
 /**
  * The faults: a process SIGKILLed (then started again), the gateway's PostgreSQL backends terminated, its Redis
  * connections killed, a payment refunded at the provider behind the gateway's back, provider B acting on the next
- * payment and then not answering, a provider notification
- * posted twice or a stale one posted after the final one, a merchant's webhook endpoint failing or hanging a while.
+ * payment and then not answering, a provider A notification posted twice or a stale one posted after the final
+ * one, a provider B IPN sent twice, a merchant's webhook endpoint failing or hanging a while, a process's clock
+ * jumping forward by minutes (and back); on a fleet of servers of the campaign's own, PostgreSQL restarted and a
+ * Redis node SIGKILLed.
  */
 export const FAULT_KINDS = [
   "kill-api",
@@ -75,8 +92,21 @@ export const FAULT_KINDS = [
   "stale-notification",
   "endpoint-fails",
   "endpoint-hangs",
+  "duplicate-ipn-b",
+  "clock-jump",
+  "pg-restart",
+  "redis-node-kill",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The faults that need servers of the campaign's own (`--fleet`): the shared servers are never struck. */
+const FLEET_ONLY: readonly FaultKind[] = ["pg-restart", "redis-node-kill"];
+
+/** How long each kind of fault lasts, in ms (a process's or server's downtime, a bad spell, a jump held). */
+function durationRange(kind: FaultKind): [number, number] {
+  if (kind === "pg-restart") return [1000, 5000];
+  if (kind === "clock-jump") return [5000, 30_000];
+  return [300, 3000];
+}
 
 export interface Flow {
   id: number;
@@ -91,8 +121,10 @@ export interface Flow {
   amount: number;
   /** For `pay-refund`: the part refunded. */
   refundAmount: number;
-  /** For `pay-console`: how long after the payment the console approves it. */
+  /** For `pay-console`: how long after the payment the console approves it; for `checkout` and permits, before the customer acts. */
   consoleDelayMs: number;
+  /** For `checkout`: the button the customer presses on the hosted page. */
+  button: CheckoutButton;
 }
 
 export interface Fault {
@@ -101,8 +133,10 @@ export interface Fault {
   kind: FaultKind;
   /** The process, tenant or receiver aimed at (by index), or which payment among those eligible (a fraction). */
   target: number;
-  /** How long the fault lasts (a process's downtime, an endpoint's bad spell). */
+  /** How long the fault lasts (a process's or server's downtime, an endpoint's bad spell, a clock jump held). */
   durationMs: number;
+  /** For `clock-jump`: how far forward the clock jumps (1 to 4 minutes). */
+  jumpMs?: number;
 }
 
 export interface ScheduleOptions {
@@ -114,6 +148,10 @@ export interface ScheduleOptions {
   workers: number;
   /** Over how long the flows and faults are spread. */
   spanMs: number;
+  /** On a fleet of the campaign's own servers (`--fleet`): the faults that strike servers are in the draw. */
+  fleet: boolean;
+  /** The Redis nodes a `redis-node-kill` may strike (1, or 3 for a Redis Cluster). */
+  redisNodes: number;
 }
 
 export interface Schedule {
@@ -153,19 +191,35 @@ export function buildSchedule(options: ScheduleOptions): Schedule {
       amount: kind === "payout" ? between(random, 50, 300) : amount,
       refundAmount: between(random, 1, Math.max(1, Math.floor(amount / 2))),
       consoleDelayMs: between(random, 200, 3000),
+      button: weighted(random, CHECKOUT_BUTTONS),
     });
   }
+  const kinds = FAULT_KINDS.filter((kind) => options.fleet || !FLEET_ONLY.includes(kind));
   const faults: Fault[] = [];
   for (let id = 0; id < options.faults; id++) {
-    const kind = FAULT_KINDS[between(random, 0, FAULT_KINDS.length - 1)]!;
-    const targets = kind === "kill-api" ? options.apiNodes : kind === "kill-worker" ? options.workers : kind.startsWith("endpoint") ? options.tenants : 1000;
+    const kind = kinds[between(random, 0, kinds.length - 1)]!;
+    const targets =
+      kind === "kill-api"
+        ? options.apiNodes
+        : kind === "kill-worker"
+          ? options.workers
+          : kind === "clock-jump"
+            ? options.apiNodes + options.workers
+            : kind === "redis-node-kill"
+              ? options.redisNodes
+              : kind.startsWith("endpoint")
+                ? options.tenants
+                : 1000;
+    const [shortest, longest] = durationRange(kind);
     faults.push({
       id,
       // Faults strike while flows still run: within the first 90 % of the span.
       atMs: Math.floor(random() * options.spanMs * 0.9),
       kind,
       target: between(random, 0, targets - 1),
-      durationMs: between(random, 300, 3000),
+      durationMs: between(random, shortest, longest),
+      // Below provider A's 300-s signature window: a clock further ahead would refuse its notifications until it came back.
+      ...(kind === "clock-jump" && { jumpMs: between(random, 60_000, 240_000) }),
     });
   }
   flows.sort((x, y) => x.atMs - y.atMs || x.id - y.id);
@@ -177,16 +231,27 @@ export function buildSchedule(options: ScheduleOptions): Schedule {
 export function describeSchedule(schedule: Schedule): string {
   const { options } = schedule;
   const lines = [
-    `campaign seed=${options.seed} flows=${options.flows} faults=${options.faults} tenants=${options.tenants} api=${options.apiNodes} workers=${options.workers} span=${options.spanMs}ms`,
+    `campaign seed=${options.seed} flows=${options.flows} faults=${options.faults} tenants=${options.tenants} api=${options.apiNodes} workers=${options.workers} span=${options.spanMs}ms${
+      options.fleet ? ` fleet redis-nodes=${options.redisNodes}` : ""
+    }`,
   ];
   const events = [
     ...schedule.flows.map((f) => ({
       at: f.atMs,
       text: `flow ${f.id} ${f.kind} tenant=${f.tenant} node=${f.node} ${f.wallet.country}:${f.wallet.operator} ${f.phone} amount=${f.amount}${
-        f.kind === "pay-refund" ? ` refund=${f.refundAmount}` : f.kind === "pay-console" ? ` console-after=${f.consoleDelayMs}ms` : ""
+        f.kind === "pay-refund"
+          ? ` refund=${f.refundAmount}`
+          : f.kind === "pay-console"
+            ? ` console-after=${f.consoleDelayMs}ms`
+            : f.kind === "checkout"
+              ? ` ${f.button}-after=${f.consoleDelayMs}ms`
+              : ""
       }`,
     })),
-    ...schedule.faults.map((f) => ({ at: f.atMs, text: `fault ${f.id} ${f.kind} target=${f.target} for=${f.durationMs}ms` })),
+    ...schedule.faults.map((f) => ({
+      at: f.atMs,
+      text: `fault ${f.id} ${f.kind} target=${f.target} for=${f.durationMs}ms${f.jumpMs === undefined ? "" : ` jump=${f.jumpMs}ms`}`,
+    })),
   ].sort((x, y) => x.at - y.at);
   for (const event of events) lines.push(`+${String(event.at).padStart(7)}ms ${event.text}`);
   return lines.join("\n");

@@ -1,12 +1,17 @@
 /**
- * `bun run campaign` (issue 28 point 3): the same seed prints the same schedule, another seed another; and a
+ * `bun run campaign` (issue 28 point 3): the same seed prints the same schedule, another seed another; a
  * small campaign on the real servers — two API nodes and two workers of its own, faults striking — ends with
- * its one line and nothing lost, twice, unbalanced or mismatched.
+ * its one line and nothing lost, twice, unbalanced or mismatched; and so does a small one on a fleet
+ * (`--fleet --redis-cluster`: HAProxy, PgBouncer, a PostgreSQL and a Redis Cluster of its own) whose
+ * PostgreSQL is restarted and a Redis master killed under it.
  *
- * The campaign itself needs the real servers (its processes share a database): skipped without them.
+ * The campaigns run on the real-server pass only (the first shares the servers' database; the second is
+ * minutes of CPU the embedded pass has no use for): skipped, saying why, elsewhere.
  */
 import { describe, expect, it } from "bun:test";
 import { join } from "node:path";
+import { hasBinary } from "../../../deploy/fleet/processes.ts";
+import { hasPostgresServer } from "../../../deploy/fleet/stores.ts";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 const { DATABASE_URL, REDIS_URL } = process.env;
@@ -35,6 +40,17 @@ describe("bun run campaign --dry-run", () => {
     expect(other.stdout).not.toBe(first.stdout);
   });
 
+  it("draws the faults on servers (pg-restart, redis-node-kill) only for --fleet, and the same fleet schedule for the same seed", () => {
+    const args = ["--seed", "26", "--flows", "40", "--faults", "10", "--dry-run"];
+    const shared = campaign(args);
+    const fleet = campaign([...args, "--fleet", "--redis-cluster"]);
+    expect(shared.stdout).not.toMatch(/ (pg-restart|redis-node-kill) /);
+    expect(fleet.stdout).toMatch(/ pg-restart /);
+    expect(fleet.stdout).toMatch(/ redis-node-kill target=[0-2] /);
+    expect(fleet.stdout.split("\n")[0]).toEndWith(" fleet redis-nodes=3");
+    expect(campaign([...args, "--fleet", "--redis-cluster"]).stdout).toBe(fleet.stdout);
+  });
+
   it("refuses a count that is not a whole number, saying which", () => {
     const run = campaign(["--flows", "many", "--dry-run"]);
     expect(run.exitCode).toBe(2);
@@ -54,5 +70,27 @@ describe("bun run campaign on the real servers", () => {
       expect(run.stderr.match(/^fault \d+ /gm)).toHaveLength(6);
     },
     120_000,
+  );
+});
+
+const fleetMissing = [...["haproxy", "pgbouncer", "redis-server", "redis-cli"].filter((name) => !hasBinary(name)), ...(hasPostgresServer() ? [] : ["initdb"])];
+const fleetRuns = onServers && fleetMissing.length === 0;
+const FLEET_NOTE = fleetRuns ? "" : ` (SKIPPED: ${onServers ? `not installed: ${fleetMissing.join(", ")}` : "the real-server pass runs it"})`;
+
+describe("bun run campaign --fleet", () => {
+  it.skipIf(!fleetRuns)(
+    `--seed 26 --flows 40 --faults 10 --fleet --redis-cluster: PostgreSQL restarted, a Redis master killed, clocks jumping; nothing lost, twice, unbalanced or mismatched${FLEET_NOTE}`,
+    () => {
+      const run = campaign(["--seed", "26", "--flows", "40", "--faults", "10", "--fleet", "--redis-cluster", "--quiet-ms", "90000"]);
+      if (run.exitCode !== 0) console.error(run.stderr);
+      expect(run.stdout.trim()).toBe("campaign seed=26 flows=40 faults=10: lost 0, twice 0, unbalanced 0, mismatches 0");
+      expect(run.exitCode).toBe(0);
+      expect(run.stderr.match(/^fault \d+ /gm)).toHaveLength(10);
+      // The faults on the campaign's own servers did strike.
+      expect(run.stderr).toMatch(/^fault \d+ pg-restart: PostgreSQL stopped \(fast\) for \d+ ms, up again/m);
+      expect(run.stderr).toMatch(/^fault \d+ redis-node-kill: Redis 127\.0\.0\.1:\d+ SIGKILLed, started again with its data/m);
+      expect(run.stderr).toMatch(/^fault \d+ clock-jump: (api|worker) \d's clock \d+ s ahead/m);
+    },
+    240_000,
   );
 });

@@ -383,6 +383,24 @@ describe("hosted checkout page", () => {
     expect(log.deliveries.find((delivery) => delivery.token === token)).toMatchObject({ attempts: 2, delivered: true, lastHttpStatus: 200 });
   });
 
+  it("sends a kept IPN again on POST /_sim/ipns/{id}/resend (a duplicate), and lists every invoice on GET /_sim/invoices", async () => {
+    const { token } = await createInvoice("/ipn/twice");
+    await fetch(`${base}/_sim/invoices/${token}/pay`, { method: "POST" });
+    await waitUntil(() => receiver.at("/ipn/twice").length >= 1, { what: "the IPN" });
+    const log = (await (await fetch(`${base}/_sim/ipns`)).json()) as { deliveries: Json[] };
+    const original = log.deliveries.find((delivery) => delivery.token === token)!;
+    const resent = await fetch(`${base}/_sim/ipns/${original.id}/resend`, { method: "POST" });
+    expect(resent.status).toBe(200);
+    expect(await resent.json()).toMatchObject({ token, status: "completed", resendOf: original.id });
+    await waitUntil(() => receiver.at("/ipn/twice").length >= 2, { what: "the resent IPN" });
+    const [first, second] = receiver.at("/ipn/twice");
+    expect(second!.raw).toBe(first!.raw);
+    expect((await fetch(`${base}/_sim/ipns/999999/resend`, { method: "POST" })).status).toBe(404);
+
+    const { invoices } = (await (await fetch(`${base}/_sim/invoices`)).json()) as { invoices: Json[] };
+    expect(invoices.find((invoice) => invoice.token === token)).toMatchObject({ token, status: "completed", mode: "test", permit_token: null });
+  });
+
   it("gives up after a bounded number of attempts, and never holds the button's answer", async () => {
     const dead = createProviderBSimulator({ ipnRetryDelaysMs: [20, 20], fetch: (async () => new Response("no", { status: 503 })) as unknown as typeof fetch });
     const deadServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: dead.fetch });

@@ -73,7 +73,25 @@ export function controlRoutes(sim: SimulatorContext) {
       const { masterKey, privateKey, publicKey, token } = createMerchantAccount(sim.store);
       return Response.json({ masterKey, privateKey, publicKey, token }, { status: 201 });
     })
-    .get("/ipns", () => Response.json({ deliveries: sim.ipn.deliveries() }));
+    .get("/ipns", () => Response.json({ deliveries: sim.ipn.deliveries() }))
+    // A provider notifying twice: the same body posted again to the same URL, as a new delivery.
+    .post("/ipns/:id/resend", ({ params }) => {
+      const delivery = sim.ipn.resend(Number(params.id));
+      return delivery ? Response.json(delivery) : jsonError(404, "No kept IPN delivery has this id");
+    })
+    // Every invoice (checkouts, SoftPay payments, permit charges): the simulator's own books.
+    .get("/invoices", () =>
+      Response.json({
+        invoices: [...sim.store.invoices.values()].map((invoice) => ({
+          token: invoice.token,
+          mode: invoice.mode,
+          amount: invoice.totalAmount,
+          status: invoice.status,
+          permit_token: invoice.permitToken,
+          custom_data: invoice.customData,
+        })),
+      }),
+    );
 
   for (const [verb, outcome] of Object.entries(INVOICE_BUTTONS)) {
     app.post(

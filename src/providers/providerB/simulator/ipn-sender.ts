@@ -21,6 +21,8 @@ export interface IpnDelivery {
   gaveUp: boolean;
   lastHttpStatus: number | null;
   lastError: string | null;
+  /** The delivery this one sends again (`POST /_sim/ipns/{id}/resend`), if it is a resend. */
+  resendOf?: number;
 }
 
 export interface IpnSenderOptions {
@@ -37,6 +39,11 @@ export interface IpnSender {
    * disbursement's callback: `status=…&token=…`).
    */
   send(url: string, data: Record<string, unknown>, subject: { token: string; status: string }, options?: { flat?: boolean }): void;
+  /**
+   * Sends delivery `id`'s body again, to the same URL, as a new delivery (with its own retries): a provider
+   * notifying twice. Undefined when `id` is not among the kept deliveries.
+   */
+  resend(id: number): IpnDelivery | undefined;
   /** The most recent deliveries, oldest first. */
   deliveries(): readonly IpnDelivery[];
   /** Stops every retry and in-flight request; nothing is sent afterwards. */
@@ -50,6 +57,8 @@ export function createIpnSender(options: IpnSenderOptions): IpnSender {
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const inFlight = new Set<AbortController>();
   const log: IpnDelivery[] = [];
+  // What each kept delivery posted, for a resend (not shown in the log).
+  const bodies = new Map<number, string>();
   let nextId = 1;
   let closed = false;
 
@@ -94,23 +103,36 @@ export function createIpnSender(options: IpnSenderOptions): IpnSender {
     timers.add(timer);
   };
 
+  const deliver = (url: string, subject: { token: string; status: string }, body: string, resendOf?: number): IpnDelivery => {
+    const delivery: IpnDelivery = {
+      id: nextId++,
+      url,
+      token: subject.token,
+      status: subject.status,
+      attempts: 0,
+      delivered: false,
+      gaveUp: false,
+      lastHttpStatus: null,
+      lastError: null,
+      ...(resendOf !== undefined && { resendOf }),
+    };
+    log.push(delivery);
+    bodies.set(delivery.id, body);
+    if (log.length > KEPT_DELIVERIES) bodies.delete(log.shift()!.id);
+    void attempt(delivery, body);
+    return delivery;
+  };
+
   return {
     send(url, data, subject, options = {}) {
       if (closed) return;
-      const delivery: IpnDelivery = {
-        id: nextId++,
-        url,
-        token: subject.token,
-        status: subject.status,
-        attempts: 0,
-        delivered: false,
-        gaveUp: false,
-        lastHttpStatus: null,
-        lastError: null,
-      };
-      log.push(delivery);
-      if (log.length > KEPT_DELIVERIES) log.shift();
-      void attempt(delivery, encodePhpForm(options.flat ? data : { data }));
+      deliver(url, subject, encodePhpForm(options.flat ? data : { data }));
+    },
+    resend(id) {
+      const original = log.find((delivery) => delivery.id === id);
+      const body = bodies.get(id);
+      if (closed || !original || body === undefined) return undefined;
+      return deliver(original.url, original, body, id);
     },
     deliveries: () => log,
     close() {

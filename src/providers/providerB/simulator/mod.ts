@@ -14,7 +14,8 @@
  * | `POST /_sim/invoices/{token}/pay`, `…/fail`, `…/cancel` | the checkout buttons; each sends the IPN |
  * | `POST /_sim/permits/{token}/authorize`, `…/decline`, `…/revoke`, `…/expire` | permit state changes; each sends the IPN |
  * | `POST /_sim/permits/{token}/fail-next`, `…/succeed-next`, `…/pending-next` | how the permit's next charges end |
- * | `GET /_sim/ipns`, `GET /_sim/health` | the IPN (and disbursement callback) delivery log; liveness |
+ * | `GET /_sim/ipns`, `POST /_sim/ipns/{id}/resend`, `GET /_sim/health` | the IPN (and disbursement callback) delivery log; one sent again (a duplicate); liveness |
+ * | `GET /_sim/invoices` | every invoice (checkouts, SoftPay payments, permit charges): token, status, amount, custom data |
  * | `POST /api/v2/disburse/get-invoice`, `…/submit-invoice`, `…/check-status`, `GET …/check-balance` | disburse v2 (payouts), `disburse/` |
  * | `POST /sandbox-api/v1/softpay/{slug}`, `…/softpay/checkout/make-payment` (and under `/api/v1`) | SoftPay direct payments, `softpay-routes.ts` |
  * | `GET /softpay/pay/{token}`, `GET /_sim/softpay`, `POST /_sim/softpay/{token}/approve\|fail`, `POST /_sim/softpay/next` | SoftPay's page, list, console buttons and fault |
