@@ -10,6 +10,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import proxyAddr from "proxy-addr";
 import { z } from "zod";
 import { describeConfigIssue } from "./config-issue.ts";
 import { clusterAddress } from "./jobs/redis-client.ts";
@@ -123,6 +124,8 @@ export interface GatewayConfig {
   payPageRateLimit: RateLimit;
   /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
   corsOrigins: string[];
+  /** The gateway's own balancers (`TRUSTED_PROXIES`): addresses, CIDR ranges or `loopback`; whose `X-Forwarded-For` names the client. */
+  trustedProxies: string[];
   metrics: { port: number; host: string };
   /**
    * E-mail (issue 30): invitations and password resets leave through the outbox, by SMTP when `smtpUrl` is set;
@@ -278,6 +281,21 @@ const envSchema = z.object({
       const parsed = parseCorsOrigins(text);
       if (!parsed) ctx.addIssue({ code: "custom", message: "must be a comma-separated list of origins like https://dashboard.example.com (no path, no *)" });
       return parsed ?? [];
+    })
+    .default([]),
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((text, ctx) => {
+      const entries = text
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
+      try {
+        proxyAddr.compile(entries);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a comma-separated list of addresses or CIDR ranges like 10.0.0.0/8, or loopback" });
+      }
+      return entries;
     })
     .default([]),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
@@ -457,6 +475,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
     payPageRateLimit: { rps: e.PAY_PAGE_RATE_LIMIT_RPS, burst: e.PAY_PAGE_RATE_LIMIT_BURST },
     corsOrigins: e.CORS_ORIGINS,
+    trustedProxies: e.TRUSTED_PROXIES,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     signInAddressLimit: e.SIGN_IN_ADDRESS_LIMIT,

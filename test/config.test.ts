@@ -101,6 +101,8 @@ describe("loadConfig", () => {
     ["ENCRYPTION_KEYS", "1:c2hvcnQ=", "ENCRYPTION_KEYS must be <N>:<base64 of 32 bytes>"],
     ["ENCRYPTION_KEYS", `1:${KEY},1:${KEY}`, "ENCRYPTION_KEYS must be"],
     ["WEBHOOK_RETRY_SCHEDULE", "5s,soon", "WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations"],
+    ["TRUSTED_PROXIES", "10.0.0.0/8,balancer", "TRUSTED_PROXIES must be a comma-separated list of addresses or CIDR ranges"],
+    ["SETTLED_REREAD_SCHEDULE", "10m,2m", "SETTLED_REREAD_SCHEDULE must be increasing"],
     ["DATABASE_URL", "mysql://x", "DATABASE_URL"],
     ["SIMULATORS", "maybe", "SIMULATORS"],
     ["LOG_LEVEL", "loud", "LOG_LEVEL"],

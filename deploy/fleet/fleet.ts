@@ -211,6 +211,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       PROVIDER_B_SANDBOX_URL: `${providerB}/sandbox-api/v1`,
       // Tenants' webhook receivers may be on loopback here.
       ALLOW_PRIVATE_TARGETS: "true",
+      // HAProxy, on loopback, names each client in X-Forwarded-For (haproxy.cfg): the per-address limits count clients, not the balancer.
+      TRUSTED_PROXIES: "loopback",
       LOG_LEVEL: "info",
       ...options.env,
     };

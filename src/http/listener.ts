@@ -21,7 +21,7 @@ import http from "node:http";
 import type { Logger } from "pino";
 import { mapError } from "../map-error.ts";
 import { PARSER_MAX_HEADER_BYTES } from "./header-limit.ts";
-import { rememberClientAddress } from "./client-address.ts";
+import { rememberClientAddress, trustProxies } from "./client-address.ts";
 import { errorResponse } from "./responses.ts";
 
 /** What {@link listenerOptions} adds to the caller's `Bun.serve` options. */
@@ -40,13 +40,18 @@ export interface ListenerOptions {
  * Bun.serve({ port: 3000, hostname: "0.0.0.0", ...listenerOptions(gateway.fetch, logger) });
  * ```
  */
-export function listenerOptions(fetch: (request: Request) => Promise<Response>, logger: Pick<Logger, "error">): ListenerOptions {
+export function listenerOptions(
+  fetch: (request: Request) => Promise<Response>,
+  logger: Pick<Logger, "error">,
+  trustedProxies: readonly string[] = [],
+): ListenerOptions {
+  const trust = trustedProxies.length > 0 ? trustProxies(trustedProxies) : undefined;
   const settings = http as unknown as { maxHeaderSize: number };
   if (settings.maxHeaderSize < PARSER_MAX_HEADER_BYTES) settings.maxHeaderSize = PARSER_MAX_HEADER_BYTES;
   return {
-    // The socket's address, for what limits callers per address (`client-address.ts`).
+    // The client's address, for what limits callers per address (`client-address.ts`): the socket's, or a trusted balancer's `X-Forwarded-For`.
     fetch: (request, server) => {
-      rememberClientAddress(request, server.requestIP(request)?.address);
+      rememberClientAddress(request, server.requestIP(request)?.address, trust);
       return fetch(request);
     },
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,

@@ -42,3 +42,45 @@ describe("POST /people/sign-in from one address", () => {
     // Each refused attempt still hashes a password (argon2id), as a known address's would: seconds on a loaded machine.
   }, 60_000);
 });
+
+describe("POST /people/sign-in through the gateway's own balancer (TRUSTED_PROXIES)", () => {
+  let behind: TestGateway;
+  let behindBase: string;
+
+  beforeAll(async () => {
+    // The test's requests come from loopback: as from a balancer on loopback that names each client in X-Forwarded-For.
+    behind = await startTestGateway({ SIGN_IN_ADDRESS_LIMIT: "2", TRUSTED_PROXIES: "loopback" });
+    behindBase = (await behind.gateway.start({ workers: false })).url!;
+  }, 60_000);
+
+  afterAll(() => behind?.close(), 30_000);
+
+  const from = (client: string | undefined, email: string) =>
+    fetch(`${behindBase}/people/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(client ? { "x-forwarded-for": client } : {}) },
+      body: JSON.stringify({ email, password: "a wrong password" }),
+    });
+
+  it("counts each client the balancer names, not the balancer", async () => {
+    await expectError(await from("203.0.113.7", "a@example.com"), 401, "unauthorized");
+    await expectError(await from("203.0.113.7", "b@example.com"), 401, "unauthorized");
+    await expectError(await from("203.0.113.7", "c@example.com"), 429, "rate_limited");
+    // Another client behind the same balancer is not held back.
+    await expectError(await from("203.0.113.8", "c@example.com"), 401, "unauthorized");
+    // A client's own X-Forwarded-For, passed on by the balancer, only adds to the left of the address the balancer saw.
+    await expectError(await from("198.51.100.1, 203.0.113.7", "d@example.com"), 429, "rate_limited");
+    const rows = await behind.database.db.selectFrom("sign_ins").select(["address", "outcome"]).orderBy("id").execute();
+    expect(rows.map((row) => row.address)).toEqual(["203.0.113.7", "203.0.113.7", "203.0.113.7", "203.0.113.8", "203.0.113.7"]);
+  }, 60_000);
+
+  it("reads no X-Forwarded-For without TRUSTED_PROXIES: a client cannot pick its own bucket", async () => {
+    // The first describe's gateway trusts no proxy: its address is used up, whatever the header says.
+    const spoofed = await fetch(`${base}/people/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-for": "192.0.2.99" },
+      body: JSON.stringify({ email: "e@example.com", password: "a wrong password" }),
+    });
+    await expectError(spoofed, 429, "rate_limited");
+  }, 60_000);
+});
