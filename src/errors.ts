@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "unauthorized",
   "forbidden",
   "tenant_mismatch",
+  "tenant_disabled",
   "not_found",
   "conflict",
   "idempotency_in_flight",
@@ -89,7 +90,7 @@ export class UnauthorizedError extends AppError {
 
 export class ForbiddenError extends AppError {
   override name = "ForbiddenError";
-  constructor(message: string, code: "forbidden" | "tenant_mismatch" = "forbidden") {
+  constructor(message: string, code: "forbidden" | "tenant_mismatch" | "tenant_disabled" = "forbidden") {
     super(403, code, message);
   }
 }
