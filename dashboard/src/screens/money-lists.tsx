@@ -55,9 +55,29 @@ function filtersOf(list: ListName, query: URLSearchParams): Record<string, strin
 }
 
 export function MoneyLists({ refreshed, onRefresh }: { refreshed: number; onRefresh: () => void }) {
-  const { api, t, session, sessionEnded, tenantId } = useDashboard();
+  const { t } = useDashboard();
   const address = useAddress("#/money");
   const list: ListName = LISTS.find((entry) => entry.name === address.query.get("list"))?.name ?? "payouts";
+  const shown = LISTS.find((entry) => entry.name === list)!;
+  return (
+    <>
+      <SectionHead title={t(shown.label)} onRefresh={onRefresh} />
+      <nav class="tabs-nav" aria-label={t("money.lists")}>
+        {LISTS.map((entry) => (
+          <a key={entry.name} href={`#/money?list=${entry.name}`} aria-current={entry.name === list ? "page" : undefined}>
+            {t(entry.label)}
+          </a>
+        ))}
+      </nav>
+      {/* One list's state per list: another list's rows are never drawn as this one's while it loads. */}
+      <MoneyList key={list} list={list} refreshed={refreshed} />
+    </>
+  );
+}
+
+function MoneyList({ list, refreshed }: { list: ListName; refreshed: number }) {
+  const { api, t, session, sessionEnded, tenantId } = useDashboard();
+  const address = useAddress("#/money");
   const filters = filtersOf(list, address.query);
   const key = `${list}?${new URLSearchParams(filters).toString()}`;
   const page = usePages(
@@ -93,17 +113,8 @@ export function MoneyLists({ refreshed, onRefresh }: { refreshed: number; onRefr
       });
     });
 
-  const shown = LISTS.find((entry) => entry.name === list)!;
   return (
     <>
-      <SectionHead title={t(shown.label)} onRefresh={onRefresh} />
-      <nav class="tabs-nav" aria-label={t("money.lists")}>
-        {LISTS.map((entry) => (
-          <a key={entry.name} href={`#/money?list=${entry.name}`} aria-current={entry.name === list ? "page" : undefined}>
-            {t(entry.label)}
-          </a>
-        ))}
-      </nav>
       <FoldedFilters>
         <form class="filters" onSubmit={apply} aria-label={t("payments.filters")} key={`${list}?${address.query.toString()}`}>
           {list === "entries" ? (
