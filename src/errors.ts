@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "unauthorized",
   "forbidden",
   "tenant_mismatch",
+  "tenant_disabled",
   "not_found",
   "conflict",
   "idempotency_in_flight",
@@ -98,7 +99,7 @@ export class InvalidTokenError extends UnauthorizedError {
 
 export class ForbiddenError extends AppError {
   override name = "ForbiddenError";
-  constructor(message: string, code: "forbidden" | "tenant_mismatch" = "forbidden") {
+  constructor(message: string, code: "forbidden" | "tenant_mismatch" | "tenant_disabled" = "forbidden") {
     super(403, code, message);
   }
 }

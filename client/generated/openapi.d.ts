@@ -1585,6 +1585,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reports/onboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's way to live: keys, a test payment, a webhook endpoint, live
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         *
+         *     Whether the tenant stored a provider's keys, collected a sandbox payment, added a webhook endpoint and was let go live, in that order, read from its data (whatever the token's environment). The dashboard's Home shows it as a checklist until done.
+         */
+        get: operations["reports-onboarding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/routing": {
         parameters: {
             query?: never;
@@ -2200,6 +2222,8 @@ export interface components {
             name: string;
             storeName: string;
             disabled: boolean;
+            /** @description Why the operator disabled it (the shop's people read it at sign-in); null while enabled */
+            disabledReason: string | null;
             liveEnabled: boolean;
             rateLimit: {
                 rps: number;
@@ -3554,6 +3578,16 @@ export interface components {
                 label: string;
             }[];
         };
+        Onboarding: {
+            /** @description In order: credentials (a provider's keys stored), testPayment (a sandbox payment collected), webhook (an endpoint added), live (the operator let the tenant take real money) */
+            steps: {
+                /** @enum {string} */
+                step: "credentials" | "testPayment" | "webhook" | "live";
+                done: boolean;
+            }[];
+            /** @description Every step is done */
+            done: boolean;
+        };
         Routing: {
             /** @enum {string} */
             environment: "sandbox" | "live";
@@ -3737,7 +3771,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "unauthorized" | "forbidden" | "tenant_mismatch" | "not_found" | "conflict" | "idempotency_in_flight" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "provider_refused" | "amount_exceeds_permit" | "permit_not_active" | "payment_not_refundable" | "amount_exceeds_refundable" | "insufficient_balance" | "payout_limit_exceeded" | "not_configured" | "rate_limited" | "provider_error" | "provider_timeout" | "unavailable" | "internal";
+            code: "validation_failed" | "unauthorized" | "forbidden" | "tenant_mismatch" | "tenant_disabled" | "not_found" | "conflict" | "idempotency_in_flight" | "idempotency_mismatch" | "payload_too_large" | "headers_too_large" | "unsupported_media_type" | "provider_refused" | "amount_exceeds_permit" | "permit_not_active" | "payment_not_refundable" | "amount_exceeds_refundable" | "insufficient_balance" | "payout_limit_exceeded" | "not_configured" | "rate_limited" | "provider_error" | "provider_timeout" | "unavailable" | "internal";
             /** @description Also in the x-request-id header */
             requestId: string;
             providerErrors?: string[];
@@ -4546,6 +4580,8 @@ export interface operations {
                     /** @example Boutique Awa */
                     storeName?: string;
                     disabled?: boolean;
+                    /** @description With disabled: true, why (shown to the shop's people when they sign in); enabling clears it */
+                    reason?: string;
                     liveEnabled?: boolean;
                     /** @description null returns to the service default */
                     rateLimit?: {
@@ -8166,7 +8202,7 @@ export interface operations {
                             at: string;
                             address: string;
                             /** @enum {string} */
-                            outcome: "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "limited";
+                            outcome: "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "shop_disabled" | "limited";
                         }[];
                     };
                 };
@@ -16445,6 +16481,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reports-onboarding": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Onboarding"];
                 };
             };
             /** @description Bad Request */

@@ -76,6 +76,7 @@ export declare const procedures: {
                     name: string;
                     storeName: string;
                     disabled: boolean;
+                    disabledReason: string | null;
                     liveEnabled: boolean;
                     rateLimit: {
                         rps: number;
@@ -97,6 +98,7 @@ export declare const procedures: {
                 name: string;
                 storeName: string;
                 disabled: boolean;
+                disabledReason: string | null;
                 liveEnabled: boolean;
                 rateLimit: {
                     rps: number;
@@ -113,6 +115,7 @@ export declare const procedures: {
                 name?: string | undefined;
                 storeName?: string | undefined;
                 disabled?: boolean | undefined;
+                reason?: string | undefined;
                 liveEnabled?: boolean | undefined;
                 rateLimit?: {
                     rps: number;
@@ -124,6 +127,7 @@ export declare const procedures: {
                 name: string;
                 storeName: string;
                 disabled: boolean;
+                disabledReason: string | null;
                 liveEnabled: boolean;
                 rateLimit: {
                     rps: number;
@@ -476,7 +480,7 @@ export declare const procedures: {
                 data: {
                     at: string;
                     address: string;
-                    outcome: "code_needed" | "limited" | "locked" | "no_shop" | "signed_in" | "unknown_email" | "wrong_code" | "wrong_password";
+                    outcome: "code_needed" | "limited" | "locked" | "no_shop" | "shop_disabled" | "signed_in" | "unknown_email" | "wrong_code" | "wrong_password";
                 }[];
             };
             meta: object;
@@ -2376,6 +2380,17 @@ export declare const procedures: {
                         label: string;
                     }[];
                 };
+            };
+            meta: object;
+        }>;
+        onboarding: TRPCQueryProcedure<{
+            input: Record<string, never>;
+            output: {
+                steps: {
+                    step: "credentials" | "live" | "testPayment" | "webhook";
+                    done: boolean;
+                }[];
+                done: boolean;
             };
             meta: object;
         }>;

@@ -16,6 +16,7 @@ import { ApiKeysScreen } from "./screens/account/api-keys.tsx";
 import { EventsScreen } from "./screens/webhooks/events.tsx";
 import { HomeScreen } from "./screens/home.tsx";
 import { MoneyScreen } from "./screens/money.tsx";
+import { MoneyOutScreen } from "./screens/money-out.tsx";
 import { NotFoundScreen } from "./screens/not-found.tsx";
 import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payments/payment.tsx";
@@ -156,10 +157,10 @@ export function App() {
     session,
     tenantId: session.tenantId ?? operating?.tenantId ?? null,
     actingFor: operating,
-    actFor: (tenant) => {
+    actFor: (tenant, to) => {
       saveActingFor(sessionStorage, tenant);
       setActingFor(tenant);
-      location.hash = tenant ? "#/home" : "#/operator/tenants";
+      location.hash = tenant ? (to ?? "#/home") : "#/operator/tenants";
     },
     language,
     t,
@@ -199,6 +200,7 @@ const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
   webhook: "webhook.title",
   events: "nav.events",
   money: "nav.money",
+  moneyOut: "moneyOut.title",
   reports: "nav.reports",
   routing: "nav.routing",
   allReports: "nav.reports",
@@ -229,6 +231,8 @@ function Screen({ route }: { route: Route }) {
       return <EventsScreen />;
     case "money":
       return <MoneyScreen />;
+    case "moneyOut":
+      return <MoneyOutScreen id={route.id} />;
     case "apiKeys":
       return <ApiKeysScreen />;
     case "settings":
@@ -272,6 +276,7 @@ function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "payment") return "payments";
   if (route.screen === "webhook") return "webhooks";
   if (route.screen === "permit") return "permits";
+  if (route.screen === "moneyOut") return "money";
   return route.screen;
 }
 

@@ -68,9 +68,16 @@ export function useAction(): Action {
 /** The API's message for a failed call, announced to screen readers. */
 export function ErrorNote({ error }: { error: unknown }) {
   const { t } = useDashboard();
+  return <Refusal error={error} t={t} />;
+}
+
+/**
+ * A refusal in words: the contract's code says what happened in the viewer's language; the gateway's own message
+ * (which field, which limit, an operator's reason) follows it, as the API wrote it. `t` is passed in, so the
+ * sign-in screen (outside the signed-in shell) says it the same way.
+ */
+export function Refusal({ error, t }: { error: unknown; t: (key: MessageKey) => string }) {
   if (error === undefined || error === null) return null;
-  // The contract's code says what happened in the viewer's language; the gateway's own message (which field,
-  // which limit) follows it, as the API wrote it.
   const code = codeOf(error);
   // Every code of the contract has an `error.code.<code>` message (a test compares the catalogues with src/errors.ts);
   // a code the dashboard does not know yet comes back as its key from `t`, and the generic title stands instead.

@@ -18,8 +18,8 @@ export interface DashboardContext {
   tenantId: string | null;
   /** The tenant an operator opened, if any. */
   actingFor: ActingFor | undefined;
-  /** Opens a tenant's screens for the operator, or (undefined) goes back to the operator's own. */
-  actFor: (tenant: ActingFor | undefined) => void;
+  /** Opens a tenant's screens for the operator (on its Home, or at `to`), or (undefined) goes back to the operator's own. */
+  actFor: (tenant: ActingFor | undefined, to?: string) => void;
   language: Language;
   /** The message for `key` in the current language, `{name}` placeholders filled from `values`. */
   t: (key: MessageKey, values?: Record<string, string | number>) => string;

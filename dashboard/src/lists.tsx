@@ -28,13 +28,26 @@ export function cursorOf(cursor: string | undefined): { cursor?: string } {
   return cursor ? { cursor } : {};
 }
 
+/** Where a list keeps the cursors of the pages it went through (the last is the page shown). */
+export interface PageCursors {
+  cursors: string[];
+  go: (cursors: string[]) => void;
+}
+
 /**
  * A list paged with the API's cursors: `load` is called with the cursor of the page shown (undefined for the
- * first), again whenever `keys` change; Previous goes back through the cursors seen.
+ * first), again whenever `keys` change; Previous goes back through the cursors seen. With `kept` (from
+ * `useAddress`), the cursors live in the address, so Back, a reload, a bookmark or a shared link shows the same page.
  */
-export function usePages<P extends { nextCursor?: string | null }>(load: (cursor: string | undefined) => Promise<P>, keys: readonly unknown[]): Pages<P> {
+export function usePages<P extends { nextCursor?: string | null }>(
+  load: (cursor: string | undefined) => Promise<P>,
+  keys: readonly unknown[],
+  kept?: PageCursors,
+): Pages<P> {
   // The cursors of the pages before this one: the first page has none.
-  const [cursors, setCursors] = useState<string[]>([]);
+  const [own, setOwn] = useState<string[]>([]);
+  const cursors = kept ? kept.cursors : own;
+  const setCursors = kept ? kept.go : setOwn;
   const cursor = cursors.at(-1);
   const loaded = useLoad(() => load(cursor), [...keys, cursor]);
   return {
@@ -47,6 +60,55 @@ export function usePages<P extends { nextCursor?: string | null }>(load: (cursor
       if (nextCursor) setCursors([...cursors, nextCursor]);
     },
   };
+}
+
+/** A list's address: its filters and page in the hash's query, and a way to change them. */
+export interface Address {
+  query: URLSearchParams;
+  /** Goes to the same screen with these query values changed (undefined or "" removes one): a new history entry. */
+  set: (changes: Record<string, string | undefined>) => void;
+  /** The page's cursors, kept under `name` (`page=c1.c2`: base64url cursors never hold a dot). */
+  pages: (name?: string) => PageCursors;
+}
+
+/**
+ * The query of the address (`#/money?state=sent&page=…`) of the screen at `base` (`#/money`): what a list keeps
+ * there is what Back, a reload, a bookmark or a shared link brings back. Changing a filter starts again at the
+ * first page (`set({ state, page: undefined })`).
+ */
+export function useAddress(base: string): Address {
+  const { navigate } = useDashboard();
+  const search = location.hash.split("?", 2)[1] ?? "";
+  const query = new URLSearchParams(search);
+  const set = (changes: Record<string, string | undefined>) => {
+    const next = new URLSearchParams(search);
+    for (const [name, value] of Object.entries(changes)) {
+      if (value) next.set(name, value);
+      else next.delete(name);
+    }
+    const text = next.toString();
+    navigate(text ? `${base}?${text}` : base);
+  };
+  return {
+    query,
+    set,
+    pages: (name = "page") => ({
+      cursors: (query.get(name) ?? "").split(".").filter((cursor) => cursor !== ""),
+      go: (cursors) => set({ [name]: cursors.join(".") }),
+    }),
+  };
+}
+
+/**
+ * A click anywhere on a list's row (a table row or a card) opens its record: the row's element marked
+ * `data-open` (its link) is clicked, so the row does what its link does. A click on another control of the row,
+ * or a click that ends a text selection, is left alone; a keyboard reaches the link itself.
+ */
+export function openRowOnClick(event: MouseEvent): void {
+  const target = event.target as Element | null;
+  if (!target || target.closest("a, button, input, select, textarea, summary, label, pre")) return;
+  if (getSelection()?.toString()) return;
+  target.closest("tr, li")?.querySelector<HTMLElement>("[data-open]")?.click();
 }
 
 /** The Previous and Next buttons of a paged list. */
@@ -137,7 +199,8 @@ export function ListTable({
             ))}
           </tr>
         </thead>
-        <tbody>{children}</tbody>
+        {/* biome-ignore lint/a11y/useKeyWithClickEvents: a mouse's shortcut to the row's link, which the keyboard reaches itself */}
+        <tbody onClick={openRowOnClick}>{children}</tbody>
       </table>
     </div>
   );

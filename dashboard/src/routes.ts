@@ -14,6 +14,8 @@ export type Route =
   | { screen: "webhook"; webhookId: string }
   | { screen: "events" }
   | { screen: "money" }
+  /** One payout or refund (`po_…`, `rf_…`), opened from Balance & payouts. */
+  | { screen: "moneyOut"; id: string }
   | { screen: "reports" }
   | { screen: "routing" }
   | { screen: "allReports" }
@@ -39,7 +41,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "events") return { screen: "events" };
-  if (first === "money") return { screen: "money" };
+  if (first === "money") return second ? { screen: "moneyOut", id: second } : { screen: "money" };
   if (first === "reports") return { screen: "reports" };
   if (first === "routing") return { screen: "routing" };
   if (first === "operator" && second === "reports") return { screen: "allReports" };
@@ -71,6 +73,8 @@ export function hashOf(route: Route): string {
       return "#/events";
     case "money":
       return "#/money";
+    case "moneyOut":
+      return `#/money/${encodeURIComponent(route.id)}`;
     case "reports":
       return "#/reports";
     case "routing":

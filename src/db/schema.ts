@@ -53,6 +53,8 @@ export interface TenantsTable {
   name: string;
   store_name: string;
   disabled: Generated<boolean>;
+  /** The operator's reason for disabling it; null while enabled (migration 0029). */
+  disabled_reason: Nullable<string>;
   live_enabled: Generated<boolean>;
   /** The shop's people must sign in with a two-factor code (issue 30, migration 0026). */
   require_two_factor: Generated<boolean>;

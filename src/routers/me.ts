@@ -190,7 +190,7 @@ export const meRouter = router({
           z.object({
             at: dateTime,
             address: z.string(),
-            outcome: z.enum(["signed_in", "wrong_password", "unknown_email", "code_needed", "wrong_code", "locked", "no_shop", "limited"]),
+            outcome: z.enum(["signed_in", "wrong_password", "unknown_email", "code_needed", "wrong_code", "locked", "no_shop", "shop_disabled", "limited"]),
           }),
         ),
       }),

@@ -4,6 +4,7 @@
  * own; an operator names a tenant with `x-tenant-id`. The reconciliation is `balance.ts`'s.
  */
 import { z } from "zod";
+import { onboarding, onboardingSchema } from "../services/reports/onboarding.ts";
 import { overviewQuery, overviewReport, overviewSchema } from "../services/reports/overview.ts";
 import { router, tenantProcedure } from "./trpc.ts";
 
@@ -27,4 +28,20 @@ export const reportsRouter = router({
     .input(z.object(overviewQuery))
     .output(overviewSchema)
     .query(({ ctx, input }) => overviewReport(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+  onboarding: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/reports/onboarding",
+        tags: ["reports"],
+        summary: "The tenant's way to live: keys, a test payment, a webhook endpoint, live",
+        description:
+          "Whether the tenant stored a provider's keys, collected a sandbox payment, added a webhook endpoint and was let go live, in that " +
+          "order, read from its data (whatever the token's environment). The dashboard's Home shows it as a checklist until done.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(z.object({}))
+    .output(onboardingSchema)
+    .query(({ ctx }) => onboarding(ctx.deps, ctx.tenant.id)),
 });

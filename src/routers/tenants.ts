@@ -17,6 +17,7 @@ export const tenantSchema = z
     name: z.string(),
     storeName: z.string(),
     disabled: z.boolean(),
+    disabledReason: z.string().nullable().meta({ description: "Why the operator disabled it (the shop's people read it at sign-in); null while enabled" }),
     liveEnabled: z.boolean(),
     rateLimit: z.object({ rps: z.number(), burst: z.number() }).nullable(),
     createdAt: z.string().meta({ format: "date-time" }),
@@ -74,6 +75,13 @@ export const tenantsRouter = router({
         name: name.optional(),
         storeName: name.optional(),
         disabled: z.boolean().optional(),
+        reason: z
+          .string()
+          .trim()
+          .min(1)
+          .max(500)
+          .optional()
+          .meta({ description: "With disabled: true, why (shown to the shop's people when they sign in); enabling clears it" }),
         liveEnabled: z.boolean().optional(),
         rateLimit: rateLimit.nullable().optional().meta({ description: "null returns to the service default" }),
       }),

@@ -7,6 +7,7 @@
  * `balance.get`'s totals, as Balance & payouts shows them.
  */
 import { Fragment } from "preact";
+import { OnboardingChecklist } from "./onboarding.tsx";
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
 import { BarChart } from "../charts.tsx";
@@ -61,6 +62,7 @@ export function HomeScreen() {
           {t("refresh")}
         </button>
       </div>
+      <OnboardingChecklist />
       <ErrorNote error={overview.error} />
       {overview.loading && !data ? <Loading /> : null}
       {data ? <AttentionList attention={data.attention} /> : null}
@@ -103,8 +105,8 @@ function AttentionList({ attention }: { attention: Overview["attention"] }) {
       }),
       links: [
         pending.purpose === "payout"
-          ? { href: hashOf({ screen: "money" }), label: t("home.attention.openPayouts") }
-          : { href: hashOf({ screen: "reports" }), label: t("home.attention.openReports") },
+          ? { href: "#/money?list=payouts&state=pending", label: t("home.attention.openPayouts") }
+          : { href: "#/money?list=refunds&state=pending", label: t("home.attention.openReports") },
       ],
     });
   for (const missing of attention.missingCredentials)

@@ -1,54 +1,28 @@
 /**
  * Balance and payouts: the tenant's balance, in total and per holding account, beside what a provider
- * reports for the tenant's own account there (`balance.get`, shown by `holding-accounts.tsx`); its payouts,
- * filtered by state and paged with the API's cursors (`payouts.list`); and a form that sends one to a
- * mobile-money wallet (`payouts.create`); the payouts, the refunds and the ledger's entries saved as CSV files
- * (`GET /payouts`, `/refunds`, `/balance/entries` as `text/csv`). A refusal (a provider's limit, the balance held where the payout
- * leaves from) is the API's message.
+ * reports for the tenant's own account there (`balance.get`, shown by `holding-accounts.tsx`); a form that
+ * sends money to a mobile-money wallet (`payouts.create`; a local number is the chosen country's); then the
+ * payouts, refunds and balance entries, their filters and page in the address, and their CSV files
+ * (`money-lists.tsx`). A refusal (a provider's limit, the balance held where the payout leaves from) is the
+ * API's message.
  */
 import { useState } from "preact/hooks";
-import { codeOf, type Outputs } from "../api.ts";
-import { CreatedAmountState, ErrorNote, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
-import { BalanceSection } from "./holding-accounts.tsx";
-import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
+import { CALLING_CODES } from "../../../src/services/countries.ts";
+import { codeOf } from "../api.ts";
+import { ErrorNote, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
-import { dayValue } from "../days.ts";
-import { downloadCsv } from "../download.ts";
-import { formatAmount } from "../i18n.ts";
-
-type Payout = Outputs["payouts"]["get"];
-
-/** A payout's states (checked against the API's type). */
-const PAYOUT_STATES = ["pending", "sent", "failed"] as const satisfies readonly Payout["state"][];
-
-/** The countries the providers serve, with their dialling codes (a hint for the phone field). */
-const COUNTRIES = [
-  { code: "bj", prefix: "+229" },
-  { code: "sn", prefix: "+221" },
-  { code: "ci", prefix: "+225" },
-  { code: "tg", prefix: "+228" },
-  { code: "bf", prefix: "+226" },
-  { code: "ml", prefix: "+223" },
-  { code: "gn", prefix: "+224" },
-  { code: "ne", prefix: "+227" },
-  { code: "cm", prefix: "+237" },
-] as const;
+import { countryName, formatAmount } from "../i18n.ts";
+import { formatPhone, internationalNumberOf, PHONE_COUNTRIES } from "../phones.ts";
+import { BalanceSection } from "./holding-accounts.tsx";
+import { MoneyLists } from "./money-lists.tsx";
 
 const OPERATORS = ["mtn", "moov", "celtiis", "togocel", "orange", "wave", "free", "expresso"] as const;
 
-/** The lists saved as CSV files from this screen: each is every item of the API's list (`Accept: text/csv`). */
-const FILES = [
-  { path: "/payouts", name: "payouts", label: "money.filePayouts" },
-  { path: "/refunds", name: "refunds", label: "money.fileRefunds" },
-  { path: "/balance/entries", name: "balance-entries", label: "money.fileEntries" },
-] as const;
-
 export function MoneyScreen() {
-  const { api, language, t, session, sessionEnded, tenantId } = useDashboard();
-  const downloading = useAction();
+  const { api, language, t, navigate } = useDashboard();
   const balance = useLoad(() => api.balance.get.query({}), []);
-  const [state, setState] = useState<Payout["state"] | "">("");
-  const payouts = usePages((cursor) => api.payouts.list.query({ limit: 20, ...(state ? { state } : {}), ...cursorOf(cursor) }), [state]);
+  // Bumped to read the lists again (a payout sent, Refresh).
+  const [refreshed, setRefreshed] = useState(0);
   const action = useAction();
   const [sent, setSent] = useState<string | undefined>();
 
@@ -57,12 +31,10 @@ export function MoneyScreen() {
     const formElement = event.currentTarget as HTMLFormElement;
     const form = new FormData(formElement);
     const amount = Number(form.get("amount"));
-    // A local number is the chosen country's: its dialling code goes first (`97 00 00 01` in Benin: +22997000001).
-    const typed = String(form.get("phone") ?? "").replace(/[\s.()-]/g, "");
+    // A local number is the chosen country's: its calling code goes first (`97 00 00 01` in Benin: +22997000001).
     const country = String(form.get("country"));
-    const prefix = COUNTRIES.find((entry) => entry.code === country)?.prefix ?? "";
-    const phone = typed.startsWith("+") || typed === "" ? typed : typed.startsWith("00") ? `+${typed.slice(2)}` : `${prefix}${typed}`;
-    if (!confirm(t("money.confirm", { amount: formatAmount(language, amount, "XOF"), phone }))) return;
+    const phone = internationalNumberOf(String(form.get("phone") ?? ""), country);
+    if (!confirm(t("money.confirm", { amount: formatAmount(language, amount, "XOF"), phone: formatPhone(phone) ?? phone }))) return;
     setSent(undefined);
     await action.run(async () => {
       const payout = await api.payouts.create.mutate({
@@ -77,8 +49,9 @@ export function MoneyScreen() {
       });
       setSent(t("money.sent", { id: payout.id }));
       formElement.reset();
-      payouts.restart();
-      payouts.reload();
+      // The new payout is on the first page of the payouts, unfiltered.
+      if (location.hash !== "#/money") navigate("#/money");
+      setRefreshed((value) => value + 1);
       balance.reload();
     });
   };
@@ -101,16 +74,19 @@ export function MoneyScreen() {
         <label>
           {t("money.country")}
           <select name="country">
-            {COUNTRIES.map((country) => (
-              <option key={country.code} value={country.code}>
-                {country.code.toUpperCase()} ({country.prefix})
+            {PHONE_COUNTRIES.map((country) => (
+              <option key={country} value={country}>
+                {countryName(language, country)} (+{CALLING_CODES[country]})
               </option>
             ))}
           </select>
         </label>
         <label>
           {t("money.phone")}
-          <input name="phone" type="tel" required placeholder="+229 97 00 00 00" autoComplete="off" />
+          <input name="phone" type="tel" required placeholder="97 00 00 00" autoComplete="off" aria-describedby="payout-phone-hint" />
+          <span class="muted" id="payout-phone-hint">
+            {t("money.phoneHint")}
+          </span>
         </label>
         <label>
           {t("money.operator")}
@@ -133,84 +109,13 @@ export function MoneyScreen() {
         </p>
       ) : null}
 
-      <SectionHead
-        title={t("money.payouts")}
+      <MoneyLists
+        refreshed={refreshed}
         onRefresh={() => {
-          payouts.reload();
+          setRefreshed(refreshed + 1);
           balance.reload();
         }}
       />
-      <div class="filters">
-        <AnySelect
-          label={t("payments.state")}
-          name="payoutState"
-          values={PAYOUT_STATES}
-          labelOf={(value) => t(`state.${value}`)}
-          onChange={(value) => {
-            payouts.restart();
-            setState(value);
-          }}
-        />
-      </div>
-      <ListStates loaded={payouts} items={(page) => page.data} empty={t("money.noPayouts")} quiet>
-        {(list) => (
-          <ListTable
-            testid="payouts"
-            columns={[
-              { label: t("payments.created") },
-              { label: t("payments.amount") },
-              { label: t("payments.state") },
-              { label: t("money.recipient") },
-              { label: t("payments.description"), wide: true },
-            ]}
-          >
-            {list.map((payout) => (
-              <tr key={payout.id} data-payout-id={payout.id} data-state={payout.state}>
-                <CreatedAmountState
-                  createdAt={payout.createdAt}
-                  amount={payout.amount}
-                  currency={payout.currency}
-                  state={payout.state}
-                  detail={payout.failureCode}
-                />
-                <td class="mono">
-                  {payout.recipient.phone.number} · {payout.recipient.operator}
-                </td>
-                <td class="wide-only">{payout.description}</td>
-              </tr>
-            ))}
-          </ListTable>
-        )}
-      </ListStates>
-      <Pager pages={payouts} />
-
-      <h2>{t("money.files")}</h2>
-      <p class="hint">{t("money.filesHint")}</p>
-      <div class="actions">
-        {FILES.map((file) => (
-          <button
-            type="button"
-            class="secondary"
-            key={file.name}
-            disabled={downloading.busy}
-            onClick={() =>
-              downloading.run(() =>
-                downloadCsv({
-                  // The payouts' file keeps the state chosen above.
-                  path: file.name === "payouts" && state ? `${file.path}?state=${state}` : file.path,
-                  token: session.token,
-                  tenantId,
-                  onUnauthorized: sessionEnded,
-                  filename: `${file.name}-${dayValue(new Date())}.csv`,
-                }),
-              )
-            }
-          >
-            {t(file.label)}
-          </button>
-        ))}
-      </div>
-      <ErrorNote error={downloading.error} />
     </section>
   );
 }

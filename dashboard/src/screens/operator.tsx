@@ -5,14 +5,21 @@
  * refusal: the dashboard adds no way in that the API does not have.
  */
 import { useState } from "preact/hooks";
+import type { Outputs } from "../api.ts";
 import { CreatedAmountState, ErrorNote, providerLabel, SecretOnce, useAction, useLoad } from "../components.tsx";
-import { cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
+import { ConfirmDialog } from "../confirm-dialog.tsx";
+import { cursorOf, ListStates, ListTable, Pager, useAddress, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
+
+type Tenant = Outputs["tenants"]["list"]["data"][number];
 
 export function TenantsScreen() {
   const { api, actFor, t } = useDashboard();
-  const tenants = usePages((cursor) => api.tenants.list.query({ limit: 20, ...cursorOf(cursor) }), []);
+  // The page lives in the address (`#/operator/tenants?page=…`).
+  const tenants = usePages((cursor) => api.tenants.list.query({ limit: 20, ...cursorOf(cursor) }), [], useAddress("#/operator/tenants").pages());
   const [created, setCreated] = useState<{ keyId: string; secret: string } | undefined>();
+  // The step the operator is asked to confirm, and for which tenant.
+  const [asking, setAsking] = useState<{ step: "disable" | "goLive"; tenant: Tenant } | undefined>();
   const action = useAction();
 
   const act = (run: () => Promise<unknown>) =>
@@ -51,7 +58,11 @@ export function TenantsScreen() {
           >
             {list.map((tenant) => (
               <tr key={tenant.id} data-tenant-id={tenant.id}>
-                <td>{tenant.name}</td>
+                <td>
+                  <button type="button" class="link" data-open onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
+                    {tenant.name}
+                  </button>
+                </td>
                 <td class="mono">
                   <span class="id" title={tenant.id}>
                     {tenant.id}
@@ -60,6 +71,7 @@ export function TenantsScreen() {
                 <td>
                   {tenant.disabled ? t("tenants.disabled") : t("tenants.active")}
                   {tenant.liveEnabled ? ` · ${t("env.live")}` : ""}
+                  {tenant.disabledReason ? <div class="muted">{tenant.disabledReason}</div> : null}
                 </td>
                 <td class="actions">
                   <button type="button" onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
@@ -69,22 +81,15 @@ export function TenantsScreen() {
                     type="button"
                     class="secondary"
                     onClick={() =>
-                      // Disabling stops a merchant's business at once: said before it is done; enabling again is harmless.
-                      (tenant.disabled || confirm(t("tenants.disableConfirm", { name: tenant.name }))) &&
-                      act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: !tenant.disabled }))
+                      // Disabling stops a merchant's business at once: confirmed with a reason first; enabling again is harmless.
+                      tenant.disabled ? act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: false })) : setAsking({ step: "disable", tenant })
                     }
                   >
                     {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
                   </button>
-                  {tenant.liveEnabled ? null : (
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() =>
-                        confirm(t("tenants.goLiveConfirm", { name: tenant.name })) &&
-                        act(() => api.tenants.update.mutate({ tenant_id: tenant.id, liveEnabled: true }))
-                      }
-                    >
+                  {/* A disabled tenant cannot take money: going live is offered once it is enabled again. */}
+                  {tenant.liveEnabled || tenant.disabled ? null : (
+                    <button type="button" class="danger" onClick={() => setAsking({ step: "goLive", tenant })}>
                       {t("tenants.goLive")}
                     </button>
                   )}
@@ -95,12 +100,31 @@ export function TenantsScreen() {
         )}
       </ListStates>
       <Pager pages={tenants} />
+      {asking ? (
+        <ConfirmDialog
+          title={t(asking.step === "disable" ? "tenants.disableTitle" : "tenants.goLiveTitle", { name: asking.tenant.name })}
+          confirmLabel={t(asking.step === "disable" ? "tenants.disable" : "tenants.goLive")}
+          reason={asking.step === "disable" ? t("tenants.disableReason") : undefined}
+          onCancel={() => setAsking(undefined)}
+          onConfirm={(reason) => {
+            const { step, tenant } = asking;
+            setAsking(undefined);
+            void act(() =>
+              api.tenants.update.mutate(
+                step === "disable" ? { tenant_id: tenant.id, disabled: true, ...(reason ? { reason } : {}) } : { tenant_id: tenant.id, liveEnabled: true },
+              ),
+            );
+          }}
+        >
+          {t(asking.step === "disable" ? "tenants.disableConfirm" : "tenants.goLiveConfirm", { name: asking.tenant.name })}
+        </ConfirmDialog>
+      ) : null}
     </section>
   );
 }
 
 export function StuckPaymentsScreen() {
-  const { api, t } = useDashboard();
+  const { api, t, actFor, session } = useDashboard();
   const stuck = useLoad(() => api.admin.stuckPayments.query({ limit: 50 }), []);
   return (
     <section aria-labelledby="stuck-title">
@@ -123,9 +147,22 @@ export function StuckPaymentsScreen() {
                 <CreatedAmountState createdAt={payment.createdAt} amount={payment.amount} currency={payment.currency} state={payment.state} />
                 <td>{providerLabel(payment.provider)}</td>
                 <td class="mono">
-                  <span class="id" title={payment.id}>
-                    {payment.id}
-                  </span>
+                  {/* Its record is the tenant's: opened as the operator working that tenant (in the session's environment). */}
+                  {payment.environment === session.environment ? (
+                    <button
+                      type="button"
+                      class="link id"
+                      title={payment.id}
+                      data-open
+                      onClick={() => actFor({ tenantId: payment.tenantId, name: payment.tenantId }, `#/payments/${encodeURIComponent(payment.id)}`)}
+                    >
+                      {payment.id}
+                    </button>
+                  ) : (
+                    <span class="id" title={payment.id}>
+                      {payment.id}
+                    </span>
+                  )}
                 </td>
               </tr>
             ))}

@@ -3,11 +3,11 @@
  * (`permits.list`), and one permit with its renewal schedule (set one up, cancel it), its charges and a
  * revoke button (`permits.get`, `permitSchedules.get` / `put` / `cancel`, `permits.charges`, `permits.revoke`).
  */
-import { useState } from "preact/hooks";
 import { type Outputs, statusOf } from "../api.ts";
 import { Amount, CreatedAmountState, DateTime, Empty, ErrorNote, Loading, StateBadge, useAction, useLoad } from "../components.tsx";
-import { AnySelect, cursorOf, ListStates, ListTable, Pager, usePages } from "../lists.tsx";
+import { AnySelect, cursorOf, ListStates, ListTable, Pager, useAddress, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
+import { formatPhone } from "../phones.ts";
 
 type Permit = Outputs["permits"]["get"];
 
@@ -16,8 +16,10 @@ const PERMIT_STATUSES = ["pending", "active", "declined", "revoked", "expired"] 
 
 export function PermitsScreen() {
   const { api, t } = useDashboard();
-  const [status, setStatus] = useState<Permit["status"] | "">("");
-  const permits = usePages((cursor) => api.permits.list.query({ limit: 20, ...(status ? { status } : {}), ...cursorOf(cursor) }), [status]);
+  // The status and the page live in the address (`#/permits?status=active&page=…`).
+  const address = useAddress("#/permits");
+  const status = PERMIT_STATUSES.find((value) => value === address.query.get("status")) ?? "";
+  const permits = usePages((cursor) => api.permits.list.query({ limit: 20, ...(status ? { status } : {}), ...cursorOf(cursor) }), [status], address.pages());
   return (
     <section aria-labelledby="permits-title">
       <h1 id="permits-title">{t("permits.title")}</h1>
@@ -28,10 +30,8 @@ export function PermitsScreen() {
           name="status"
           values={PERMIT_STATUSES}
           labelOf={(value) => t(`permitStatus.${value}`)}
-          onChange={(value) => {
-            permits.restart();
-            setStatus(value);
-          }}
+          initial={status}
+          onChange={(value) => address.set({ status: value, page: undefined })}
         />
       </div>
       <ListStates loaded={permits} items={(page) => page.data} empty={t("permits.none")}>
@@ -55,9 +55,9 @@ export function PermitsScreen() {
                   state={permit.status}
                   label={t(`permitStatus.${permit.status}`)}
                 />
-                <td class="wide-only">{permit.customer.name ?? permit.customer.phone ?? "—"}</td>
+                <td class="wide-only">{permit.customer.name ?? formatPhone(permit.customer.phone) ?? "—"}</td>
                 <td>
-                  <a class="mono id" title={permit.permitId} href={`#/permits/${encodeURIComponent(permit.permitId)}`}>
+                  <a class="mono id" title={permit.permitId} href={`#/permits/${encodeURIComponent(permit.permitId)}`} data-open>
                     {permit.permitId}
                   </a>
                 </td>
@@ -139,7 +139,7 @@ export function PermitScreen({ permitId }: { permitId: string }) {
             <dt>{t("payments.description")}</dt>
             <dd>{current.description}</dd>
             <dt>{t("payment.customer")}</dt>
-            <dd>{[current.customer.name, current.customer.email, current.customer.phone].filter(Boolean).join(" · ") || "—"}</dd>
+            <dd>{[current.customer.name, current.customer.email, formatPhone(current.customer.phone)].filter(Boolean).join(" · ") || "—"}</dd>
             <dt>{t("payment.method")}</dt>
             <dd>{current.paymentMethod ?? "—"}</dd>
             <dt>{t("payments.created")}</dt>

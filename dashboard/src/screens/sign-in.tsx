@@ -5,7 +5,8 @@
  */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { type Api, createApi, messageOf } from "../api.ts";
+import { type Api, createApi } from "../api.ts";
+import { Refusal } from "../components.tsx";
 import type { MessageKey } from "../i18n.ts";
 import { type Session, signInAsPerson, signInWithAdminToken, signInWithApiKey } from "../session.ts";
 
@@ -30,7 +31,7 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
       .then((options) => setApiKeyOffered(options.apiKey))
       .catch(() => undefined);
   }, [api]);
-  const [error, setError] = useState<string | undefined>();
+  const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: SubmitEvent) => {
@@ -48,7 +49,7 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
             : await signInWithAdminToken(apiFor, field("token"), t("signIn.notAdmin"));
       onSignedIn(session);
     } catch (caught) {
-      setError(messageOf(caught));
+      setError(caught);
     } finally {
       setBusy(false);
     }
@@ -125,11 +126,8 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
               </label>
             </>
           )}
-          {error && (
-            <div class="notice notice-error" role="alert">
-              <span class="error-message">{error}</span>
-            </div>
-          )}
+          {/* A refused sign-in is not an ended session: "unauthorized" reads as a refusal here. */}
+          <Refusal error={error} t={(key) => t(key === "error.code.unauthorized" ? "signIn.refused" : key)} />
           <button type="submit" disabled={busy}>
             {busy ? t("signIn.busy") : t("signIn.submit")}
           </button>

@@ -31,6 +31,7 @@ import { peopleMigration } from "./0025_people.ts";
 import { signInMigration } from "./0026_sign_in.ts";
 import { anyProviderCredentialsMigration } from "./0027_any_provider_credentials.ts";
 import { settledRereadsMigration } from "./0028_settled_rereads.ts";
+import { tenantDisabledReasonMigration } from "./0029_tenant_disabled_reason.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   "0026_sign_in": signInMigration,
   "0027_any_provider_credentials": anyProviderCredentialsMigration,
   "0028_settled_rereads": settledRereadsMigration,
+  "0029_tenant_disabled_reason": tenantDisabledReasonMigration,
 };

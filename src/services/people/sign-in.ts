@@ -40,13 +40,18 @@ export interface SignedIn {
   tenantId: string;
 }
 
-type Outcome = "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "limited";
+type Outcome = "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "shop_disabled" | "limited";
 
 async function record(deps: Pick<Deps, "db" | "now">, email: string, address: string, outcome: Outcome, personId: string | null = null): Promise<void> {
   await deps.db
     .insertInto("sign_ins")
     .values({ person_id: personId, email: email.slice(0, 254), address, outcome, at: deps.now() })
     .execute();
+}
+
+/** The refusal of a sign-in to a disabled shop: the operator's reason, when one was given. */
+export function shopDisabledMessage(reason: string | null): string {
+  return reason ? `This shop is disabled by the operator: ${reason}` : "This shop is disabled by the operator";
 }
 
 /** How long an account is locked after its `failures`-th failure in a row (0: not locked). */
@@ -101,15 +106,23 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
   }
   const shops = await deps.db
     .selectFrom("memberships")
-    .select("tenant_id")
-    .where("person_id", "=", person.id)
-    .orderBy("created_at")
-    .orderBy("tenant_id")
+    .innerJoin("tenants", "tenants.id", "memberships.tenant_id")
+    .select(["memberships.tenant_id", "tenants.disabled", "tenants.disabled_reason"])
+    .where("memberships.person_id", "=", person.id)
+    .orderBy("memberships.created_at")
+    .orderBy("memberships.tenant_id")
     .execute();
-  const tenantId = input.tenantId ?? shops[0]?.tenant_id;
-  if (!tenantId || !shops.some((s) => s.tenant_id === tenantId)) {
+  // Without a shop named, the person's first shop that is not disabled.
+  const tenantId = input.tenantId ?? (shops.find((s) => !s.disabled) ?? shops[0])?.tenant_id;
+  const shop = shops.find((s) => s.tenant_id === tenantId);
+  if (!tenantId || !shop) {
     await record(deps, email, input.address, "no_shop", person.id);
     throw new ForbiddenError(input.tenantId ? "You do not belong to this shop" : "You belong to no shop any more");
+  }
+  // The password is right: the person is told their shop is disabled, and why, rather than a bare refusal.
+  if (shop.disabled) {
+    await record(deps, email, input.address, "shop_disabled", person.id);
+    throw new ForbiddenError(shopDisabledMessage(shop.disabled_reason), "tenant_disabled");
   }
   if (person.totp_enabled_at && !input.code) {
     await record(deps, email, input.address, "code_needed", person.id);

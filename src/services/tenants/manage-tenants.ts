@@ -69,6 +69,8 @@ export interface TenantChanges {
   name?: string;
   storeName?: string;
   disabled?: boolean;
+  /** Why it is disabled (with `disabled: true`); enabling it clears the reason. */
+  reason?: string;
   liveEnabled?: boolean;
   rateLimit?: RateLimit | null;
 }
@@ -80,7 +82,7 @@ export async function updateTenant(deps: Deps, tenantId: string, changes: Tenant
     .set({
       ...(changes.name !== undefined && { name: changes.name }),
       ...(changes.storeName !== undefined && { store_name: changes.storeName }),
-      ...(changes.disabled !== undefined && { disabled: changes.disabled }),
+      ...(changes.disabled !== undefined && { disabled: changes.disabled, disabled_reason: changes.disabled ? (changes.reason ?? null) : null }),
       ...(changes.liveEnabled !== undefined && { live_enabled: changes.liveEnabled }),
       ...(changes.rateLimit !== undefined && { rate_limit: changes.rateLimit }),
       updated_at: deps.now(),

@@ -10,6 +10,8 @@ export interface TenantView {
   name: string;
   storeName: string;
   disabled: boolean;
+  /** Why the operator disabled it (null while enabled, or when no reason was given). */
+  disabledReason: string | null;
   liveEnabled: boolean;
   rateLimit: RateLimit | null;
   createdAt: string;
@@ -23,6 +25,7 @@ export function tenantView(row: Selectable<TenantsTable>): TenantView {
     name: row.name,
     storeName: row.store_name,
     disabled: row.disabled,
+    disabledReason: row.disabled ? row.disabled_reason : null,
     liveEnabled: row.live_enabled,
     rateLimit: row.rate_limit ?? null,
     createdAt: row.created_at.toISOString(),

@@ -182,7 +182,7 @@ describeWithChromium(
         await page.getByText(/^Payout po_\w+ recorded/).waitFor();
         const payoutRow = page.locator('[data-testid="payouts"] tr[data-payout-id]');
         await payoutRow.waitFor();
-        expect(await payoutRow.textContent()).toContain("+221770000008");
+        expect(await payoutRow.textContent()).toContain("+221 77 000 00 08");
         await waitUntil(
           async () => {
             await page.locator("section").getByRole("button", { name: "Refresh" }).click();
@@ -378,7 +378,7 @@ describeWithChromium(
           timeoutMs: 5_000,
           intervalMs: 100,
         });
-        expect(await rows.first().textContent()).toContain("+22997000021");
+        expect(await rows.first().textContent()).toContain("+229 97 00 00 21");
 
         // Created today: both; up to yesterday: none, and the screen says no payment matches.
         const today = await page.evaluate(() => new Date(Date.now() - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 10));

@@ -99,10 +99,19 @@ describeWithChromium(
         expect(exchanged.status).toBe(401);
         expect(asked).toEqual([`Revoke key ${keyId}? Servers using it will lose access.`]);
 
-        // The key this tab signed in with: the confirmation says what it means, and the tab is signed out.
+        // The key this tab signed in with: a dialog says what it means (Cancel keeps it), and the tab is signed out.
         await page.locator(`tr[data-key-id="${tenant.keyId}"]`).getByRole("button", { name: "Revoke" }).click();
+        const dialog = page.getByRole("dialog", { name: "Revoke the key you signed in with?" });
+        expect(await dialog.textContent()).toContain(
+          `Revoke key ${tenant.keyId}? It is the key you signed in with: you will be signed out, and servers using it will lose access.`,
+        );
+        await dialog.getByRole("button", { name: "Cancel" }).click();
+        await dialog.waitFor({ state: "detached" });
+        expect(await page.locator(`tr[data-key-id="${tenant.keyId}"]`).getAttribute("data-revoked")).toBe("false");
+        await page.locator(`tr[data-key-id="${tenant.keyId}"]`).getByRole("button", { name: "Revoke" }).click();
+        await dialog.getByRole("button", { name: "Revoke" }).click();
         await page.getByRole("heading", { name: "Sign in" }).waitFor();
-        expect(asked[1]).toBe(`Revoke key ${tenant.keyId}? It is the key you signed in with: you will be signed out, and servers using it will lose access.`);
+        expect(asked).toHaveLength(1);
         await page.close();
       }, 30_000);
 
@@ -399,9 +408,12 @@ describeWithChromium(
         await row.waitFor();
 
         await row.getByRole("button", { name: "Disable" }).click();
+        // Asked first, with what it does, and why.
+        const dialog = page.getByRole("dialog", { name: "Disable Nouvelle Boutique?" });
+        expect(await dialog.textContent()).toContain("Disable Nouvelle Boutique? Its keys and tokens stop working at once");
+        await dialog.getByLabel("Reason", { exact: false }).fill("Asked by the merchant");
+        await dialog.getByRole("button", { name: "Disable" }).click();
         await page.locator(`tr[data-tenant-id="${tenantId}"]`, { hasText: "disabled" }).waitFor();
-        // Asked first, with what it does.
-        expect(asked.at(-1)).toStartWith("Disable Nouvelle Boutique? Its keys and tokens stop working at once");
         const refused = await openDashboard();
         await refused.locator('[role="tab"][data-mode="tenant"]').click();
         await refused.locator('input[name="keyId"]').fill(keyId);

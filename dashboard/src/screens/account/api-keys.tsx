@@ -6,6 +6,7 @@ import { useState } from "preact/hooks";
 import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
 import { ListStates, ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
+import { ConfirmDialog } from "../../confirm-dialog.tsx";
 
 export function ApiKeysScreen() {
   const { api, session, t, tenantId: actingOn } = useDashboard();
@@ -27,10 +28,12 @@ export function ApiKeysScreen() {
     });
   };
 
-  const revoke = async (keyId: string) => {
-    // The key this session signed in with: revoking it signs this tab out too, and the confirmation says so.
+  // The key this session signed in with: revoking it signs this tab out too, so it is asked in a dialog that says so.
+  const [askingInUse, setAskingInUse] = useState<string | undefined>();
+  const revoke = async (keyId: string, confirmed = false) => {
     const inUse = session.subject === `key:${keyId}`;
-    if (!confirm(t(inUse ? "apiKeys.revokeInUseConfirm" : "apiKeys.revokeConfirm", { id: keyId }))) return;
+    if (inUse && !confirmed) return setAskingInUse(keyId);
+    if (!inUse && !confirm(t("apiKeys.revokeConfirm", { id: keyId }))) return;
     await action.run(async () => {
       await api.apiKeys.revoke.mutate({ tenant_id: tenantId, key_id: keyId });
       keys.reload();
@@ -84,6 +87,19 @@ export function ApiKeysScreen() {
           </ListTable>
         )}
       </ListStates>
+      {askingInUse ? (
+        <ConfirmDialog
+          title={t("apiKeys.revokeInUseTitle")}
+          confirmLabel={t("apiKeys.revoke")}
+          onCancel={() => setAskingInUse(undefined)}
+          onConfirm={() => {
+            setAskingInUse(undefined);
+            void revoke(askingInUse, true);
+          }}
+        >
+          {t("apiKeys.revokeInUseConfirm", { id: askingInUse })}
+        </ConfirmDialog>
+      ) : null}
       <h2>{t("apiKeys.create")}</h2>
       <form class="inline-form" onSubmit={create}>
         <label>

@@ -13,6 +13,7 @@ import { hashOf } from "../../routes.ts";
 import { versionAnchor } from "../account/credential-versions.tsx";
 import { DeliveryLog } from "../webhooks/deliveries.tsx";
 import { type Refund, RefundsSection } from "./refunds.tsx";
+import { formatPhone } from "../../phones.ts";
 
 type PaymentDetail = Outputs["payments"]["get"];
 type Attempt = PaymentDetail["attempts"][number];
@@ -155,7 +156,10 @@ function PaymentFacts({ payment }: { payment: PaymentDetail }) {
     [t("payment.providerStatus"), payment.providerStatus ?? "—"],
     [t("payment.reference"), payment.reference ?? payment.providerReference ?? "—"],
     [t("payment.method"), payment.paymentMethod ?? "—"],
-    [t("payment.customer"), payment.customer ? [payment.customer.name, payment.customer.email, payment.customer.phone].filter(Boolean).join(" · ") : "—"],
+    [
+      t("payment.customer"),
+      payment.customer ? [payment.customer.name, payment.customer.email, formatPhone(payment.customer.phone)].filter(Boolean).join(" · ") : "—",
+    ],
     [t("payments.created"), <DateTime key="created" iso={payment.createdAt} />],
     [t("payment.completed"), <DateTime key="completed" iso={payment.completedAt} />],
   ];

@@ -9,10 +9,11 @@
  */
 import type { Inputs, Payment } from "../../api.ts";
 import { CreatedAmountState, ErrorNote, providerLabel, useAction } from "../../components.tsx";
-import { AnySelect, cursorOf, FoldedFilters, ListStates, ListTable, Pager, usePages } from "../../lists.tsx";
+import { AnySelect, cursorOf, FoldedFilters, ListStates, ListTable, Pager, useAddress, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { dayValue, endOfDay, startOfDay } from "../../days.ts";
 import { downloadCsv } from "../../download.ts";
+import { formatPhone } from "../../phones.ts";
 import { OPERATORS, operatorName, walletName } from "../../wallets.ts";
 import { TestCheckout } from "./test-checkout.tsx";
 
@@ -76,11 +77,18 @@ function apiQueryOf(filters: Filters): string {
   return query.toString();
 }
 
-export function PaymentsScreen({ filters: address }: { filters: string }) {
+export function PaymentsScreen({ filters: inAddress }: { filters: string }) {
   const { api, t, navigate, session, sessionEnded, tenantId } = useDashboard();
-  const query = new URLSearchParams(address);
+  // The address holds the filters and the page (`page`, the cursors gone through): the filters alone key the list.
+  const query = new URLSearchParams(inAddress);
+  query.delete("page");
+  const address = query.toString();
   const filters = filtersOf(query);
-  const page = usePages((cursor) => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...cursorOf(cursor) }), [address]);
+  const page = usePages(
+    (cursor) => api.payments.list.query({ ...filters, limit: PAGE_SIZE, ...cursorOf(cursor) }),
+    [address],
+    useAddress("#/payments").pages(),
+  );
   const downloading = useAction();
   const searchBy = SEARCH_FIELDS.find((field) => field !== "paymentId" && query.get(field)) ?? "paymentId";
 
@@ -90,8 +98,8 @@ export function PaymentsScreen({ filters: address }: { filters: string }) {
     if (next.paymentId) return navigate(`#/payments/${encodeURIComponent(next.paymentId)}`);
     // Applying the same filters again reads the list again (a payment's state may have moved on).
     if (next.query === address) {
-      page.restart();
-      page.reload();
+      if (page.first) page.reload();
+      else page.restart();
       return;
     }
     navigate(next.query ? `#/payments?${next.query}` : "#/payments");
@@ -99,7 +107,7 @@ export function PaymentsScreen({ filters: address }: { filters: string }) {
 
   const clear = (event: Event) => {
     (event.currentTarget as HTMLButtonElement).form?.reset();
-    if (address) navigate("#/payments");
+    if (inAddress) navigate("#/payments");
     else page.reload();
   };
 
@@ -209,9 +217,9 @@ function PaymentTable({ payments }: { payments: Payment[] }) {
           <td data-wallet={payment.operator ?? ""}>{walletName(language, payment.operator, payment.customer?.country) ?? "—"}</td>
           <td class="wide-only">{providerLabel(payment.provider)}</td>
           <td class="wide-only">{payment.description}</td>
-          <td class="wide-only mono nowrap">{payment.customer?.phone ?? "—"}</td>
+          <td class="wide-only mono nowrap">{formatPhone(payment.customer?.phone) ?? "—"}</td>
           <td>
-            <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono id" title={payment.id}>
+            <a href={`#/payments/${encodeURIComponent(payment.id)}`} class="mono id" title={payment.id} data-open>
               {payment.id}
             </a>
           </td>

@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import { DateTime, ErrorNote, Loading, SecretOnce, SectionHead, StatusNote, useAction, useLoad } from "../../components.tsx";
-import { cursorOf, Pager, usePages } from "../../lists.tsx";
+import { cursorOf, Pager, useAddress, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
 import { HealthFacts } from "./health.tsx";
@@ -31,10 +31,13 @@ function localValue(date: Date): string {
 export function WebhookScreen({ webhookId }: { webhookId: string }) {
   const { api, t, navigate } = useDashboard();
   const endpoint = useLoad(() => api.webhooks.get.query({ webhook_id: webhookId }), [webhookId]);
-  const [filter, setFilter] = useState<LogFilter>("all");
+  // The log's filter and page live in the address (`#/webhooks/wh_…?state=failed&page=…`).
+  const address = useAddress(`#/webhooks/${encodeURIComponent(webhookId)}`);
+  const filter = LOG_FILTERS.find((value) => value === address.query.get("state")) ?? "all";
   const deliveries = usePages(
     (cursor) => api.webhooks.deliveries.query({ webhook_id: webhookId, limit: 20, ...(filter === "all" ? {} : { state: filter }), ...cursorOf(cursor) }),
     [webhookId, filter],
+    address.pages(),
   );
   const [secret, setSecret] = useState<string | undefined>();
   const [status, setStatus] = useState<string | undefined>();
@@ -177,8 +180,8 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
                 value={filter}
                 onChange={(event) => {
                   // A new filter starts from its first page: the cursors of another list mean nothing to it.
-                  deliveries.restart();
-                  setFilter((event.currentTarget as HTMLSelectElement).value as LogFilter);
+                  const chosen = (event.currentTarget as HTMLSelectElement).value as LogFilter;
+                  address.set({ state: chosen === "all" ? undefined : chosen, page: undefined });
                 }}
               >
                 {LOG_FILTERS.map((value) => (

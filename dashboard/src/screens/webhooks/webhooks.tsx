@@ -5,7 +5,7 @@
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
 import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
-import { ListStates } from "../../lists.tsx";
+import { ListStates, openRowOnClick } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { HealthLine } from "./health.tsx";
 
@@ -67,10 +67,11 @@ export function WebhooksScreen() {
       {created ? <SecretOnce secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
       <ListStates loaded={endpoints} items={(page) => page.data} empty={t("webhooks.none")}>
         {(list) => (
-          <ul class="cards" data-testid="endpoints">
+          // biome-ignore lint/a11y/useKeyWithClickEvents: a mouse's shortcut to each card's link, which the keyboard reaches itself
+          <ul class="cards" data-testid="endpoints" onClick={openRowOnClick}>
             {list.map((endpoint) => (
               <li key={endpoint.id} class="card" data-webhook-id={endpoint.id}>
-                <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
+                <a href={`#/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono" data-open>
                   {endpoint.url}
                 </a>
                 <div>

@@ -1,0 +1,48 @@
+/**
+ * A new merchant's checklist on the Home (issue 29 point 4): its provider keys, a test payment, a webhook
+ * endpoint, then live — each step ticked from the merchant's own data (`reports.onboarding`), with a link to
+ * where it is done, shown until every step is.
+ */
+import { useDashboard } from "../context.ts";
+import { useLoad } from "../components.tsx";
+
+/** Where each step is done, and its link's words (live is the operator's to give: no link). */
+const STEP_LINKS = {
+  credentials: { href: "#/settings", label: "onboarding.credentials.link" },
+  testPayment: { href: "#/payments", label: "onboarding.testPayment.link" },
+  webhook: { href: "#/webhooks", label: "onboarding.webhook.link" },
+  live: undefined,
+} as const;
+
+export function OnboardingChecklist() {
+  const { api, t } = useDashboard();
+  const progress = useLoad(() => api.reports.onboarding.query({}), []);
+  const data = progress.data;
+  // Nothing to show once done, or while it cannot be read (the Home's own figures say what went wrong).
+  if (!data || data.done) return null;
+  const next = data.steps.find((step) => !step.done)?.step;
+  const count = data.steps.filter((step) => step.done).length;
+  return (
+    <section class="card onboarding" aria-labelledby="onboarding-title" data-testid="onboarding">
+      <h2 id="onboarding-title">{t("onboarding.title")}</h2>
+      <p class="hint">{t("onboarding.progress", { done: count, total: data.steps.length })}</p>
+      <ol class="checklist">
+        {data.steps.map(({ step, done }) => {
+          const link = STEP_LINKS[step];
+          return (
+            <li key={step} data-step={step} data-done={done} aria-current={step === next ? "step" : undefined}>
+              <span class={done ? "tick done" : "tick"} aria-hidden="true">
+                {done ? "✓" : "○"}
+              </span>{" "}
+              <span>
+                <strong>{t(`onboarding.${step}`)}</strong> <span class="visually-hidden">{done ? t("onboarding.done") : t("onboarding.todo")}</span>
+                <br />
+                <span class="muted">{t(`onboarding.${step}.hint`)}</span> {!done && link ? <a href={link.href}>{t(link.label)}</a> : null}
+              </span>
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
