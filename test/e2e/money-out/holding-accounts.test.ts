@@ -6,7 +6,7 @@
  * removed, cannot leave through the service's pooled account.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import type { Json } from "../../support/json.ts";
+import { callerOf, type Json } from "../../support/json.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { type SimulatorServer, startSimulator } from "../../support/provider-b-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -30,19 +30,10 @@ afterAll(async () => {
 /** The tenant of each token (the spec's provider B routes want x-tenant-id). */
 const tenantOf = new Map<string, string>();
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${rigA.base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      "x-tenant-id": tenantOf.get(token)!,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const call = callerOf(
+  () => rigA.base,
+  (token) => ({ "x-tenant-id": tenantOf.get(token)! }),
+);
 
 async function newTenant(): Promise<{ id: string; token: string }> {
   const id = await rigA.tg.insertTenant();

@@ -4,7 +4,7 @@
  * holds there — or is stopped when that cannot cover it, nothing started at the provider. Over real HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import type { Json } from "../../support/json.ts";
+import { callerOf, type Json } from "../../support/json.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
 
@@ -16,15 +16,7 @@ beforeAll(async () => {
 
 afterAll(() => rig?.close());
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${rig.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const call = callerOf(() => rig.base);
 
 async function settled(token: string, path: string): Promise<Json> {
   return waitUntil(

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { claimDueRereads, rereadSettledPayments } from "../../../src/services/direct-payments/settled-rereads.ts";
-import type { Json } from "../../support/json.ts";
+import { callerOf, type Json } from "../../support/json.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
 
@@ -28,15 +28,7 @@ afterAll(async () => {
   await rig?.close();
 });
 
-async function call(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${rig.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+const call = callerOf(() => rig.base);
 
 async function newTenant(): Promise<string> {
   return rig.tg.tenantToken(await rig.tg.insertTenant());
