@@ -232,6 +232,24 @@ function RefundTable({ refunds }: { refunds: Refund[] }) {
   );
 }
 
+type Entry = Outputs["balance"]["entries"]["data"][number];
+
+/** A ledger entry's first three cells: when, how much, and on which of the tenant's accounts (in words). */
+export function EntryCells({ entry }: { entry: Entry }) {
+  const { t } = useDashboard();
+  return (
+    <>
+      <td>
+        <DateTime iso={entry.createdAt} />
+      </td>
+      <td>
+        <Amount amount={entry.amount} currency={entry.currency} />
+      </td>
+      <td>{t(`money.entryAccount.${entry.account.startsWith("provider:") ? "provider" : entry.account}` as MessageKey)}</td>
+    </>
+  );
+}
+
 function EntryTable({ entries }: { entries: Outputs["balance"]["entries"]["data"] }) {
   const { t } = useDashboard();
   return (
@@ -247,13 +265,7 @@ function EntryTable({ entries }: { entries: Outputs["balance"]["entries"]["data"
     >
       {entries.map((entry) => (
         <tr key={entry.id} data-entry-id={entry.id}>
-          <td>
-            <DateTime iso={entry.createdAt} />
-          </td>
-          <td>
-            <Amount amount={entry.amount} currency={entry.currency} />
-          </td>
-          <td>{t(`money.entryAccount.${entry.account.startsWith("provider:") ? "provider" : entry.account}` as MessageKey)}</td>
+          <EntryCells entry={entry} />
           <td class="wide-only">{t(`money.entryKind.${entry.kind}`)}</td>
           <td>
             <a href={recordHref(entry.subjectId)} data-open class="mono id" title={entry.subjectId}>

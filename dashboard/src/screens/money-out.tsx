@@ -7,10 +7,10 @@ import type { ComponentChildren } from "preact";
 import type { Outputs } from "../api.ts";
 import { Amount, DateTime, ErrorNote, Loading, providerLabel, StateBadge, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
-import type { MessageKey } from "../i18n.ts";
 import { ListStates, ListTable } from "../lists.tsx";
 import { formatPhone } from "../phones.ts";
 import { walletName } from "../wallets.ts";
+import { EntryCells } from "./money-lists.tsx";
 
 type Payout = Outputs["payouts"]["get"];
 type Refund = Outputs["payouts"]["getRefund"];
@@ -40,13 +40,7 @@ export function MoneyOutScreen({ id }: { id: string }) {
           <ListTable testid="entries" columns={[{ label: t("payments.created") }, { label: t("payments.amount") }, { label: t("money.entryAccount") }]}>
             {list.map((entry) => (
               <tr key={entry.id} data-entry-id={entry.id}>
-                <td>
-                  <DateTime iso={entry.createdAt} />
-                </td>
-                <td>
-                  <Amount amount={entry.amount} currency={entry.currency} />
-                </td>
-                <td>{t(`money.entryAccount.${entry.account.startsWith("provider:") ? "provider" : entry.account}` as MessageKey)}</td>
+                <EntryCells entry={entry} />
               </tr>
             ))}
           </ListTable>
