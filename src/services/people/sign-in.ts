@@ -37,7 +37,8 @@ export interface SignedIn {
   session: NewSession;
   personId: string;
   email: string;
-  tenantId: string;
+  /** Null for a session on the operator's side. */
+  tenantId: string | null;
 }
 
 type Outcome = "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "limited";
@@ -66,7 +67,8 @@ async function fail(deps: Pick<Deps, "db" | "now">, person: { id: string; failed
 }
 
 /**
- * Signs a person in: a session in the chosen shop (or their first). 401 for a wrong address, password or code
+ * Signs a person in: a session in the chosen shop (or their first; a person of the operator's staff, on the
+ * operator's side unless they name a shop). 401 for a wrong address, password or code
  * (one message for the first two), 403 for a shop the person does not belong to, 429 with `Retry-After` while the
  * address or the account is locked.
  */
@@ -80,7 +82,7 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
   }
   const person = await deps.db
     .selectFrom("people")
-    .select(["id", "email", "password_hash", "totp_secret", "totp_enabled_at", "failed_sign_ins", "locked_until"])
+    .select(["id", "email", "password_hash", "totp_secret", "totp_enabled_at", "failed_sign_ins", "locked_until", "operator_role"])
     .where("email", "=", email)
     .executeTakeFirst();
   if (!person?.password_hash) {
@@ -106,8 +108,9 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
     .orderBy("created_at")
     .orderBy("tenant_id")
     .execute();
-  const tenantId = input.tenantId ?? shops[0]?.tenant_id;
-  if (!tenantId || !shops.some((s) => s.tenant_id === tenantId)) {
+  // The operator's staff sign in to the operator's side unless they name one of their shops.
+  const tenantId = input.tenantId ?? (person.operator_role ? null : shops[0]?.tenant_id);
+  if (tenantId !== null && (!tenantId || !shops.some((s) => s.tenant_id === tenantId))) {
     await record(deps, email, input.address, "no_shop", person.id);
     throw new ForbiddenError(input.tenantId ? "You do not belong to this shop" : "You belong to no shop any more");
   }
