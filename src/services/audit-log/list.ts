@@ -31,7 +31,7 @@ export async function listAuditLog(deps: Pick<Deps, "db">, query: AuditLogQuery)
   if (query.tenantId !== undefined) select = select.where("tenant_id", "=", query.tenantId);
   if (query.actor) select = select.where("actor_id", "=", query.actor);
   if (query.action) select = select.where("action", "=", query.action);
-  if (query.target) select = select.where(sql<boolean>`targets @> ${JSON.stringify([query.target])}::jsonb`);
+  if (query.target) select = select.where(sql<boolean>`targets @> jsonb_build_array(${query.target}::text)`);
   if (query.outcome) select = select.where("outcome", "=", query.outcome);
   if (query.since) select = select.where("at", ">=", new Date(query.since));
   if (query.until) select = select.where("at", "<", new Date(query.until));
