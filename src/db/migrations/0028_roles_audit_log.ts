@@ -85,11 +85,21 @@ async function up(db: Kysely<any>): Promise<void> {
   }
 }
 
+// Back to 0027: the three roles become `member` again, and the operator's staff lose their invitations and sessions.
 async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable("audit_log_purges").execute();
   await db.schema.dropTable("audit_log").execute();
   await sql`drop function audit_log_append_only()`.execute(db);
   await sql`alter table people drop column operator_role`.execute(db);
+  await sql`delete from sessions where tenant_id is null`.execute(db);
+  await sql`alter table sessions alter column tenant_id set not null`.execute(db);
+  await sql`delete from invitations where tenant_id is null`.execute(db);
+  await sql`alter table invitations alter column tenant_id set not null`.execute(db);
+  for (const table of ["memberships", "invitations"]) {
+    await sql`alter table ${sql.table(table)} drop constraint ${sql.raw(`${table}_role_check`)}`.execute(db);
+    await sql`update ${sql.table(table)} set role = 'member' where role <> 'owner'`.execute(db);
+    await sql`alter table ${sql.table(table)} add constraint ${sql.raw(`${table}_role_check`)} check (role in ('owner', 'member'))`.execute(db);
+  }
 }
 
 export const rolesAuditLogMigration: Migration = { up, down };
