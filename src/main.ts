@@ -328,8 +328,9 @@ const COMMANDS: Record<string, Command> = {
   Deletes the rows past their retention that nothing needs any more (what a worker does every PRUNE_EVERY_MS):
   final webhook deliveries and their attempts (RETENTION_DELIVERIES), events left without a delivery
   (RETENTION_EVENTS), handled IPNs of final payments (RETENTION_IPNS), the routing window's old minutes
-  (RETENTION_ROUTE_OUTCOMES), idempotency keys past their replay (RETENTION_IDEMPOTENCY_KEYS). Pending
-  deliveries, their events, open payments' IPNs and keys still replayed are never touched.
+  (RETENTION_ROUTE_OUTCOMES), idempotency keys past their replay (RETENTION_IDEMPOTENCY_KEYS), the oldest
+  audit log entries of each chain (RETENTION_AUDIT_LOG, the cut recorded). Pending deliveries, their events,
+  open payments' IPNs and keys still replayed are never touched.
   Prints one line per table, then the total; safe to run beside the workers and to interrupt.
   --batch-size <n>   rows per statement (default PRUNE_BATCH_SIZE, 1000)`,
     options: { "batch-size": { type: "string" } },
