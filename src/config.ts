@@ -102,6 +102,8 @@ export interface GatewayConfig {
     ipnsMs: number;
     routeOutcomesMs: number;
     idempotencyKeysMs: number;
+    /** The audit log (issue 30 point 5): a chain's oldest entries past it go, the chain recording where it was cut. */
+    auditLogMs: number;
     everyMs: number;
     batchSize: number;
   };
@@ -261,6 +263,7 @@ const envSchema = z.object({
   RETENTION_IPNS: retention(DAY_MS, "1d", "a notification is kept while its payment is open").default(90 * DAY_MS),
   RETENTION_ROUTE_OUTCOMES: retention(DAY_MS, "1d", "the routing window is at most a day").default(7 * DAY_MS),
   RETENTION_IDEMPOTENCY_KEYS: retention(DAY_MS, "1d", "a key is replayed for 24 hours").default(DAY_MS),
+  RETENTION_AUDIT_LOG: retention(DAY_MS, "1d", "who did what is kept at least a day").default(1825 * DAY_MS),
   PRUNE_EVERY_MS: z.coerce.number().int().min(0).default(3_600_000),
   SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
   RENEWAL_SWEEP_EVERY_MS: z.coerce.number().int().min(1_000).default(60_000),
@@ -463,6 +466,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
       ipnsMs: e.RETENTION_IPNS,
       routeOutcomesMs: e.RETENTION_ROUTE_OUTCOMES,
       idempotencyKeysMs: e.RETENTION_IDEMPOTENCY_KEYS,
+      auditLogMs: e.RETENTION_AUDIT_LOG,
       everyMs: e.PRUNE_EVERY_MS,
       batchSize: e.PRUNE_BATCH_SIZE,
     },

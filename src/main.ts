@@ -10,7 +10,7 @@
  *   passerelle token --tenant ten_… [--env live] [--ttl 3600]
  *   passerelle sandbox [--port-a 4001] [--port-b 4002] [--approve-delay-ms 2000]   the provider simulators, standalone
  *   passerelle keys rotate [--pause-ms 0]   re-seal every stored secret under the first ENCRYPTION_KEYS key
- *   passerelle audit [--env live] [--no-providers]   check the money invariants (exit 1 on a violation)
+ *   passerelle audit [--env live] [--no-providers]   check the money invariants and the audit log's chains (exit 1 on a violation)
  *   passerelle prune [--batch-size 1000]   delete the rows past their retention (RETENTION_*), in batches
  *   passerelle openapi                print the OpenAPI document
  *
@@ -51,7 +51,8 @@ const USAGE = `usage: passerelle <command> [options]
   keys rotate [--pause-ms <n>]
                            re-seal every stored secret under the first ENCRYPTION_KEYS key
   audit [--env sandbox|live] [--no-providers]
-                           check the money invariants; one line per violation, exit 1 when any
+                           check the money invariants and the audit log's chains; one line per
+                           violation, exit 1 when any
   prune [--batch-size <n>] delete the rows past their retention (RETENTION_*) that nothing needs
   openapi                  print the OpenAPI document
   help [<command>]         print this, or a command's usage ('passerelle <command> --help' does too)
@@ -300,7 +301,8 @@ const COMMANDS: Record<string, Command> = {
   Checks the money invariants against the database: every journal sums to zero; no pooled account, and no
   tenant's money on one, below zero; a payment's refunds never above what it collected; one collection per
   payment and per Idempotency-Key; no final state moved backwards; each pooled account's provider balance
-  at least what the tenants may spend there (read from the providers; --no-providers skips it).
+  at least what the tenants may spend there (read from the providers; --no-providers skips it); every audit
+  log entry matches its hash and follows the one before it in its chain.
   Prints one line per violation and exits 1, or 'audit: no violation' and exits 0.
   --env <env>        only this environment (default both)
   --no-providers     do not read the providers' balances`,
@@ -326,8 +328,9 @@ const COMMANDS: Record<string, Command> = {
   Deletes the rows past their retention that nothing needs any more (what a worker does every PRUNE_EVERY_MS):
   final webhook deliveries and their attempts (RETENTION_DELIVERIES), events left without a delivery
   (RETENTION_EVENTS), handled IPNs of final payments (RETENTION_IPNS), the routing window's old minutes
-  (RETENTION_ROUTE_OUTCOMES), idempotency keys past their replay (RETENTION_IDEMPOTENCY_KEYS). Pending
-  deliveries, their events, open payments' IPNs and keys still replayed are never touched.
+  (RETENTION_ROUTE_OUTCOMES), idempotency keys past their replay (RETENTION_IDEMPOTENCY_KEYS), the oldest
+  audit log entries of each chain (RETENTION_AUDIT_LOG, the cut recorded). Pending deliveries, their events,
+  open payments' IPNs and keys still replayed are never touched.
   Prints one line per table, then the total; safe to run beside the workers and to interrupt.
   --batch-size <n>   rows per statement (default PRUNE_BATCH_SIZE, 1000)`,
     options: { "batch-size": { type: "string" } },

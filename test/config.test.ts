@@ -134,6 +134,7 @@ describe("loadConfig", () => {
       ipnsMs: 90 * 86_400_000,
       routeOutcomesMs: 7 * 86_400_000,
       idempotencyKeysMs: 86_400_000,
+      auditLogMs: 1825 * 86_400_000,
       everyMs: 3_600_000,
       batchSize: 1_000,
     });

@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Who the calling token is
-         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session).
+         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The claims of the calling token, as the gateway reads them: the first call to make when a token does not work.
          */
@@ -54,13 +54,13 @@ export interface paths {
         };
         /**
          * List tenants, newest first
-         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin, support.
          */
         get: operations["tenants-list"];
         put?: never;
         /**
          * Create a tenant
-         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin.
          *
          *     Returns the first sandbox API key and the callback signing secret: the only time they are shown.
          */
@@ -80,7 +80,7 @@ export interface paths {
         };
         /**
          * Read a tenant
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["tenants-get"];
         put?: never;
@@ -90,7 +90,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, disable, enable live, change the rate limit
-         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin.
          */
         patch: operations["tenants-update"];
         trace?: never;
@@ -106,7 +106,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the callback signing secret
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     The previous secret keeps signing beside the new one for 24 hours. The new secret is shown this once.
          */
@@ -126,14 +126,14 @@ export interface paths {
         };
         /**
          * Read the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerA-get"];
         /**
          * Store the tenant's own provider A account
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
          *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
@@ -154,7 +154,7 @@ export interface paths {
         };
         /**
          * Every version of the tenant's own provider A account, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
@@ -179,7 +179,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate the tenant's own provider A account of an environment
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          */
         delete: operations["credentials-providerA-delete"];
         options?: never;
@@ -196,14 +196,14 @@ export interface paths {
         };
         /**
          * Read provider B credentials, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
         get: operations["credentials-providerB-get"];
         /**
          * Store provider B credentials
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
          *     Replaces the active set of that environment; the old version stays sealed for payments made with it.
          */
@@ -224,7 +224,7 @@ export interface paths {
         };
         /**
          * Every version of provider B credentials, masked
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Newest first per environment, the active one and those it replaced: a payment's credentialVersion is one of them. A sandbox token sees the sandbox set only; an operator or a live token sees both environments.
          */
@@ -249,7 +249,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate provider B credentials of an environment
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          */
         delete: operations["credentials-providerB-delete"];
         options?: never;
@@ -266,7 +266,7 @@ export interface paths {
         };
         /**
          * The credentials each provider takes
-         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session).
+         * @description Any valid token: an operator's or a tenant's (or a person's dashboard session). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Every provider this gateway runs whose credentials a tenant stores: its fields, in order, and how the dashboard names them.
          */
@@ -288,13 +288,13 @@ export interface paths {
         };
         /**
          * List API keys (prefixes only)
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["apiKeys-list"];
         put?: never;
         /**
          * Create an API key
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     The secret is in this response only.
          */
@@ -317,7 +317,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     Tokens minted from it stop working within 5 seconds.
          */
@@ -336,15 +336,15 @@ export interface paths {
         };
         /**
          * List the shop's pending invitations
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin, support.
          */
         get: operations["people-invitations"];
         put?: never;
         /**
          * Invite a person to the shop
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
-         *     E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role. An operator invites owners and members; the shop (its owner signed in, or its token) invites members. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.
+         *     E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role (default viewer). An operator invites owners and the other roles; the shop (its owner signed in, or its token) the other roles. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.
          */
         post: operations["people-invite"];
         delete?: never;
@@ -365,7 +365,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a pending invitation
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
          *     Its link stops working at once.
          */
@@ -384,7 +384,7 @@ export interface paths {
         };
         /**
          * List the shop's people
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin, support.
          */
         get: operations["people-members"];
         put?: never;
@@ -407,14 +407,20 @@ export interface paths {
         post?: never;
         /**
          * Remove a person from the shop
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
-         *     Their sessions in the shop end at once; they keep their other shops, if any.
+         *     Their sessions in the shop end at once; they keep their other shops, if any. An owner is removed by an operator only (else 403).
          */
         delete: operations["people-removeMember"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a person's role in the shop
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
+         *
+         *     The shop's owner (or its token) sets developer, finance or viewer; making someone an owner, or changing an owner's role, is an operator's (else 403). The person's sessions act with the new role from their next call. The audit log records the role before and after.
+         */
+        patch: operations["people-changeRole"];
         trace?: never;
     };
     "/tenants/{tenant_id}/two-factor-policy": {
@@ -427,7 +433,7 @@ export interface paths {
         get?: never;
         /**
          * Require two-factor sign-in for the whole shop
-         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin.
          *
          *     The shop's owner (signed in) or an operator. Once required, a person of the shop without two-factor sign-in can only set it up (every other call with their session is 403 until then), and nobody of the shop can turn theirs off.
          */
@@ -505,6 +511,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shop's audit log
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, admin, support.
+         *
+         *     Every call that changed something (or tried to) on the shop, by a person, an API key or the operator: who, what, when, from where, and the outcome, refusals by role included. Newest first; both environments. The shop's owner, its token, or the operator's staff.
+         */
+        get: operations["auditLog-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/people/sign-in/options": {
         parameters: {
             query?: never;
@@ -560,7 +588,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out: end this session
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The cookie is cleared.
          */
@@ -580,7 +608,7 @@ export interface paths {
         };
         /**
          * Who is signed in, in which shop, and their shops
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["me-me"];
         put?: never;
@@ -600,7 +628,7 @@ export interface paths {
         };
         /**
          * The person's live sessions
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["me-sessions"];
         put?: never;
@@ -623,7 +651,7 @@ export interface paths {
         post?: never;
         /**
          * End one of the person's sessions
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Another person's session is 404.
          */
@@ -642,7 +670,7 @@ export interface paths {
         };
         /**
          * The person's latest sign-ins and failures
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["me-signIns"];
         put?: never;
@@ -664,7 +692,7 @@ export interface paths {
         put?: never;
         /**
          * Start setting up two-factor sign-in
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     A new TOTP secret (RFC 6238), as text and as a QR code for the authenticator app; confirm it with a first code.
          */
@@ -686,7 +714,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm two-factor sign-in with a first code
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Turns it on, and returns ten single-use recovery codes, this once (earlier ones stop working). 401 on a wrong code; 409 with nothing to confirm.
          */
@@ -708,7 +736,7 @@ export interface paths {
         put?: never;
         /**
          * Turn two-factor sign-in off
-         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.
+         * @description A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person. People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     With a code (or a recovery code). 409 while one of the person's shops requires it; 401 on a wrong code.
          */
@@ -728,7 +756,7 @@ export interface paths {
         };
         /**
          * The event log of the last 30 days, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["events-list"];
         put?: never;
@@ -748,7 +776,7 @@ export interface paths {
         };
         /**
          * Read an event
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["events-get"];
         put?: never;
@@ -768,13 +796,13 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["webhooks-list"];
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     The signing secret (whsec_…) is in this response only. At most 20 endpoints per tenant.
          */
@@ -794,21 +822,21 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["webhooks-get"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          */
         delete: operations["webhooks-delete"];
         options?: never;
         head?: never;
         /**
          * Change url, events, description or enabled
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          */
         patch: operations["webhooks-update"];
         trace?: never;
@@ -824,7 +852,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     The old secret keeps signing beside the new one for 24 hours. The new secret is in this response only.
          */
@@ -846,7 +874,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -864,7 +892,7 @@ export interface paths {
         };
         /**
          * The delivery log of an endpoint
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Each delivery with every attempt: time, status code, duration, error and the first 2 KiB of the answer; `state` keeps one state only.
          */
@@ -888,7 +916,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again now
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          */
         post: operations["webhooks-retry"];
         delete?: never;
@@ -908,7 +936,7 @@ export interface paths {
         put?: never;
         /**
          * Re-deliver every event of a window (at most 14 days)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          */
         post: operations["webhooks-replay"];
         delete?: never;
@@ -928,7 +956,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again the failed deliveries of a window (at most 14 days)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     Only deliveries that failed (used up their attempts, or were refused for good) and were made in the window; those that succeeded or are still being tried are left alone. Each gets one more attempt, then the rest of the retry schedule.
          */
@@ -948,7 +976,7 @@ export interface paths {
         };
         /**
          * List payments
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The tenant's payments of every kind in the token's environment, newest first. Filter by provider, kind, state, operator, providerTransactionId, reference (provider A's), merchantReference (yours), text in the description or the customer's name (q), dates, amounts and phone; page with limit and cursor. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -956,7 +984,7 @@ export interface paths {
         put?: never;
         /**
          * Take a mobile-money payment from any operator
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Names the operator and the customer's phone (and, for an operator whose flow is otp, the code the customer got). The gateway tries the tenant's routes for that operator in that country (GET /routing), ranked by their live success rates, records the payment and asks the provider to start it; answers the payment, pending, with nextAction (none: approve the prompt; open_url: send the customer to the wallet's page) and its attempts. When a provider provably did not act (a refusal before any push, connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key answers it again.
          */
@@ -978,7 +1006,7 @@ export interface paths {
         put?: never;
         /**
          * What POST /payments would do with this body, without doing it
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The same body as POST /payments; no payment, no provider call. Answers whether it would be taken and the validation errors the real call would answer, the flow the customer follows, and the routes in the order they would be tried (the exploration share aside), each with its limits and fees where the provider publishes them.
          */
@@ -998,7 +1026,7 @@ export interface paths {
         };
         /**
          * Read a payment
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     One payment of the tenant, in the token's environment. Another tenant's or environment's payment is 404.
          */
@@ -1020,7 +1048,7 @@ export interface paths {
         };
         /**
          * The deliveries of a payment's events
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     To the tenant's webhook endpoints and to the payment's callback_url, each with every attempt.
          */
@@ -1042,7 +1070,7 @@ export interface paths {
         };
         /**
          * List payment links
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The tenant's links in the token's environment, newest first; active=true or false keeps those not deactivated, or deactivated.
          */
@@ -1050,7 +1078,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment link
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     A link any customer pays from a phone on the gateway's pay page: a fixed amount or { min, max } for the customer to choose amountMax; single-use (the first payment that succeeds uses it up) or reusable; an optional expiry; the wallets and countries it takes. Answers its URL, its QR code (SVG, and PNG as a data URL) and texts ready to send by SMS or WhatsApp (a wa.me URL), in French and English. Each payment through it is a payment of the tenant (GET /payments), with paymentLinkId; each that succeeds also sends payment_link.paid.
          */
@@ -1070,7 +1098,7 @@ export interface paths {
         };
         /**
          * Read a payment link, with its payments
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     With its QR code, its share texts and its latest 100 payments. Another tenant's or environment's link is 404.
          */
@@ -1082,7 +1110,7 @@ export interface paths {
         head?: never;
         /**
          * Deactivate a payment link
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     { "active": false }: its pay page says it was deactivated and takes no payment from then on; its payments are kept. Deactivating it again changes nothing.
          */
@@ -1166,7 +1194,7 @@ export interface paths {
         put?: never;
         /**
          * Initiate a direct USSD payment
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Records the payment and asks provider A to push the USSD prompt to the phone; answers pending. Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), left pending and settled later from the provider; the same Idempotency-Key answers it again. In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.
          */
@@ -1186,7 +1214,7 @@ export interface paths {
         };
         /**
          * Detailed status of a provider A transaction
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     A pending transaction is read again from provider A (at most once a second); a final one is served as stored. Another tenant's or environment's transaction is 404.
          */
@@ -1208,7 +1236,7 @@ export interface paths {
         };
         /**
          * Whether a provider A transaction is approved
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     True for approved, transferred and partially refunded; false otherwise (refunded included).
          */
@@ -1232,7 +1260,7 @@ export interface paths {
         put?: never;
         /**
          * Create a hosted checkout invoice
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending checkout payment. A provider refusal is 422 with providerResponseCode.
          */
@@ -1252,13 +1280,13 @@ export interface paths {
         };
         /**
          * List permits, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["permits-list"];
         put?: never;
         /**
          * Create a permit (recurring debit authorisation)
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Creates the permit at provider B with the tenant's credentials of the token's environment (424 when there are none) and records it pending. Send the customer to authorizationUrl; the permit becomes active when provider B confirms the authorisation (permit.activated).
          */
@@ -1278,14 +1306,14 @@ export interface paths {
         };
         /**
          * Read a permit
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["permits-get"];
         put?: never;
         post?: never;
         /**
          * Revoke a permit
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Revokes the permit at provider B, then locally (permit.revoked) and cancels its schedule, in one transaction. An ended permit answers as it is. Provider B down (502/504) changes nothing.
          */
@@ -1304,13 +1332,13 @@ export interface paths {
         };
         /**
          * The permit's charges, newest first
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["permits-charges"];
         put?: never;
         /**
          * Charge a permit now
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
          */
@@ -1330,12 +1358,12 @@ export interface paths {
         };
         /**
          * Read the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          */
         get: operations["permitSchedules-get"];
         /**
          * Create or replace the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     One schedule per permit, kept under one id. Same cadence, startAt and timeZone: only the amount and description of the charges to come change. A new cadence, startAt or timeZone, or a past_due or cancelled schedule: it starts again from the period in progress, never one already charged. Periods follow the calendar of timeZone. 409 permit_not_active unless the permit is active; 400 when amount exceeds the permit's maxAmount or timeZone is not an IANA time zone.
          */
@@ -1343,7 +1371,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel the permit's renewal schedule
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     No further renewal is charged; a charge already made stays as it is. The permit stays active.
          */
@@ -1362,7 +1390,7 @@ export interface paths {
         };
         /**
          * List payouts
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The tenant's payouts in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive). Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -1370,7 +1398,7 @@ export interface paths {
         put?: never;
         /**
          * Send money to a mobile-money wallet
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     Records the payout (po_…), answers it pending, and sends it through the first provider that pays out to the recipient's operator in its country (or the one named). The payout's id is the provider's idempotency key: a crash or a lost answer is settled by reading the provider, never by sending again. Events payout.sent and payout.failed. 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
@@ -1390,7 +1418,7 @@ export interface paths {
         };
         /**
          * Read a payout
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     One payout of the tenant, in the token's environment. Another tenant's or environment's payout is 404.
          */
@@ -1412,7 +1440,7 @@ export interface paths {
         };
         /**
          * List a payment's refunds
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Newest first. Another tenant's payment is 404.
          */
@@ -1420,7 +1448,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a payment, fully or in part
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
          *     A payout of `amount` (by default all that is left) to the wallet that paid, through a provider that pays out to its operator (the payment's own first). The refunds of a payment that have not failed never add up to more than it collected. Answers the refund (rf_…), pending; events refund.succeeded or refund.failed, and payment.refunded once all of it is back. 409 payment_not_refundable when the payment is not succeeded (or refunded in full, or its wallet is unknown), 422 amount_exceeds_refundable above what is left; 400 validation_failed above MAX_AMOUNT; 422 payout_limit_exceeded (a limit the provider documents: the message names it); 422 insufficient_balance from the service's pooled account at the provider that sends it, beyond what the tenant holds on that pooled account (money collected on the tenant's own account, or on another provider's, is not there: GET /balance shows each holding account); 424 when the provider has no account for the tenant there.
          */
@@ -1440,7 +1468,7 @@ export interface paths {
         };
         /**
          * List refunds
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     The tenant's refunds of every payment in the token's environment, newest first; filter by state and creation time (from inclusive, to exclusive). Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -1462,7 +1490,7 @@ export interface paths {
         };
         /**
          * Read a refund
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     One refund of the tenant, in the token's environment. Another tenant's or environment's refund is 404.
          */
@@ -1484,7 +1512,7 @@ export interface paths {
         };
         /**
          * The tenant's balance
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Per holding account — where the money sits: the service's pooled account at a provider (pooled:<provider>) or the tenant's own account there (own:<provider>) — and currency, in the token's environment: available (collected there, less payouts and refunds sent or on their way from there) and pending (payouts and refunds not final yet), from the tenant's double-entry ledger; beside an own account, what its provider reports; and the totals per currency. A payout or refund from a pooled account spends only what the tenant holds on that account.
          */
@@ -1506,7 +1534,7 @@ export interface paths {
         };
         /**
          * The ledger's entries
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Newest first: each movement (a payment collected, a payout or refund reserved, sent, released, a fee) as legs that sum to zero. Send `Accept: text/csv` for every matching item as CSV (one column per field, nested ones named with dots), streamed: `limit` is ignored.
          */
@@ -1528,7 +1556,7 @@ export interface paths {
         };
         /**
          * Reconciliation of the tenant's payments, refunds and payouts
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Per provider, operator, state and currency: counts and totals of what was created in [from, to); and the records whose provider state differs from ours, as the sync schedule found them. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
@@ -1550,7 +1578,7 @@ export interface paths {
         };
         /**
          * Reconciliation across every tenant
-         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin, support.
          *
          *     As GET /reports/reconciliation, for every tenant (or the one named by tenantId), in the token's environment or x-environment; and the service's pooled accounts: per provider and currency, what the ledger says the service holds there for all tenants, what the provider reports, and the difference. Admin token only. Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).
          */
@@ -1572,7 +1600,7 @@ export interface paths {
         };
         /**
          * The tenant's overview: activity and what needs attention
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Over today (per hour), the last 7 or 30 days (per day), counted in timeZone, in the token's environment: the payments created, collected, failed, cancelled and pending, their amounts and success rate (succeeded / (succeeded + failed + cancelled)) in total, per step, per wallet (operator × country) and per provider; the refunds and payouts created. And, whatever the window: payments stuck pending past the 24 h sync window, failing or disabled webhook endpoints, payouts and refunds still pending, and the providers whose keys are missing. The balance is GET /balance.
          */
@@ -1594,7 +1622,7 @@ export interface paths {
         };
         /**
          * The tenant's way to live: keys, a test payment, a webhook endpoint, live
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     Whether the tenant stored a provider's keys, collected a sandbox payment, added a webhook endpoint and was let go live, in that order, read from its data (whatever the token's environment). The dashboard's Home shows it as a checklist until done.
          */
@@ -1616,14 +1644,14 @@ export interface paths {
         };
         /**
          * The tenant's route lists
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     For every operator and country the gateway reaches directly, the providers a POST /payments payment tries, in order: the tenant's own list (configured) or, by default, every provider that serves it (provider A first where it does).
          */
         get: operations["routing-get"];
         /**
          * Set route lists
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, admin.
          *
          *     Sets the route list of each operator and country named (the others are left as they are); every provider must serve the operator there; an empty list goes back to the default. Answers every route list, as GET /routing.
          */
@@ -1644,7 +1672,7 @@ export interface paths {
         };
         /**
          * The live window routes are chosen by
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     In the token's environment, per provider, operator and country, over the last ROUTING_WINDOW_MINUTES: the payments that ended paid and failed (every tenant's: a route's health is the provider's), their success rate, and the circuits of this process.
          */
@@ -1666,7 +1694,7 @@ export interface paths {
         };
         /**
          * The operators a tenant can take in a country
-         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).
+         * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, developer, finance, viewer, admin, support.
          *
          *     For each operator of the country: its route(s) in the order POST /payments tries them (those the tenant has an account on), the flow the customer follows (push, otp with how to get the code, redirect), the currency and the limits.
          */
@@ -1688,7 +1716,7 @@ export interface paths {
         };
         /**
          * Payments still pending after the 24 h sync window
-         * @description **Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin, support.
          *
          *     Every tenant's payments (both providers, both environments unless filtered) still pending more than 24 h after creation: the sync jobs have stopped and the payment was never assumed failed; an operator settles it. Oldest first. Admin token only.
          */
@@ -1696,6 +1724,92 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every shop's audit log, and the operator's own calls
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin, support.
+         *
+         *     As `GET /audit-log`, across every shop (`tenantId` narrows to one). An admin token or the operator's staff.
+         */
+        get: operations["admin-auditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/staff/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a person to the operator's staff
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin.
+         *
+         *     E-mails a single-use link (valid 7 days) to sign in to the operator's side of the dashboard as admin or support (reads only). The operator's side always requires two-factor sign-in. 409 when the address is already of the staff.
+         */
+        post: operations["admin-inviteStaff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/staff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator's staff, and their pending invitations
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin, support.
+         */
+        get: operations["admin-staff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/staff/{person_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a person off the operator's staff
+         * @description **Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403. People's roles that may: admin.
+         *
+         *     Their sessions on the operator's side end at once; their shops, if any, are theirs still.
+         */
+        delete: operations["admin-removeStaff"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2322,7 +2436,7 @@ export interface components {
             id: string;
             email: string;
             /** @enum {string} */
-            role: "owner" | "member";
+            role: "owner" | "developer" | "finance" | "viewer" | "admin" | "support";
             /** @description `operator`, `key:<key id>` or a person's id */
             invitedBy: string;
             /** Format: date-time */
@@ -2335,26 +2449,98 @@ export interface components {
             id: string;
             email: string;
             name: string | null;
-            /** @enum {string} */
-            role: "owner" | "member";
+            /**
+             * @description owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)
+             * @enum {string}
+             */
+            role: "owner" | "developer" | "finance" | "viewer";
             /** Format: date-time */
             joinedAt: string;
+        };
+        RoleChange: {
+            id: string;
+            /**
+             * @description owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)
+             * @enum {string}
+             */
+            role: "owner" | "developer" | "finance" | "viewer";
+            /**
+             * @description owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)
+             * @enum {string}
+             */
+            previousRole: "owner" | "developer" | "finance" | "viewer";
         };
         AcceptedInvitation: {
             personId: string;
             email: string;
-            tenantId: string;
+            /** @description null: the operator's staff */
+            tenantId: string | null;
             /** @enum {string} */
-            role: "owner" | "member";
+            role: "owner" | "developer" | "finance" | "viewer" | "admin" | "support";
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
+            nextCursor: string | null;
+        };
+        AuditEntry: {
+            /** @description aud_… */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /** @description The shop the call acted on; null for an operator's call on no shop */
+            tenantId: string | null;
+            /** @enum {string} */
+            environment: "sandbox" | "live";
+            /** @enum {string} */
+            actorType: "person" | "key" | "token" | "operator";
+            /** @description A person's id (per_…), an API key's (key_…), or a token's subject */
+            actorId: string;
+            /** @description The person's role when they called (owner, developer, finance, viewer, admin, support) */
+            actorRole: string | null;
+            /**
+             * @description The procedure called
+             * @example payouts.refund
+             */
+            action: string;
+            /** @description The ids the call named or made */
+            targets: string[];
+            /** @description What the call was given, every secret shown as [redacted] */
+            input: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Fields changed, before and after, where the call tells them (a role change) */
+            changes: {
+                [key: string]: {
+                    before: unknown;
+                    after: unknown;
+                };
+            } | null;
+            /** @description success, or the error's code (forbidden for a refusal by role, not_found…) */
+            outcome: string;
+            /** @description The caller's address (local for an in-process call) */
+            address: string;
+            userAgent: string | null;
+            requestId: string;
+            /** @description The chain the entry belongs to: <tenant or operator>:<environment> */
+            chain: string;
+            /** @description Its place in the chain, from 1 */
+            seq: number;
+            /** @description SHA-256 (hex) of the entry before it in the chain; empty for the first */
+            prevHash: string;
+            /** @description SHA-256 (hex) of this entry's fields, prevHash included */
+            hash: string;
         };
         Me: {
             id: string;
             email: string;
             name: string | null;
-            /** @description The shop this session acts on */
-            tenantId: string;
-            /** @enum {string} */
-            role: "owner" | "member";
+            /** @description The shop this session acts on; null on the operator's side */
+            tenantId: string | null;
+            /**
+             * @description The person's role in that shop, or on the operator's side
+             * @enum {string}
+             */
+            role: "owner" | "developer" | "finance" | "viewer" | "admin" | "support";
             twoFactorEnabled: boolean;
             /** @description The shop requires two-factor sign-in and this person has not set it up: only that is open */
             mustEnrol: boolean;
@@ -2363,9 +2549,11 @@ export interface components {
                 tenantId: string;
                 storeName: string;
                 /** @enum {string} */
-                role: "owner" | "member";
+                role: "owner" | "developer" | "finance" | "viewer";
                 requireTwoFactor: boolean;
             }[];
+            /** @description The person's role on the operator's side, if they are of its staff */
+            operatorRole: ("admin" | "support") | null;
             /** @description Send it as `x-csrf-token` on every call that changes something */
             csrfToken: string;
             /** Format: date-time */
@@ -2373,7 +2561,7 @@ export interface components {
         };
         Session: {
             id: string;
-            tenantId: string;
+            tenantId: string | null;
             address: string;
             userAgent: string | null;
             /** Format: date-time */
@@ -3756,6 +3944,16 @@ export interface components {
             /** @description Seconds since the payment was created */
             pendingSeconds: number;
         };
+        StaffMember: {
+            id: string;
+            email: string;
+            name: string | null;
+            /**
+             * @description admin: everything; support: reads only
+             * @enum {string}
+             */
+            role: "admin" | "support";
+        };
         Error: {
             /** @example 400 */
             statusCode: number;
@@ -4580,7 +4778,10 @@ export interface operations {
                     /** @example Boutique Awa */
                     storeName?: string;
                     disabled?: boolean;
-                    /** @description With disabled: true, why (shown to the shop's people when they sign in); enabling clears it */
+                    /**
+                     * @description With disabled: true, why (shown to the shop's people when they sign in); enabling clears it
+                     * @example Unpaid invoice of October
+                     */
                     reason?: string;
                     liveEnabled?: boolean;
                     /** @description null returns to the service default */
@@ -6611,10 +6812,11 @@ export interface operations {
                      */
                     email: string;
                     /**
-                     * @default member
+                     * @description owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)
+                     * @default viewer
                      * @enum {string}
                      */
-                    role?: "owner" | "member";
+                    role?: "owner" | "developer" | "finance" | "viewer";
                 };
             };
         };
@@ -7152,6 +7354,166 @@ export interface operations {
             };
         };
     };
+    "people-changeRole": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path: {
+                /** @description ten_… */
+                tenant_id: string;
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)
+                     * @enum {string}
+                     */
+                    role: "owner" | "developer" | "finance" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleChange"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "people-twoFactorPolicy": {
         parameters: {
             query?: never;
@@ -7621,6 +7983,139 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auditLog-list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                actor?: string;
+                action?: string;
+                target?: string;
+                outcome?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: {
+                /** @description The tenant an operator's token acts on (required with an operator's token); with a tenant's token, when sent, it must be the token's own (else 403 `tenant_mismatch`) */
+                "x-tenant-id"?: string;
+                /** @description With an operator's token only: the environment to act in (default: the token's `env` claim); ignored for a tenant's token, which acts in its own */
+                "x-environment"?: "sandbox" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "ratelimit-policy": components["headers"]["ratelimit-policy"];
+                    ratelimit: components["headers"]["ratelimit"];
                     "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
@@ -17281,6 +17776,398 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin-auditLog": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                actor?: string;
+                action?: string;
+                target?: string;
+                outcome?: string;
+                since?: string;
+                until?: string;
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin-inviteStaff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @example kofi@operator.example
+                     */
+                    email: string;
+                    /**
+                     * @description admin: everything; support: reads only
+                     * @enum {string}
+                     */
+                    role: "admin" | "support";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin-staff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StaffMember"][];
+                        invitations: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Header Fields Too Large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "retry-after": components["headers"]["retry-after"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin-removeStaff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** Format: date-time */
+                        removedAt: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "www-authenticate": components["headers"]["www-authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;

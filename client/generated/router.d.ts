@@ -274,12 +274,12 @@ export declare const procedures: {
             input: {
                 tenant_id: string;
                 email: string;
-                role?: "member" | "owner" | undefined;
+                role?: "developer" | "finance" | "owner" | "viewer" | undefined;
             };
             output: {
                 id: string;
                 email: string;
-                role: "member" | "owner";
+                role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
                 invitedBy: string;
                 createdAt: string;
                 expiresAt: string;
@@ -294,7 +294,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     email: string;
-                    role: "member" | "owner";
+                    role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
                     invitedBy: string;
                     createdAt: string;
                     expiresAt: string;
@@ -322,9 +322,22 @@ export declare const procedures: {
                     id: string;
                     email: string;
                     name: string | null;
-                    role: "member" | "owner";
+                    role: "developer" | "finance" | "owner" | "viewer";
                     joinedAt: string;
                 }[];
+            };
+            meta: object;
+        }>;
+        changeRole: TRPCMutationProcedure<{
+            input: {
+                tenant_id: string;
+                person_id: string;
+                role: "developer" | "finance" | "owner" | "viewer";
+            };
+            output: {
+                id: string;
+                role: "developer" | "finance" | "owner" | "viewer";
+                previousRole: "developer" | "finance" | "owner" | "viewer";
             };
             meta: object;
         }>;
@@ -358,8 +371,8 @@ export declare const procedures: {
             output: {
                 personId: string;
                 email: string;
-                tenantId: string;
-                role: "member" | "owner";
+                tenantId: string | null;
+                role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
             };
             meta: object;
         }>;
@@ -383,6 +396,48 @@ export declare const procedures: {
             meta: object;
         }>;
     };
+    auditLog: {
+        list: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                actor?: string | undefined;
+                action?: string | undefined;
+                target?: string | undefined;
+                outcome?: string | undefined;
+                since?: string | undefined;
+                until?: string | undefined;
+            };
+            output: {
+                data: {
+                    id: string;
+                    at: string;
+                    tenantId: string | null;
+                    environment: "live" | "sandbox";
+                    actorType: "key" | "operator" | "person" | "token";
+                    actorId: string;
+                    actorRole: string | null;
+                    action: string;
+                    targets: string[];
+                    input: Record<string, unknown> | null;
+                    changes: Record<string, {
+                        before: unknown;
+                        after: unknown;
+                    }> | null;
+                    outcome: string;
+                    address: string;
+                    userAgent: string | null;
+                    requestId: string;
+                    chain: string;
+                    seq: number;
+                    prevHash: string;
+                    hash: string;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+    };
     me: {
         signInOptions: TRPCQueryProcedure<{
             input: Record<string, never> | undefined;
@@ -402,17 +457,18 @@ export declare const procedures: {
                 id: string;
                 email: string;
                 name: string | null;
-                tenantId: string;
-                role: "member" | "owner";
+                tenantId: string | null;
+                role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
                 twoFactorEnabled: boolean;
                 mustEnrol: boolean;
                 recoveryCodesLeft: number;
                 shops: {
                     tenantId: string;
                     storeName: string;
-                    role: "member" | "owner";
+                    role: "developer" | "finance" | "owner" | "viewer";
                     requireTwoFactor: boolean;
                 }[];
+                operatorRole: "admin" | "support" | null;
                 csrfToken: string;
                 expiresAt: string;
             };
@@ -432,17 +488,18 @@ export declare const procedures: {
                 id: string;
                 email: string;
                 name: string | null;
-                tenantId: string;
-                role: "member" | "owner";
+                tenantId: string | null;
+                role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
                 twoFactorEnabled: boolean;
                 mustEnrol: boolean;
                 recoveryCodesLeft: number;
                 shops: {
                     tenantId: string;
                     storeName: string;
-                    role: "member" | "owner";
+                    role: "developer" | "finance" | "owner" | "viewer";
                     requireTwoFactor: boolean;
                 }[];
+                operatorRole: "admin" | "support" | null;
                 csrfToken: string;
                 expiresAt: string;
             };
@@ -453,7 +510,7 @@ export declare const procedures: {
             output: {
                 data: {
                     id: string;
-                    tenantId: string;
+                    tenantId: string | null;
                     address: string;
                     userAgent: string | null;
                     createdAt: string;
@@ -2538,6 +2595,92 @@ export declare const procedures: {
                     pendingSeconds: number;
                 }[];
                 nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+        auditLog: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                actor?: string | undefined;
+                action?: string | undefined;
+                target?: string | undefined;
+                outcome?: string | undefined;
+                since?: string | undefined;
+                until?: string | undefined;
+                tenantId?: string | undefined;
+            };
+            output: {
+                data: {
+                    id: string;
+                    at: string;
+                    tenantId: string | null;
+                    environment: "live" | "sandbox";
+                    actorType: "key" | "operator" | "person" | "token";
+                    actorId: string;
+                    actorRole: string | null;
+                    action: string;
+                    targets: string[];
+                    input: Record<string, unknown> | null;
+                    changes: Record<string, {
+                        before: unknown;
+                        after: unknown;
+                    }> | null;
+                    outcome: string;
+                    address: string;
+                    userAgent: string | null;
+                    requestId: string;
+                    chain: string;
+                    seq: number;
+                    prevHash: string;
+                    hash: string;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+        inviteStaff: TRPCMutationProcedure<{
+            input: {
+                email: string;
+                role: "admin" | "support";
+            };
+            output: {
+                id: string;
+                email: string;
+                role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
+                invitedBy: string;
+                createdAt: string;
+                expiresAt: string;
+            };
+            meta: object;
+        }>;
+        staff: TRPCQueryProcedure<{
+            input: Record<string, never> | undefined;
+            output: {
+                data: {
+                    id: string;
+                    email: string;
+                    name: string | null;
+                    role: "admin" | "support";
+                }[];
+                invitations: {
+                    id: string;
+                    email: string;
+                    role: "admin" | "developer" | "finance" | "owner" | "support" | "viewer";
+                    invitedBy: string;
+                    createdAt: string;
+                    expiresAt: string;
+                }[];
+            };
+            meta: object;
+        }>;
+        removeStaff: TRPCMutationProcedure<{
+            input: {
+                person_id: string;
+            };
+            output: {
+                id: string;
+                removedAt: string;
             };
             meta: object;
         }>;

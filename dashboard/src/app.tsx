@@ -29,6 +29,9 @@ import { SignInScreen } from "./screens/sign-in.tsx";
 import { WebhookScreen } from "./screens/webhooks/webhook.tsx";
 import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
 import { PersonLinkScreen, personLinkOf } from "./screens/person-link.tsx";
+import { AuditLogScreen } from "./screens/audit-log.tsx";
+import { TeamScreen } from "./screens/team.tsx";
+import { offers } from "./permissions.ts";
 import {
   type ActingFor,
   clearSession,
@@ -208,6 +211,9 @@ const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
   settings: "nav.settings",
   tenants: "nav.tenants",
   stuck: "nav.stuck",
+  team: "nav.team",
+  auditLog: "nav.auditLog",
+  allAuditLog: "nav.auditLog",
   notFound: "notFound.title",
 };
 
@@ -247,6 +253,12 @@ function Screen({ route }: { route: Route }) {
       return <RoutingScreen />;
     case "allReports":
       return <ReconciliationScreen scope="all" />;
+    case "team":
+      return <TeamScreen />;
+    case "auditLog":
+      return <AuditLogScreen scope="shop" />;
+    case "allAuditLog":
+      return <AuditLogScreen scope="all" />;
     case "notFound":
       return <NotFoundScreen />;
   }
@@ -263,12 +275,15 @@ const TENANT_LINKS = [
   { route: { screen: "events" }, label: "nav.events" },
   { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
   { route: { screen: "settings" }, label: "nav.settings" },
+  { route: { screen: "team" }, label: "nav.team" },
+  { route: { screen: "auditLog" }, label: "nav.auditLog" },
 ] as const satisfies readonly { route: Route; label: MessageKey }[];
 
 const OPERATOR_LINKS = [
   { route: { screen: "tenants" }, label: "nav.tenants" },
   { route: { screen: "stuck" }, label: "nav.stuck" },
   { route: { screen: "allReports" }, label: "nav.reports" },
+  { route: { screen: "allAuditLog" }, label: "nav.auditLog" },
 ] as const satisfies readonly { route: Route; label: MessageKey }[];
 
 /** Which navigation entry a route belongs to (a payment's page is under Payments). */
@@ -296,7 +311,9 @@ function Shell({
   // The shop's name in the header (a tenant reads its own record; an operator's banner names the tenant it acts for).
   const ownTenantId = session.role === "admin" ? null : session.tenantId;
   const shop = useLoad(() => (ownTenantId ? api.tenants.get.query({ tenant_id: ownTenantId }) : Promise.resolve(undefined)), [ownTenantId]);
-  const links = session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS;
+  const links = (session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS).filter((link) =>
+    offers(session, link.route.screen),
+  );
   const section = sectionOf(route);
   // A new screen takes the focus, so a keyboard or screen-reader user starts on it, not on the link just used.
   const main = useRef<HTMLElement>(null);

@@ -2,7 +2,10 @@
  * The dashboard's words in French: the reference catalogue, whose keys every other language must have
  * (`messages-en.ts` is typed by it).
  */
+import { teamFr } from "./messages-team.ts";
+
 export const fr = {
+  ...teamFr,
   "app.title": "Passerelle — tableau de bord",
   "language.label": "Langue",
   loading: "Chargement…",

@@ -24,6 +24,9 @@ export type Route =
   | { screen: "settings"; version?: string }
   | { screen: "tenants" }
   | { screen: "stuck" }
+  | { screen: "team" }
+  | { screen: "auditLog" }
+  | { screen: "allAuditLog" }
   | { screen: "notFound" };
 
 /** The route a location hash names; `#/` and an empty hash are the session's home (`home`). */
@@ -49,6 +52,9 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "settings") return second ? { screen: "settings", version: second } : { screen: "settings" };
   if (first === "operator" && second === "tenants") return { screen: "tenants" };
   if (first === "operator" && second === "stuck") return { screen: "stuck" };
+  if (first === "team") return { screen: "team" };
+  if (first === "audit-log") return { screen: "auditLog" };
+  if (first === "operator" && second === "audit-log") return { screen: "allAuditLog" };
   return { screen: "notFound" };
 }
 
@@ -89,6 +95,12 @@ export function hashOf(route: Route): string {
       return "#/operator/tenants";
     case "stuck":
       return "#/operator/stuck";
+    case "team":
+      return "#/team";
+    case "auditLog":
+      return "#/audit-log";
+    case "allAuditLog":
+      return "#/operator/audit-log";
     case "notFound":
       return "#/";
   }

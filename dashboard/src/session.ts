@@ -18,6 +18,8 @@ export interface Session {
   /** The token's subject: `key:key_…` for a tenant's API key, the operator's name for an admin token. */
   subject: string;
   expiresAt: string;
+  /** A person's role (`owner`, `developer`, `finance`, `viewer`; `admin`, `support` on the operator's side): what is offered (`permissions.ts`). */
+  personRole?: Me["role"];
 }
 
 const SESSION_KEY = "passerelle.session";
@@ -81,8 +83,18 @@ export function saveActingFor(storage: Storage, actingFor: ActingFor | undefined
 
 type Me = Outputs["me"]["me"];
 
+// A person of the operator's staff (a session in no shop) has the operator's screens, as an admin token does.
 function personSession(me: Me): Session {
-  return { token: null, csrfToken: me.csrfToken, role: "tenant", tenantId: me.tenantId, environment: "sandbox", subject: me.email, expiresAt: me.expiresAt };
+  return {
+    token: null,
+    csrfToken: me.csrfToken,
+    role: me.tenantId === null ? "admin" : "tenant",
+    tenantId: me.tenantId,
+    environment: "sandbox",
+    subject: me.email,
+    expiresAt: me.expiresAt,
+    personRole: me.role,
+  };
 }
 
 /** A person's sign-in: e-mail, password and, when they have set it up, a two-factor or recovery code. */

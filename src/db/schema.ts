@@ -173,6 +173,8 @@ export interface Database {
   sign_ins: SignInsTable;
   sessions: SessionsTable;
   payment_links: PaymentLinksTable;
+  audit_log: AuditLogTable;
+  audit_log_purges: AuditLogPurgesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -723,8 +725,11 @@ export interface RoutingVersionsTable {
   version: string | number;
 }
 
-/** A person's place in a shop (issue 30). */
-export type MembershipRole = "owner" | "member";
+/** A person's place in a shop (issue 30 point 4; migration 0030 replaced `member` with the last three). */
+export type MembershipRole = "owner" | "developer" | "finance" | "viewer";
+
+/** A person of the operator's staff (issue 30 point 4, migration 0030): `support` reads only. */
+export type OperatorRole = "admin" | "support";
 
 /** A person who signs in to the dashboard (migration 0025). */
 export interface PeopleTable {
@@ -745,6 +750,8 @@ export interface PeopleTable {
   failed_sign_ins: Generated<number>;
   /** Sign-ins are refused until then (too many failures). */
   locked_until: NullableTimestamp;
+  /** A member of the operator's staff signs in to the operator's side with this role (migration 0030). */
+  operator_role: Nullable<OperatorRole>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -757,12 +764,13 @@ export interface MembershipsTable {
   created_at: CreatedAt;
 }
 
-/** A single-use link to join a shop; only the HMAC of its token is stored. */
+/** A single-use link to join a shop, or the operator's staff (no tenant); only the HMAC of its token is stored. */
 export interface InvitationsTable {
   id: string;
-  tenant_id: string;
+  /** Null for an invitation to the operator's staff (`role` `admin` or `support`). */
+  tenant_id: string | null;
   email: string;
-  role: MembershipRole;
+  role: MembershipRole | OperatorRole;
   token_hash: string;
   /** `operator`, a person's id, or `key:<key id>`. */
   invited_by: string;
@@ -815,16 +823,62 @@ export interface SignInsTable {
   at: CreatedAt;
 }
 
-/** A signed-in person in one shop; only the HMAC of the cookie's secret is stored. */
+/** A signed-in person in one shop, or on the operator's side (no tenant); only the HMAC of the cookie's secret is stored. */
 export interface SessionsTable {
   id: string;
   secret_hash: string;
   person_id: string;
-  tenant_id: string;
+  /** Null for an operator's staff session (migration 0030). */
+  tenant_id: string | null;
   address: string;
   user_agent: Nullable<string>;
   created_at: CreatedAt;
   last_seen_at: CreatedAt;
   expires_at: Date;
   ended_at: NullableTimestamp;
+}
+
+/** Who made an audited call: a person (dashboard session), an API key's token, another tenant token, or an operator's token. */
+export type AuditActorType = "person" | "key" | "token" | "operator";
+
+/**
+ * One state-changing call (issue 30 point 5, migration 0030): append-only (a trigger refuses UPDATE, and DELETE
+ * outside the retention's purge), chained per `chain` (`<tenant id or "operator">:<environment>`) by `hash`.
+ */
+export interface AuditLogTable {
+  id: string;
+  chain: string;
+  /** 1, 2, 3… within the chain; bigint (postgres.js reads a string, PGlite a number). */
+  seq: string | number;
+  at: Date;
+  tenant_id: Nullable<string>;
+  environment: Environment;
+  actor_type: AuditActorType;
+  /** A person's id, an API key's id, a token's `sub`. */
+  actor_id: string;
+  /** The person's role when they called; null for a token. */
+  actor_role: Nullable<string>;
+  /** The procedure, e.g. `payouts.refund`. */
+  action: string;
+  /** The ids the call named or made. */
+  targets: Jsonb<string[]>;
+  /** The input, secrets redacted; null when it could not be stored. */
+  input: NullableJsonb<Record<string, unknown>>;
+  /** Fields changed, `{ field: { before, after } }`, when the procedure tells them. */
+  changes: NullableJsonb<Record<string, { before: unknown; after: unknown }>>;
+  /** `success`, or the error code (`forbidden`, `not_found`…). */
+  outcome: string;
+  address: string;
+  user_agent: Nullable<string>;
+  request_id: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** Where retention cut a chain: its entries through `through_seq` are gone, the last of them hashed `through_hash`. */
+export interface AuditLogPurgesTable {
+  chain: string;
+  through_seq: string | number;
+  through_hash: string;
+  purged_at: Date;
 }

@@ -28,9 +28,9 @@ export const TAGS: Record<string, string> = {
   tenants: "Tenants and their callback secret",
   credentials: "A tenant's own provider accounts (sealed at rest, shown masked)",
   "api keys": "A tenant's API keys",
-  people: "The people of a shop who sign in to the dashboard: invitations, members, passwords (docs/team.md)",
-  admin: "Operator reports across tenants",
-  [OPERATOR_TAG]: "Operations that need an operator's (admin) token: a tenant's token or API key gets 403 `forbidden`",
+  people: "The people of a shop who sign in to the dashboard: invitations, roles, passwords, and the shop's audit log (docs/team.md)",
+  admin: "Operator reports across tenants, every shop's audit log, and the operator's staff",
+  [OPERATOR_TAG]: "Operations that need an operator's (admin) token or a person of the operator's staff: a tenant's token or API key gets 403 `forbidden`",
   operations: "Health probes and the index",
 };
 
@@ -40,9 +40,9 @@ export const BASE_DESCRIPTIONS = {
   authenticated: "Any valid token: an operator's or a tenant's (or a person's dashboard session).",
   person:
     "A person signed in to the dashboard: the session cookie (`passerelle_session`, from `POST /people/sign-in`), with the session's `x-csrf-token` on a call that changes something. No token acts as a person.",
-  admin: "**Operator only**: needs an operator's (admin) token; a tenant's token or API key gets 403.",
+  admin: "**Operator only**: needs an operator's (admin) token, or the operator's staff signed in; a tenant's token or API key gets 403.",
   tenantOwner:
-    "A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).",
+    "A tenant's token or API key on its own tenant only (another tenant's id is 404); an operator's token on any tenant (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change).",
   tenant:
-    "A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token (`x-csrf-token` on a change).",
+    "A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change).",
 } as const;

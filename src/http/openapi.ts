@@ -15,8 +15,9 @@
  * - every response declares its headers (`openapi-headers.ts`: `x-request-id`, the rate-limit budget,
  *   `Idempotent-Replayed`, `Retry-After`, `WWW-Authenticate`), and the tenant bases' request headers
  *   (`x-tenant-id`, `x-environment`) are parameters;
- * - every procedure's description opens with who may call it, and operator-only ones carry the tag
- *   `operator only` (`openapi-tags.ts`, which also describes every tag);
+ * - every procedure's description opens with who may call it and which people's roles may (also as
+ *   `x-roles`, from `routers/access.ts`), and operator-only ones carry the tag `operator only`
+ *   (`openapi-tags.ts`, which also describes every tag);
  * - the `webhooks` section describes every event a tenant's endpoint receives (`openapi-webhooks.ts`);
  * - its server is the gateway's `PUBLIC_BASE_URL` (`serverOf`); URL fields are `format: uri`.
  *
@@ -28,8 +29,10 @@ import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { ERROR_CODES } from "../errors.ts";
+import { areaOf, PUBLIC_PROCEDURES } from "../routers/access.ts";
 import { adminProcedure, authedProcedure, personProcedure, tenantOwnerProcedure, tenantProcedure, type Meta } from "../routers/trpc.ts";
 import { errorBodySchema } from "../error-body.ts";
+import { OPERATOR_ROLES, roleMay, SHOP_ROLES } from "../services/people/roles.ts";
 import { ENVIRONMENT_HEADER_PARAMETER, HEADER_COMPONENTS, headerRef, TENANT_HEADER_PARAMETER } from "./openapi-headers.ts";
 import { describeOAuthTokenEndpoints } from "./openapi-oauth.ts";
 import { describePlainRoutes, describeUrlFormats, DOCUMENTED_BASE_URL, documentTags, serverOf, statusDescription } from "./openapi-shape.ts";
@@ -116,12 +119,14 @@ interface ProcedureFacts {
   sessionCookie: boolean;
   /** Counted against the caller's address (`meta.limitedPerAddress`): its answers carry the budget's headers. */
   limitedPerAddress: boolean;
+  /** The people's roles that may call it (`routers/access.ts`); null for a public procedure. */
+  roles: string[] | null;
 }
 
 /** Each procedure's base and declared statuses, by its operationId (`tenants.create` → `tenants-create`). */
 function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
   const facts = new Map<string, ProcedureFacts>();
-  const procedures = router._def.procedures as Record<string, { _def: { middlewares: unknown[]; meta?: Meta } }>;
+  const procedures = router._def.procedures as Record<string, { _def: { middlewares: unknown[]; meta?: Meta; type: "query" | "mutation" | "subscription" } }>;
   for (const [path, procedure] of Object.entries(procedures)) {
     const middlewares = procedure._def.middlewares;
     const base = BASE_MARKERS.find(([, marker]) => middlewares.includes(marker))?.[0] ?? "public";
@@ -133,6 +138,7 @@ function procedureFacts(router: AnyTRPCRouter): Map<string, ProcedureFacts> {
       csv,
       sessionCookie: meta?.sessionCookie === true,
       limitedPerAddress: meta?.limitedPerAddress === true,
+      roles: rolesOf(path, procedure._def.type),
     });
   }
   return facts;
@@ -199,10 +205,24 @@ function describeRequestHeaders(operation: OperationObject, procedure: Procedure
   }
 }
 
-/** Tags operator-only operations and opens every procedure's description with who may call it. */
+/** The roles of people who may call the procedure at `path`, as the one check of `routers/trpc.ts` has them. */
+function rolesOf(path: string, type: "query" | "mutation" | "subscription"): string[] | null {
+  if (PUBLIC_PROCEDURES.includes(path)) return null;
+  const area = areaOf(path);
+  return [...SHOP_ROLES, ...OPERATOR_ROLES].filter((role) => area !== undefined && roleMay(role, area, type));
+}
+
+/**
+ * Tags operator-only operations and opens every procedure's description with who may call it, and which of the
+ * people's roles (docs/team.md), also given as `x-roles`.
+ */
 function describeCaller(operation: OperationObject, procedure: ProcedureFacts): void {
   if (procedure.base === "admin" && !operation.tags?.includes(OPERATOR_TAG)) operation.tags = [...(operation.tags ?? []), OPERATOR_TAG];
-  const who = BASE_DESCRIPTIONS[procedure.base];
+  let who: string = BASE_DESCRIPTIONS[procedure.base];
+  if (procedure.roles) {
+    who += ` People's roles that may: ${procedure.roles.length > 0 ? procedure.roles.join(", ") : "none"}.`;
+    (operation as OperationObject & { "x-roles"?: string[] })["x-roles"] = procedure.roles;
+  }
   operation.description = operation.description ? `${who}\n\n${operation.description}` : who;
 }
 

@@ -16,4 +16,6 @@ export interface RequestInfo {
   responseHeaders?: Record<string, string>;
   /** Set once the request was counted against its tenant's rate limit: a CSV export calls its procedure once per page, and counts once. */
   rateLimited?: true;
+  /** Fields a procedure changed, with their values before and after, for its audit log entry (`services/audit-log`). */
+  auditChanges?: Record<string, { before: unknown; after: unknown }>;
 }

@@ -4,6 +4,7 @@
  */
 import { adminRouter } from "./admin.ts";
 import { apiKeysRouter } from "./api-keys.ts";
+import { auditLogRouter } from "./audit-log.ts";
 import { authRouter } from "./auth.ts";
 import { balanceRouter } from "./balance.ts";
 import { credentialFieldsRouterFor, credentialsRouterFor } from "./credentials.ts";
@@ -38,6 +39,7 @@ export function createAppRouter(providers: readonly PaymentProvider[]) {
     providers: credentialFieldsRouterFor(providers),
     apiKeys: apiKeysRouter,
     people: peopleRouter,
+    auditLog: auditLogRouter,
     me: meRouter,
     events: eventsRouter,
     webhooks: webhooksRouter,

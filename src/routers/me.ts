@@ -13,7 +13,9 @@ import {
   listSessions,
   type LiveSession,
   listSignIns,
+  OPERATOR_ROLES,
   recoveryCodesLeft,
+  SHOP_ROLES,
   sessionCookie,
   sessionSecretOf,
   signIn,
@@ -35,12 +37,15 @@ const meSchema = z
     id: z.string(),
     email: z.string(),
     name: z.string().nullable(),
-    tenantId: z.string().meta({ description: "The shop this session acts on" }),
-    role: z.enum(["owner", "member"]),
+    tenantId: z.string().nullable().meta({ description: "The shop this session acts on; null on the operator's side" }),
+    role: z
+      .enum(["owner", "developer", "finance", "viewer", "admin", "support"])
+      .meta({ description: "The person's role in that shop, or on the operator's side" }),
     twoFactorEnabled: z.boolean(),
     mustEnrol: z.boolean().meta({ description: "The shop requires two-factor sign-in and this person has not set it up: only that is open" }),
     recoveryCodesLeft: z.number().int(),
-    shops: z.array(z.object({ tenantId: z.string(), storeName: z.string(), role: z.enum(["owner", "member"]), requireTwoFactor: z.boolean() })),
+    shops: z.array(z.object({ tenantId: z.string(), storeName: z.string(), role: z.enum(SHOP_ROLES), requireTwoFactor: z.boolean() })),
+    operatorRole: z.enum(OPERATOR_ROLES).nullable().meta({ description: "The person's role on the operator's side, if they are of its staff" }),
     csrfToken: z.string().meta({ description: "Send it as `x-csrf-token` on every call that changes something" }),
     expiresAt: dateTime,
   })
@@ -48,7 +53,7 @@ const meSchema = z
 
 async function me(deps: Deps, person: LiveSession, secret: string): Promise<z.infer<typeof meSchema>> {
   const [row, shops, left] = await Promise.all([
-    deps.db.selectFrom("people").select(["name"]).where("id", "=", person.personId).executeTakeFirstOrThrow(),
+    deps.db.selectFrom("people").select(["name", "operator_role"]).where("id", "=", person.personId).executeTakeFirstOrThrow(),
     deps.db
       .selectFrom("memberships")
       .innerJoin("tenants", "tenants.id", "memberships.tenant_id")
@@ -68,6 +73,7 @@ async function me(deps: Deps, person: LiveSession, secret: string): Promise<z.in
     mustEnrol: person.mustEnrol,
     recoveryCodesLeft: left,
     shops: shops.map((s) => ({ tenantId: s.id, storeName: s.store_name, role: s.role, requireTwoFactor: s.require_two_factor })),
+    operatorRole: row.operator_role,
     csrfToken: csrfTokenOf(deps, secret),
     expiresAt: person.expiresAt.toISOString(),
   };
@@ -154,7 +160,7 @@ export const meRouter = router({
           z
             .object({
               id: z.string(),
-              tenantId: z.string(),
+              tenantId: z.string().nullable(),
               address: z.string(),
               userAgent: z.string().nullable(),
               createdAt: dateTime,

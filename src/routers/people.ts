@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ForbiddenError } from "../errors.ts";
 import {
   acceptInvitation,
+  changeRole,
   confirmPasswordReset,
   inviteToShop,
   listInvitations,
@@ -17,12 +18,16 @@ import {
   requestPasswordReset,
   setTwoFactorRequired,
   revokeInvitation,
+  SHOP_ROLES,
 } from "../services/people/mod.ts";
 import type { Principal } from "../services/auth/tokens.ts";
 import { publicProcedure, router, tenantOwnerProcedure } from "./trpc.ts";
 
 const tenantId = z.string().min(1).max(64).meta({ description: "ten_…" });
-const role = z.enum(["owner", "member"]);
+const role = z.enum(SHOP_ROLES).meta({
+  description: "owner: everything; developer: keys, webhooks, routing, reads; finance: payments, refunds, payouts, reads; viewer: reads (docs/team.md)",
+});
+const anyRole = z.enum(["owner", "developer", "finance", "viewer", "admin", "support"]);
 const email = z.email().max(254).meta({ example: "awa@boutique.example" });
 // The rules beyond a string (length, common passwords) are the service's, so that their message is one.
 const password = z
@@ -36,11 +41,11 @@ const linkToken = z.string().min(1).max(200).meta({
 });
 const dateTime = z.string().meta({ format: "date-time" });
 
-const invitationSchema = z
+export const invitationSchema = z
   .object({
     id: z.string(),
     email: z.string(),
-    role,
+    role: anyRole,
     invitedBy: z.string().meta({ description: "`operator`, `key:<key id>` or a person's id" }),
     createdAt: dateTime,
     expiresAt: dateTime,
@@ -52,16 +57,14 @@ const memberSchema = z
   .meta({ id: "Member" });
 
 /** Who sent an invitation, as the invitation records it. */
-function inviterOf(principal: Principal): string {
-  if (principal.role === "admin") return "operator";
+export function inviterOf(principal: Principal): string {
   if (principal.person) return principal.person.personId;
+  if (principal.role === "admin") return "operator";
   return principal.keyId ? `key:${principal.keyId}` : principal.sub;
 }
 
-/** A person's calls that manage the shop's people are an owner's. */
-function assertOwnerIfPerson(principal: Principal): void {
-  if (principal.person && principal.person.role !== "owner") throw new ForbiddenError("Only the shop's owner manages its people");
-}
+/** The operator (a token or the operator's staff) may give and take the owner's role; the shop's own people not. */
+const byOperator = (principal: Principal) => principal.role === "admin";
 
 export const peopleRouter = router({
   invite: tenantOwnerProcedure
@@ -72,16 +75,15 @@ export const peopleRouter = router({
         tags: ["people"],
         summary: "Invite a person to the shop",
         description:
-          "E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role. An operator invites owners and members; " +
-          "the shop (its owner signed in, or its token) invites members. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.",
+          "E-mails a single-use link (valid 7 days) to join the shop's dashboard with the role (default viewer). An operator invites owners and the other roles; " +
+          "the shop (its owner signed in, or its token) the other roles. A pending invitation of the same address is replaced. 409 when the address already belongs to the shop.",
       },
       errors: [409],
     })
-    .input(z.object({ tenant_id: tenantId, email, role: role.default("member") }))
+    .input(z.object({ tenant_id: tenantId, email, role: role.default("viewer") }))
     .output(invitationSchema)
     .mutation(({ ctx, input }) => {
-      if (input.role === "owner" && ctx.principal.role !== "admin") throw new ForbiddenError("Only an operator invites a shop's owner");
-      assertOwnerIfPerson(ctx.principal);
+      if (input.role === "owner" && !byOperator(ctx.principal)) throw new ForbiddenError("Only an operator invites a shop's owner");
       return inviteToShop(ctx.deps, { tenantId: ctx.tenant.id, email: input.email, role: input.role, invitedBy: inviterOf(ctx.principal) });
     }),
   invitations: tenantOwnerProcedure
@@ -102,7 +104,6 @@ export const peopleRouter = router({
     .input(z.object({ tenant_id: tenantId, invitation_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), revokedAt: dateTime }))
     .mutation(({ ctx, input }) => {
-      assertOwnerIfPerson(ctx.principal);
       return revokeInvitation(ctx.deps, ctx.tenant.id, input.invitation_id);
     }),
   members: tenantOwnerProcedure
@@ -110,6 +111,31 @@ export const peopleRouter = router({
     .input(z.object({ tenant_id: tenantId }))
     .output(z.object({ data: z.array(memberSchema) }))
     .query(async ({ ctx }) => ({ data: await listMembers(ctx.deps, ctx.tenant.id) })),
+  changeRole: tenantOwnerProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/tenants/{tenant_id}/people/{person_id}",
+        tags: ["people"],
+        summary: "Change a person's role in the shop",
+        description:
+          "The shop's owner (or its token) sets developer, finance or viewer; making someone an owner, or changing an owner's role, is an operator's (else 403). " +
+          "The person's sessions act with the new role from their next call. The audit log records the role before and after.",
+      },
+      errors: [404],
+    })
+    .input(z.object({ tenant_id: tenantId, person_id: z.string().min(1).max(64), role }))
+    .output(z.object({ id: z.string(), role, previousRole: role }).meta({ id: "RoleChange" }))
+    .mutation(async ({ ctx, input }) => {
+      const changed = await changeRole(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        personId: input.person_id,
+        role: input.role,
+        byOperator: byOperator(ctx.principal),
+      });
+      ctx.request.auditChanges = { role: { before: changed.previousRole, after: changed.role } };
+      return changed;
+    }),
   removeMember: tenantOwnerProcedure
     .meta({
       openapi: {
@@ -117,15 +143,12 @@ export const peopleRouter = router({
         path: "/tenants/{tenant_id}/people/{person_id}",
         tags: ["people"],
         summary: "Remove a person from the shop",
-        description: "Their sessions in the shop end at once; they keep their other shops, if any.",
+        description: "Their sessions in the shop end at once; they keep their other shops, if any. An owner is removed by an operator only (else 403).",
       },
     })
     .input(z.object({ tenant_id: tenantId, person_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), removedAt: dateTime }))
-    .mutation(({ ctx, input }) => {
-      assertOwnerIfPerson(ctx.principal);
-      return removeMember(ctx.deps, ctx.tenant.id, input.person_id);
-    }),
+    .mutation(({ ctx, input }) => removeMember(ctx.deps, ctx.tenant.id, input.person_id, byOperator(ctx.principal))),
   twoFactorPolicy: tenantOwnerProcedure
     .meta({
       openapi: {
@@ -141,7 +164,7 @@ export const peopleRouter = router({
     .input(z.object({ tenant_id: tenantId, requireTwoFactor: z.boolean() }))
     .output(z.object({ requireTwoFactor: z.boolean() }))
     .mutation(({ ctx, input }) => {
-      if (ctx.principal.role !== "admin" && ctx.principal.person?.role !== "owner") throw new ForbiddenError("Only the shop's owner or an operator sets this");
+      if (!byOperator(ctx.principal) && ctx.principal.person?.role !== "owner") throw new ForbiddenError("Only the shop's owner or an operator sets this");
       return setTwoFactorRequired(ctx.deps, ctx.tenant.id, input.requireTwoFactor);
     }),
   acceptInvitation: publicProcedure
@@ -159,7 +182,11 @@ export const peopleRouter = router({
       errors: [401, 404],
     })
     .input(z.object({ token: linkToken, password, name: z.string().trim().min(1).max(200).optional().meta({ example: "Awa Diop" }) }))
-    .output(z.object({ personId: z.string(), email: z.string(), tenantId: z.string(), role }).meta({ id: "AcceptedInvitation" }))
+    .output(
+      z
+        .object({ personId: z.string(), email: z.string(), tenantId: z.string().nullable().meta({ description: "null: the operator's staff" }), role: anyRole })
+        .meta({ id: "AcceptedInvitation" }),
+    )
     .mutation(({ ctx, input }) => acceptInvitation(ctx.deps, { token: input.token, password: input.password, name: input.name ?? null })),
   requestPasswordReset: publicProcedure
     .meta({

@@ -75,13 +75,10 @@ export const tenantsRouter = router({
         name: name.optional(),
         storeName: name.optional(),
         disabled: z.boolean().optional(),
-        reason: z
-          .string()
-          .trim()
-          .min(1)
-          .max(500)
-          .optional()
-          .meta({ description: "With disabled: true, why (shown to the shop's people when they sign in); enabling clears it" }),
+        reason: z.string().trim().min(1).max(500).optional().meta({
+          description: "With disabled: true, why (shown to the shop's people when they sign in); enabling clears it",
+          example: "Unpaid invoice of October",
+        }),
         liveEnabled: z.boolean().optional(),
         rateLimit: rateLimit.nullable().optional().meta({ description: "null returns to the service default" }),
       }),

@@ -19,6 +19,7 @@ import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
 import { CSRF_HEADER, csrfTokenMatches, findLiveSession, sessionSecretOf } from "../services/people/mod.ts";
 import { rateLimitKey } from "../services/rate-limit/mod.ts";
+import { authorize, type CallScope, guardCall } from "./call-guard.ts";
 
 export type { RequestInfo } from "../http/request-info.ts";
 
@@ -108,9 +109,11 @@ function requestedEnvironment(headers: Headers): Environment | null {
 
 /**
  * A person signed in to the dashboard (issue 30): the session cookie's live session acts as a tenant token of
- * its shop, in the environment `x-environment` names (sandbox by default). A call that changes something also
- * carries the session's CSRF token in `x-csrf-token` (403 without it). Until a person sets up two-factor sign-in
- * that their shop requires, only their own calls (`personProcedure`) are open to them.
+ * its shop, in the environment `x-environment` names (sandbox by default) — or, for the operator's staff (a
+ * session in no shop), as an admin token, naming a shop with `x-tenant-id`. What the person's role allows is
+ * checked by {@link authorize}. A call that changes something also carries the session's CSRF token in
+ * `x-csrf-token` (403 without it). Until a person sets up two-factor sign-in that their shop (or the operator's
+ * side, always) requires, only their own calls (`personProcedure`) are open to them.
  */
 async function authenticateSession(ctx: Context, secret: string, type: CallType, enrolling: boolean): Promise<Principal> {
   const session = await findLiveSession(ctx.deps, secret);
@@ -118,10 +121,10 @@ async function authenticateSession(ctx: Context, secret: string, type: CallType,
   if (type === "mutation" && !csrfTokenMatches(ctx.deps, secret, ctx.headers.get(CSRF_HEADER)))
     throw new ForbiddenError("A call that changes something needs the session's x-csrf-token header");
   if (session.mustEnrol && !enrolling) throw new ForbiddenError("This shop requires two-factor sign-in: set it up first");
-  ctx.request.tenantId = session.tenantId;
+  if (session.tenantId) ctx.request.tenantId = session.tenantId;
   return {
     sub: session.personId,
-    role: "tenant",
+    role: session.tenantId ? "tenant" : "admin",
     tenantId: session.tenantId,
     environment: requestedEnvironment(ctx.headers) ?? "sandbox",
     keyId: null,
@@ -159,17 +162,32 @@ async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
 }
 
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, path, type, getRawInput, next }) => {
   const principal = await authenticate(ctx, type);
-  refuseHostileText(await getRawInput());
-  return next({ ctx: { principal } });
+  const rawInput = await getRawInput();
+  return guardCall(ctx, principal, { path, type, rawInput }, scopeOf(ctx, principal), async () => {
+    refuseHostileText(rawInput);
+    authorize(principal, path, type);
+    return next({ ctx: { principal } });
+  });
 });
 
-/** An operator token (`role: "admin"`). */
+/** An operator token (`role: "admin"`), or a person of the operator's staff whose role allows the call. */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
   if (ctx.principal.role !== "admin") throw new ForbiddenError("This endpoint needs an admin token");
   return next();
 });
+
+/** Where a call acts before its base resolves more: the caller's own tenant (none for an operator) and environment. */
+function scopeOf(ctx: Context, principal: Principal): CallScope {
+  let environment = principal.environment;
+  try {
+    environment = environmentOf(principal, ctx.headers);
+  } catch {
+    // A bad x-environment is the call's 400; its entry keeps the token's environment.
+  }
+  return { tenantId: principal.tenantId, environment };
+}
 
 function environmentOf(principal: Principal, headers: Headers): Environment {
   if (principal.role !== "admin") return principal.environment;
@@ -180,12 +198,16 @@ function environmentOf(principal: Principal, headers: Headers): Environment {
  * A person's own calls (issue 30): the dashboard's session cookie only (no token acts as a person), with
  * `x-csrf-token` on a call that changes something. Open to a person who must still set up two-factor sign-in.
  */
-export const personProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+export const personProcedure = t.procedure.use(async ({ ctx, path, type, getRawInput, next }) => {
   const secret = sessionSecretOf(ctx.headers);
   if (!secret) throw new UnauthorizedError("Sign in first: this call needs the dashboard's session cookie");
   const principal = await authenticateSession(ctx, secret, type, true);
-  refuseHostileText(await getRawInput());
-  return next({ ctx: { principal, person: principal.person! } });
+  const rawInput = await getRawInput();
+  return guardCall(ctx, principal, { path, type, rawInput }, scopeOf(ctx, principal), async () => {
+    refuseHostileText(rawInput);
+    authorize(principal, path, type);
+    return next({ ctx: { principal, person: principal.person! } });
+  });
 });
 
 /**
@@ -223,23 +245,29 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
  */
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
-export const tenantProcedure = t.procedure.use(async ({ ctx, meta, type, getRawInput, next }) => {
+export const tenantProcedure = t.procedure.use(async ({ ctx, meta, path, type, getRawInput, next }) => {
   const principal = await authenticate(ctx, type);
-  refuseHostileText(await getRawInput());
-  const header = ctx.headers.get("x-tenant-id");
-  let tenantId: string;
-  if (principal.role === "admin") {
-    if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
-    tenantId = header;
-  } else {
-    if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
-    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
-    tenantId = principal.tenantId!;
-  }
-  const environment = environmentOf(principal, ctx.headers);
-  const tenant = await resolveTenant(ctx, principal, tenantId);
-  await enforceRateLimit(ctx, principal, tenant, environment);
-  return next({ ctx: { principal, tenant, environment } });
+  const rawInput = await getRawInput();
+  const scope = scopeOf(ctx, principal);
+  return guardCall(ctx, principal, { path, type, rawInput }, scope, async () => {
+    refuseHostileText(rawInput);
+    const header = ctx.headers.get("x-tenant-id");
+    let tenantId: string;
+    if (principal.role === "admin") {
+      if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
+      tenantId = header;
+    } else {
+      if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
+      if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+      tenantId = principal.tenantId!;
+    }
+    const environment = environmentOf(principal, ctx.headers);
+    const tenant = await resolveTenant(ctx, principal, tenantId);
+    scope.tenantId = tenant.id;
+    await enforceRateLimit(ctx, principal, tenant, environment);
+    authorize(principal, path, type);
+    return next({ ctx: { principal, tenant, environment } });
+  });
 });
 
 /**
@@ -247,20 +275,25 @@ export const tenantProcedure = t.procedure.use(async ({ ctx, meta, type, getRawI
  * another tenant's id is 404, as if it did not exist (contract §2). `x-tenant-id`, when sent by a tenant
  * token, must still be the token's own (403 `tenant_mismatch`). Operators may manage a disabled tenant.
  */
-export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
+export const tenantOwnerProcedure = t.procedure.use(async ({ ctx, path, type, getRawInput, next }) => {
   const principal = await authenticate(ctx, type);
   const raw = (await getRawInput()) as { tenant_id?: unknown } | undefined;
-  refuseHostileText(raw);
-  const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";
-  if (principal.role !== "admin") {
-    const header = ctx.headers.get("x-tenant-id");
-    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
-    if (tenantId !== principal.tenantId) throw new NotFoundError("Tenant not found");
-  }
-  const tenant = await resolveTenant(ctx, principal, tenantId);
-  const environment = environmentOf(principal, ctx.headers);
-  await enforceRateLimit(ctx, principal, tenant, environment);
-  return next({ ctx: { principal, tenant, environment } });
+  const scope = scopeOf(ctx, principal);
+  return guardCall(ctx, principal, { path, type, rawInput: raw }, scope, async () => {
+    refuseHostileText(raw);
+    const tenantId = typeof raw?.tenant_id === "string" ? raw.tenant_id : "";
+    if (principal.role !== "admin") {
+      const header = ctx.headers.get("x-tenant-id");
+      if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+      if (tenantId !== principal.tenantId) throw new NotFoundError("Tenant not found");
+    }
+    const tenant = await resolveTenant(ctx, principal, tenantId);
+    scope.tenantId = tenant.id;
+    const environment = environmentOf(principal, ctx.headers);
+    await enforceRateLimit(ctx, principal, tenant, environment);
+    authorize(principal, path, type);
+    return next({ ctx: { principal, tenant, environment } });
+  });
 });
 
 /**

@@ -25,7 +25,8 @@ export type IdPrefix =
   | "per"
   | "inv"
   | "eml"
-  | "ses";
+  | "ses"
+  | "aud";
 
 /** A new id with the given prefix, e.g. `ten_01J…`. */
 export function newId(prefix: IdPrefix): string {

@@ -32,6 +32,7 @@ import { signInMigration } from "./0026_sign_in.ts";
 import { anyProviderCredentialsMigration } from "./0027_any_provider_credentials.ts";
 import { settledRereadsMigration } from "./0028_settled_rereads.ts";
 import { tenantDisabledReasonMigration } from "./0029_tenant_disabled_reason.ts";
+import { rolesAuditLogMigration } from "./0030_roles_audit_log.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   "0027_any_provider_credentials": anyProviderCredentialsMigration,
   "0028_settled_rereads": settledRereadsMigration,
   "0029_tenant_disabled_reason": tenantDisabledReasonMigration,
+  "0030_roles_audit_log": rolesAuditLogMigration,
 };

@@ -13,6 +13,7 @@
  * | `collection_repeated`     | a payment credited otherwise than once for its amount, or one Idempotency-Key answered with two payments |
  * | `state_moved_backwards`   | a record's state contradicts a movement already written (collected yet not paid; sent and released; a final payout back to pending) |
  * | `pooled_account_short`    | a provider reports less on its pooled account than the tenants may spend there (`withProviders`) |
+ * | `audit_log_chain_broken`  | an audit log entry does not match its hash or does not follow the one before it in its chain (`services/audit-log/chain.ts`) |
  *
  * The last reads the providers (their balances, through the port): money in flight makes the provider's
  * figure and the ledger's differ for a moment, so only a provider balance below what the tenants could
@@ -24,6 +25,7 @@ import { sql } from "kysely";
 import { Gauge, type Registry } from "prom-client";
 import type { Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
+import { auditLogChainBreaks } from "../audit-log/chain.ts";
 import { type PooledAccount, pooledAccounts } from "../ledger/pooled-accounts.ts";
 
 export const INVARIANTS = [
@@ -34,6 +36,7 @@ export const INVARIANTS = [
   "collection_repeated",
   "state_moved_backwards",
   "pooled_account_short",
+  "audit_log_chain_broken",
 ] as const;
 
 export type Invariant = (typeof INVARIANTS)[number];
@@ -173,6 +176,8 @@ export async function audit<WithProviders extends boolean | undefined = undefine
         String(r.id),
         `${String(r.id).startsWith("rf_") ? "refund" : "payout"} ${r.id} is ${r.state} but its ledger says it was ${[r.sent ? "sent" : "", r.released ? "released (failed)" : ""].filter(Boolean).join(" and ")}`,
       );
+
+    for (const broken of await auditLogChainBreaks(deps, environment, LIMIT)) add("audit_log_chain_broken", `${broken.chain} ${broken.seq}`, broken.message);
 
     if (options.withProviders) {
       const spendable = new Map<string, number>();

@@ -4,7 +4,7 @@
  * person's password (a new person) or adds the shop to an existing person's (who proves it with theirs).
  */
 import { hashLinkToken, mintLinkToken } from "../../crypto/secrets.ts";
-import type { MembershipRole } from "../../db/schema.ts";
+import type { MembershipRole, OperatorRole } from "../../db/schema.ts";
 import { ConflictError, NotFoundError, UnauthorizedError } from "../../errors.ts";
 import { enqueueEmail } from "../../jobs/queues.ts";
 import type { Deps } from "../deps.ts";
@@ -18,7 +18,7 @@ export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
 export interface InvitationView {
   id: string;
   email: string;
-  role: MembershipRole;
+  role: MembershipRole | OperatorRole;
   invitedBy: string;
   createdAt: string;
   expiresAt: string;
@@ -34,7 +34,14 @@ export function dashboardLink(deps: Pick<Deps, "config">, page: "invitation" | "
   return `${deps.config.publicBaseUrl}/dashboard/#/${page}/${token}`;
 }
 
-const view = (row: { id: string; email: string; role: MembershipRole; invited_by: string; created_at: Date; expires_at: Date }): InvitationView => ({
+const view = (row: {
+  id: string;
+  email: string;
+  role: MembershipRole | OperatorRole;
+  invited_by: string;
+  created_at: Date;
+  expires_at: Date;
+}): InvitationView => ({
   id: row.id,
   email: row.email,
   role: row.role,
@@ -43,33 +50,50 @@ const view = (row: { id: string; email: string; role: MembershipRole; invited_by
   expiresAt: row.expires_at.toISOString(),
 });
 
+const ROLE_WORDS: Record<MembershipRole | OperatorRole, string> = {
+  owner: "its owner",
+  developer: "a developer (API keys, webhooks, routing)",
+  finance: "a member of its finance team (payments, refunds, payouts)",
+  viewer: "a viewer (reading only)",
+  admin: "an administrator",
+  support: "a member of support (reading only)",
+};
+
 /**
- * Invites `email` to a shop with `role`, replacing a pending invitation of the same address to the same shop
- * (its link stops working). The invitation and its e-mail are written in one transaction. 409 when the address
- * already belongs to the shop.
+ * Invites `email` to a shop with `role` — or, with `tenantId` null, to the operator's staff with an operator
+ * role — replacing a pending invitation of the same address to the same place (its link stops working). The
+ * invitation and its e-mail are written in one transaction. 409 when the address already belongs there.
  */
-export async function inviteToShop(deps: Deps, input: { tenantId: string; email: string; role: MembershipRole; invitedBy: string }): Promise<InvitationView> {
+export async function inviteToShop(
+  deps: Deps,
+  input: { tenantId: string | null; email: string; role: MembershipRole | OperatorRole; invitedBy: string },
+): Promise<InvitationView> {
   const email = normaliseEmail(input.email);
   const now = deps.now();
   const token = mintLinkToken("inv");
   const { row, emailId } = await deps.db.transaction().execute(async (tx) => {
-    const member = await tx
-      .selectFrom("memberships")
-      .innerJoin("people", "people.id", "memberships.person_id")
-      .select("people.id")
-      .where("memberships.tenant_id", "=", input.tenantId)
-      .where("people.email", "=", email)
-      .executeTakeFirst();
-    if (member) throw new ConflictError("This e-mail address already belongs to the shop");
+    const member = input.tenantId
+      ? await tx
+          .selectFrom("memberships")
+          .innerJoin("people", "people.id", "memberships.person_id")
+          .select("people.id")
+          .where("memberships.tenant_id", "=", input.tenantId)
+          .where("people.email", "=", email)
+          .executeTakeFirst()
+      : await tx.selectFrom("people").select("id").where("email", "=", email).where("operator_role", "is not", null).executeTakeFirst();
+    if (member)
+      throw new ConflictError(input.tenantId ? "This e-mail address already belongs to the shop" : "This e-mail address is already of the operator's staff");
     await tx
       .updateTable("invitations")
       .set({ revoked_at: now })
-      .where("tenant_id", "=", input.tenantId)
+      .where((eb) => (input.tenantId ? eb("tenant_id", "=", input.tenantId) : eb("tenant_id", "is", null)))
       .where("email", "=", email)
       .where("accepted_at", "is", null)
       .where("revoked_at", "is", null)
       .execute();
-    const tenant = await tx.selectFrom("tenants").select("store_name").where("id", "=", input.tenantId).executeTakeFirstOrThrow();
+    const storeName = input.tenantId
+      ? (await tx.selectFrom("tenants").select("store_name").where("id", "=", input.tenantId).executeTakeFirstOrThrow()).store_name
+      : null;
     const row = await tx
       .insertInto("invitations")
       .values({
@@ -86,9 +110,9 @@ export async function inviteToShop(deps: Deps, input: { tenantId: string; email:
       .executeTakeFirstOrThrow();
     const emailId = await writeEmail(deps, tx, {
       to: email,
-      subject: `You are invited to ${tenant.store_name} on Passerelle`,
+      subject: `You are invited to ${storeName ?? "the operator's side"} on Passerelle`,
       text: [
-        `You are invited to join ${tenant.store_name}'s dashboard on Passerelle as ${input.role === "owner" ? "its owner" : "a team member"}.`,
+        `You are invited to join ${storeName ? `${storeName}'s dashboard` : "the operator's side"} on Passerelle as ${ROLE_WORDS[input.role]}.`,
         "",
         `Open this link to choose your password (it works once, until ${row.expires_at.toISOString()}):`,
         dashboardLink(deps, "invitation", token),
@@ -102,12 +126,12 @@ export async function inviteToShop(deps: Deps, input: { tenantId: string; email:
   return view(row);
 }
 
-/** A shop's pending invitations (neither accepted, revoked nor expired), newest first. */
-export async function listInvitations(deps: Pick<Deps, "db" | "now">, tenantId: string): Promise<InvitationView[]> {
+/** A shop's pending invitations (neither accepted, revoked nor expired), or the operator's (`null`), newest first. */
+export async function listInvitations(deps: Pick<Deps, "db" | "now">, tenantId: string | null): Promise<InvitationView[]> {
   const rows = await deps.db
     .selectFrom("invitations")
     .selectAll()
-    .where("tenant_id", "=", tenantId)
+    .where((eb) => (tenantId ? eb("tenant_id", "=", tenantId) : eb("tenant_id", "is", null)))
     .where("accepted_at", "is", null)
     .where("revoked_at", "is", null)
     .where("expires_at", ">", deps.now())
@@ -137,8 +161,9 @@ const UNUSABLE_LINK = "This invitation link is unknown, already used, revoked or
 export interface AcceptedInvitation {
   personId: string;
   email: string;
-  tenantId: string;
-  role: MembershipRole;
+  /** Null for an invitation to the operator's staff. */
+  tenantId: string | null;
+  role: MembershipRole | OperatorRole;
 }
 
 /**
@@ -181,11 +206,19 @@ export async function acceptInvitation(deps: Deps, input: { token: string; passw
     } else if (passwordHash) {
       await tx.updateTable("people").set({ password_hash: passwordHash, updated_at: now }).where("id", "=", personId).execute();
     }
-    await tx
-      .insertInto("memberships")
-      .values({ tenant_id: invitation.tenant_id, person_id: personId, role: invitation.role, created_at: now })
-      .onConflict((oc) => oc.columns(["tenant_id", "person_id"]).doUpdateSet({ role: invitation.role }))
-      .execute();
+    if (invitation.tenant_id === null) {
+      await tx
+        .updateTable("people")
+        .set({ operator_role: invitation.role as OperatorRole, updated_at: now })
+        .where("id", "=", personId)
+        .execute();
+    } else {
+      await tx
+        .insertInto("memberships")
+        .values({ tenant_id: invitation.tenant_id, person_id: personId, role: invitation.role as MembershipRole, created_at: now })
+        .onConflict((oc) => oc.columns(["tenant_id", "person_id"]).doUpdateSet({ role: invitation.role as MembershipRole }))
+        .execute();
+    }
     return { personId, email: invitation.email, tenantId: invitation.tenant_id, role: invitation.role };
   });
 }

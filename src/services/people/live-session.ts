@@ -4,18 +4,19 @@
  *
  * @module
  */
-import type { MembershipRole } from "../../db/schema.ts";
+import type { MembershipRole, OperatorRole } from "../../db/schema.ts";
 
 /** A live session, as a call made with its cookie acts (`people/sessions.ts`, `findLiveSession`). */
 export interface LiveSession {
   sessionId: string;
   personId: string;
   email: string;
-  tenantId: string;
-  /** The person's role in the session's shop. */
-  role: MembershipRole;
+  /** The session's shop; null for a session of the operator's staff (issue 30 point 4). */
+  tenantId: string | null;
+  /** The person's role in the session's shop, or on the operator's side. */
+  role: MembershipRole | OperatorRole;
   twoFactorEnabled: boolean;
-  /** The shop requires two-factor sign-in and the person has not set it up: only enrolment is allowed. */
+  /** The shop requires two-factor sign-in (the operator's side always does) and the person has not set it up: only enrolment is allowed. */
   mustEnrol: boolean;
   expiresAt: Date;
 }

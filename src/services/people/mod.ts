@@ -14,7 +14,9 @@ export {
   normaliseEmail,
   revokeInvitation,
 } from "./invitations.ts";
-export { listMembers, type MemberView, removeMember, setTwoFactorRequired, twoFactorRequired } from "./members.ts";
+export { changeRole, listMembers, type MemberView, removeMember, setTwoFactorRequired, twoFactorRequired } from "./members.ts";
+export { isOperatorRole, OPERATOR_ROLES, type PersonRole, roleMay, SHOP_ROLES } from "./roles.ts";
+export { listStaff, removeStaff, type StaffView } from "./staff.ts";
 export {
   CSRF_HEADER,
   csrfTokenMatches,

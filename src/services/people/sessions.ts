@@ -61,11 +61,11 @@ export interface NewSession {
   expiresAt: Date;
 }
 
-/** Opens a session inside the caller's transaction (the sign-in's). */
+/** Opens a session inside the caller's transaction (the sign-in's): in a shop, or on the operator's side (`tenantId` null). */
 export async function openSession(
   deps: Pick<Deps, "config" | "now">,
   tx: Kysely<Database> | Transaction<Database>,
-  input: { personId: string; tenantId: string; address: string; userAgent: string | null },
+  input: { personId: string; tenantId: string | null; address: string; userAgent: string | null },
 ): Promise<NewSession> {
   const secret = `pss_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
   const now = deps.now();
@@ -89,18 +89,17 @@ export async function openSession(
 }
 
 /**
- * The live session a cookie's secret opens: not ended, not expired, and its person still in its shop (a person
- * removed from the shop is signed out of it at once). Undefined otherwise.
+ * The live session a cookie's secret opens: not ended, not expired, and its person still in its shop — or, for a
+ * session of the operator's staff, still of the staff (a person removed is signed out at once). Undefined
+ * otherwise.
  */
 export async function findLiveSession(deps: Pick<Deps, "db" | "config" | "now">, secret: string): Promise<LiveSession | undefined> {
   const now = deps.now();
   const row = await deps.db
     .selectFrom("sessions")
-    .innerJoin("memberships", (join) =>
-      join.onRef("memberships.person_id", "=", "sessions.person_id").onRef("memberships.tenant_id", "=", "sessions.tenant_id"),
-    )
+    .leftJoin("memberships", (join) => join.onRef("memberships.person_id", "=", "sessions.person_id").onRef("memberships.tenant_id", "=", "sessions.tenant_id"))
     .innerJoin("people", "people.id", "sessions.person_id")
-    .innerJoin("tenants", "tenants.id", "sessions.tenant_id")
+    .leftJoin("tenants", "tenants.id", "sessions.tenant_id")
     .select([
       "sessions.id",
       "sessions.person_id",
@@ -109,6 +108,7 @@ export async function findLiveSession(deps: Pick<Deps, "db" | "config" | "now">,
       "sessions.last_seen_at",
       "people.email",
       "people.totp_enabled_at",
+      "people.operator_role",
       "memberships.role",
       "tenants.require_two_factor",
     ])
@@ -117,23 +117,28 @@ export async function findLiveSession(deps: Pick<Deps, "db" | "config" | "now">,
     .where("sessions.expires_at", ">", now)
     .executeTakeFirst();
   if (!row) return undefined;
+  const role = row.tenant_id === null ? row.operator_role : row.role;
+  if (!role) return undefined;
   if (now.getTime() - row.last_seen_at.getTime() > LAST_SEEN_EVERY_MS)
     await deps.db.updateTable("sessions").set({ last_seen_at: now }).where("id", "=", row.id).execute();
+  // The operator's side always requires two-factor sign-in; a shop when its owner says so.
+  const required = row.tenant_id === null || row.require_two_factor === true;
   return {
     sessionId: row.id,
     personId: row.person_id,
     email: row.email,
     tenantId: row.tenant_id,
-    role: row.role,
+    role,
     twoFactorEnabled: row.totp_enabled_at !== null,
-    mustEnrol: row.require_two_factor && row.totp_enabled_at === null,
+    mustEnrol: required && row.totp_enabled_at === null,
     expiresAt: row.expires_at,
   };
 }
 
 export interface SessionView {
   id: string;
-  tenantId: string;
+  /** Null for a session on the operator's side. */
+  tenantId: string | null;
   address: string;
   userAgent: string | null;
   createdAt: string;

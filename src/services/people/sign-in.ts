@@ -37,7 +37,8 @@ export interface SignedIn {
   session: NewSession;
   personId: string;
   email: string;
-  tenantId: string;
+  /** Null for a session on the operator's side. */
+  tenantId: string | null;
 }
 
 type Outcome = "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "shop_disabled" | "limited";
@@ -71,7 +72,8 @@ async function fail(deps: Pick<Deps, "db" | "now">, person: { id: string; failed
 }
 
 /**
- * Signs a person in: a session in the chosen shop (or their first). 401 for a wrong address, password or code
+ * Signs a person in: a session in the chosen shop (or their first; a person of the operator's staff, on the
+ * operator's side unless they name a shop). 401 for a wrong address, password or code
  * (one message for the first two), 403 for a shop the person does not belong to, 429 with `Retry-After` while the
  * address or the account is locked.
  */
@@ -85,7 +87,7 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
   }
   const person = await deps.db
     .selectFrom("people")
-    .select(["id", "email", "password_hash", "totp_secret", "totp_enabled_at", "failed_sign_ins", "locked_until"])
+    .select(["id", "email", "password_hash", "totp_secret", "totp_enabled_at", "failed_sign_ins", "locked_until", "operator_role"])
     .where("email", "=", email)
     .executeTakeFirst();
   if (!person?.password_hash) {
@@ -112,15 +114,16 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
     .orderBy("memberships.created_at")
     .orderBy("memberships.tenant_id")
     .execute();
-  // Without a shop named, the person's first shop that is not disabled.
-  const tenantId = input.tenantId ?? (shops.find((s) => !s.disabled) ?? shops[0])?.tenant_id;
-  const shop = shops.find((s) => s.tenant_id === tenantId);
-  if (!tenantId || !shop) {
+  // The operator's staff sign in to the operator's side unless they name one of their shops; anyone else,
+  // without a shop named, to their first shop that is not disabled.
+  const tenantId = input.tenantId ?? (person.operator_role ? null : (shops.find((s) => !s.disabled) ?? shops[0])?.tenant_id);
+  const shop = tenantId === null ? undefined : shops.find((s) => s.tenant_id === tenantId);
+  if (tenantId !== null && (!tenantId || !shop)) {
     await record(deps, email, input.address, "no_shop", person.id);
     throw new ForbiddenError(input.tenantId ? "You do not belong to this shop" : "You belong to no shop any more");
   }
   // The password is right: the person is told their shop is disabled, and why, rather than a bare refusal.
-  if (shop.disabled) {
+  if (shop?.disabled) {
     await record(deps, email, input.address, "shop_disabled", person.id);
     throw new ForbiddenError(shopDisabledMessage(shop.disabled_reason), "tenant_disabled");
   }

@@ -10,6 +10,7 @@
  * | `ipn_messages`                        | processed or rejected, its payment final and its permit not pending or active | an IPN not yet processed; orphans (they expire on their own after 7 days) |
  * | `route_outcomes`                      | its minute is past                                                      | the routing window (at most a day; the retention is at least that) |
  * | `idempotency_keys`                    | its 24 hours of replay are over, and no request holds it               | a key within its replay window, or locked              |
+ * | `audit_log`                           | it and every entry before it in its chain are past the retention (a chain is cut at its start only, where `audit_log_purges` records the cut) | an entry with a younger one before it in its chain |
  *
  * Nothing the ledger, the reconciliation report, the audit or the sync chain reads is touched: payments,
  * payouts, ledger entries, payment attempts and reconciliation differences are kept. The sync chain writes no log
@@ -25,7 +26,7 @@ import type { Deps } from "../deps.ts";
 import { IDEMPOTENCY_TTL_MS } from "../idempotency/mod.ts";
 
 /** The tables pruned, in the order a run prunes them (deliveries before the events they keep). */
-export const PRUNED_TABLES = ["deliveries", "delivery_attempts", "events", "ipn_messages", "route_outcomes", "idempotency_keys"] as const;
+export const PRUNED_TABLES = ["deliveries", "delivery_attempts", "events", "ipn_messages", "route_outcomes", "idempotency_keys", "audit_log"] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
 
 /** What one table's pruning did in a run. */
@@ -167,6 +168,40 @@ const pruneIdempotencyKeys: Batch = async (deps, cutoff, limit) => {
   return { idempotency_keys: count(result) };
 };
 
+/**
+ * A chain's oldest entries past the retention (issue 30 point 5): the only deletion the audit log's trigger lets
+ * through, in a transaction that says so (`passerelle.audit_purge`). A chain is only ever cut at its start, and the
+ * cut is recorded (the last entry's seq and hash) so that `passerelle audit` checks the chain from there.
+ */
+const pruneAuditLog: Batch = (deps, cutoff, limit) =>
+  deps.db.transaction().execute(async (tx) => {
+    await sql`select set_config('passerelle.audit_purge', 'on', true)`.execute(tx);
+    let deleted = 0;
+    const done = new Set<string>();
+    // Chain after chain, oldest entry first, until the batch is full or no chain has an entry past the retention.
+    while (deleted < limit) {
+      let oldest = tx.selectFrom("audit_log").select("chain").where("at", "<", cutoff);
+      if (done.size > 0) oldest = oldest.where("chain", "not in", [...done]);
+      const chain = (await oldest.orderBy("at").limit(1).executeTakeFirst())?.chain;
+      if (!chain) break;
+      done.add(chain);
+      await sql`select pg_advisory_xact_lock(hashtext(${`audit-log:${chain}`}))`.execute(tx);
+      const first = await tx
+        .selectFrom("audit_log")
+        .select(["seq", "hash", "at"])
+        .where("chain", "=", chain)
+        .orderBy("seq")
+        .limit(limit - deleted)
+        .execute();
+      const firstYoung = first.findIndex((row) => row.at >= cutoff);
+      const last = (firstYoung === -1 ? first : first.slice(0, firstYoung)).at(-1);
+      if (!last) continue;
+      deleted += count(await tx.deleteFrom("audit_log").where("chain", "=", chain).where("seq", "<=", last.seq).executeTakeFirst());
+      await tx.insertInto("audit_log_purges").values({ chain, through_seq: last.seq, through_hash: last.hash, purged_at: deps.now() }).execute();
+    }
+    return { audit_log: deleted };
+  });
+
 /** Each rule: the table whose rows it counts in batches, its retention, its batch. */
 const RULES: { table: PrunedTable; retentionMs: (config: Deps["config"]) => number; batch: Batch }[] = [
   { table: "deliveries", retentionMs: (c) => c.retention.deliveriesMs, batch: pruneDeliveries },
@@ -174,6 +209,7 @@ const RULES: { table: PrunedTable; retentionMs: (config: Deps["config"]) => numb
   { table: "ipn_messages", retentionMs: (c) => c.retention.ipnsMs, batch: pruneIpns },
   { table: "route_outcomes", retentionMs: (c) => c.retention.routeOutcomesMs, batch: pruneRouteOutcomes },
   { table: "idempotency_keys", retentionMs: (c) => c.retention.idempotencyKeysMs, batch: pruneIdempotencyKeys },
+  { table: "audit_log", retentionMs: (c) => c.retention.auditLogMs, batch: pruneAuditLog },
 ];
 
 /**

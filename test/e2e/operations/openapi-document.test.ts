@@ -136,7 +136,17 @@ describe("what the OpenAPI document declares beyond bodies", () => {
       .filter(({ operation: op }) => (op as Described).tags?.includes("operator only"))
       .map(({ method, path }) => `${method} ${path}`);
     expect(operatorOnly.sort()).toEqual(
-      ["GET /admin/payments/stuck", "GET /admin/reports/reconciliation", "GET /tenants", "PATCH /tenants/{tenant_id}", "POST /tenants"].sort(),
+      [
+        "GET /admin/payments/stuck",
+        "GET /admin/reports/reconciliation",
+        "GET /admin/audit-log",
+        "GET /admin/staff",
+        "POST /admin/staff/invitations",
+        "DELETE /admin/staff/{person_id}",
+        "GET /tenants",
+        "PATCH /tenants/{tenant_id}",
+        "POST /tenants",
+      ].sort(),
     );
     for (const { operation: op } of operations.filter(({ operation: op }) => (op as Described).tags?.includes("operator only")))
       expect((op as Described).description).toStartWith("**Operator only**");

@@ -109,12 +109,12 @@ describe("invitations", () => {
   });
 
   it("a person of one shop joins another with the password they have (a wrong one is 401)", async () => {
-    expect((await call("POST", `/tenants/${shopB.id}/invitations`, admin, { email: "awa@boutique.example", role: "member" })).status).toBe(200);
+    expect((await call("POST", `/tenants/${shopB.id}/invitations`, admin, { email: "awa@boutique.example", role: "finance" })).status).toBe(200);
     const token = await linkTo("awa@boutique.example", "invitation", 2);
     await expectError(await call("POST", "/people/invitations/accept", null, { token, password: "another long password" }), 401, "unauthorized");
     const joined = await call("POST", "/people/invitations/accept", null, { token, password: "baobab sous la pluie" });
     expect(joined.status).toBe(200);
-    expect(await joined.json()).toMatchObject({ tenantId: shopB.id, role: "member" });
+    expect(await joined.json()).toMatchObject({ tenantId: shopB.id, role: "finance" });
   });
 
   it("an expired or revoked link is refused", async () => {

@@ -31,7 +31,7 @@ const call = (method: string, path: string, auth: { token?: string; browser?: Br
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 
-async function join(tenantId: string, email: string, role: "owner" | "member"): Promise<void> {
+async function join(tenantId: string, email: string, role: "owner" | "developer" | "finance" | "viewer"): Promise<void> {
   const count = sink.to(email).length + 1;
   expect((await call("POST", `/tenants/${tenantId}/invitations`, { token: admin }, { email, role })).status).toBe(200);
   const token = await linkTokenTo(sink, email, "invitation", count);
@@ -54,7 +54,7 @@ beforeAll(async () => {
   shopA = await create("Boutique Awa");
   shopB = await create("Chez Kofi");
   await join(shopA, "owner@a.example", "owner");
-  await join(shopA, "member@a.example", "member");
+  await join(shopA, "member@a.example", "viewer");
   await join(shopB, "owner@b.example", "owner");
 }, 60_000);
 
@@ -139,7 +139,7 @@ describe("sessions", () => {
   });
 
   it("removing a person from the shop ends their session in it at once", async () => {
-    await join(shopA, "leaving@a.example", "member");
+    await join(shopA, "leaving@a.example", "viewer");
     const leaving = await signIn("leaving@a.example");
     expect((await call("GET", "/payments", { browser: leaving })).status).toBe(200);
     const owner = await signIn("owner@a.example");
@@ -152,7 +152,7 @@ describe("sessions", () => {
 
 describe("two-factor sign-in", () => {
   it("enrols with a QR code and a first code, then signs in with a code or a single-use recovery code", async () => {
-    await join(shopB, "careful@b.example", "member");
+    await join(shopB, "careful@b.example", "viewer");
     const browser = await signIn("careful@b.example");
     const enrolment = (await (await call("POST", "/people/me/two-factor", { browser })).json()) as { secret: string; otpauthUrl: string; qrSvg: string };
     expect(enrolment.otpauthUrl).toStartWith("otpauth://totp/Passerelle:careful%40b.example?");
@@ -196,7 +196,7 @@ describe("two-factor sign-in", () => {
   });
 
   it("an owner requires it for the shop: a person without it can only set it up, and cannot turn it off", async () => {
-    await join(shopB, "relaxed@b.example", "member");
+    await join(shopB, "relaxed@b.example", "viewer");
     const member = await signIn("relaxed@b.example");
     await expectError(await call("PUT", `/tenants/${shopB}/two-factor-policy`, { browser: member }, { requireTwoFactor: true }), 403, "forbidden");
     const owner = await signIn("owner@b.example");
@@ -223,7 +223,7 @@ describe("two-factor sign-in", () => {
 
 describe("failed sign-ins", () => {
   it("locks the account after five failures in a row, even for the right password, and records each attempt", async () => {
-    await join(shopA, "target@a.example", "member");
+    await join(shopA, "target@a.example", "viewer");
     for (let i = 0; i < 5; i++)
       await expectError(await call("POST", "/people/sign-in", {}, { email: "target@a.example", password: `guess number ${i}` }), 401, "unauthorized");
     const locked = await call("POST", "/people/sign-in", {}, { email: "target@a.example", password: PASSWORD });

@@ -319,7 +319,7 @@ describe("passerelle prune", () => {
       expect(lines).toContain(`${"route_outcomes".padEnd(width)}  3 pruned in 2 batches`);
       expect(lines).toContain(`${"events".padEnd(width)}  0 pruned in 0 batches`);
       expect(lines.at(-1)).toBe("prune: 3 row(s) pruned");
-      expect(lines).toHaveLength(7);
+      expect(lines).toHaveLength(8);
 
       handle = await open();
       expect(await handle.db.selectFrom("route_outcomes").select("operator").execute()).toEqual([{ operator: "a" }]);
