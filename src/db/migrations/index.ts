@@ -30,6 +30,7 @@ import { paymentLinksMigration } from "./0024_payment_links.ts";
 import { peopleMigration } from "./0025_people.ts";
 import { signInMigration } from "./0026_sign_in.ts";
 import { anyProviderCredentialsMigration } from "./0027_any_provider_credentials.ts";
+import { paymentRescuesMigration } from "./0028_payment_rescues.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   "0025_people": peopleMigration,
   "0026_sign_in": signInMigration,
   "0027_any_provider_credentials": anyProviderCredentialsMigration,
+  "0028_payment_rescues": paymentRescuesMigration,
 };

@@ -27,6 +27,7 @@ import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { onRefundedByProvider } from "../payouts/refund-guard.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
+import { isFixableFailure, isRescuable } from "../rescue/offer.ts";
 
 /** What was learnt about a payment: a read of provider A, or our own conclusion that it failed. */
 export type DirectPaymentUpdate = { kind: "provider"; report: PaymentReport } | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
@@ -114,9 +115,15 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date): Decision 
   return { changes, target, stateChanged };
 }
 
-/** The move `decision` makes: its changes, and the event of its new state (`payment.completed` only on entering the paid states). */
-function moveOf(decision: Decision): PaymentMove {
+/**
+ * The move `decision` makes: its changes, and the event of its new state (`payment.completed` only on entering the
+ * paid states); a failure its customer can fix offers a rescue with it (`rescue/offer.ts`).
+ */
+function moveOf(decision: Decision, row: Payment, publicBaseUrl: string | undefined): PaymentMove {
+  const failureCode = decision.changes.failure_code ?? null;
+  const rescuable = publicBaseUrl !== undefined && decision.stateChanged && decision.target === "failed" && isRescuable(row) && isFixableFailure(failureCode);
   return {
+    ...(rescuable && { offerRescue: { reason: failureCode!, publicBaseUrl } }),
     changes: decision.changes,
     event: (after) => {
       const type = EVENT_OF_STATE[decision.target];
@@ -136,10 +143,16 @@ function written(move: WrittenMove): Written {
 }
 
 /** Locks the row, decides and writes the move: the general path, inside `tx`. */
-async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: string, update: DirectPaymentUpdate): Promise<Written> {
+async function applyLocked(
+  tx: Transaction<Database>,
+  now: Date,
+  paymentId: string,
+  update: DirectPaymentUpdate,
+  publicBaseUrl: string | undefined,
+): Promise<Written> {
   const row = await lockPaymentRow(tx, paymentId);
   const decision = decide(row, update, now);
-  const move = written(await writeMove(tx, now, row, moveOf(decision)));
+  const move = written(await writeMove(tx, now, row, moveOf(decision, row, publicBaseUrl)));
   // The provider gave (more of) it back by itself: refunds of ours that no longer fit stop here (refund-guard.ts).
   if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await onRefundedByProvider(tx, now, move.row)));
   return move;
@@ -161,18 +174,20 @@ async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: stri
  * ```
  */
 export async function applyDirectPaymentUpdate(
-  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold" | "caches">,
+  // Without `config` (some unit tests) no rescue is offered: its URL needs the public base URL.
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "syncHold" | "caches"> & Partial<Pick<Deps, "config">>,
   paymentId: string,
   update: DirectPaymentUpdate,
   seen?: Payment,
 ): Promise<ApplyResult> {
   const now = deps.now();
+  const publicBaseUrl = deps.config?.publicBaseUrl;
   const decided = seen !== undefined && seen.id === paymentId ? decide(seen, update, now) : undefined;
   // A refund by the provider itself may stop refunds of ours: that is decided under the lock, in one transaction.
   const optimistic = decided?.changes.refunded_by_provider === undefined ? decided : undefined;
   let result: Written | undefined;
   if (optimistic && Object.keys(optimistic.changes).length > 0) {
-    const move = moveOf(optimistic);
+    const move = moveOf(optimistic, seen!, publicBaseUrl);
     const eventExpected = optimistic.stateChanged && EVENT_OF_STATE[optimistic.target] !== undefined;
     if (!eventExpected) {
       // No event: the guarded update alone is the whole change, atomic as one statement.
@@ -188,12 +203,12 @@ export async function applyDirectPaymentUpdate(
       }
       result ??= await deps.db.transaction().execute(async (tx) => {
         const moved = await writeMoveIfUnchanged(tx, now, seen!, move);
-        return moved ? written(moved) : applyLocked(tx, now, paymentId, update);
+        return moved ? written(moved) : applyLocked(tx, now, paymentId, update, publicBaseUrl);
       });
       if (result.eventType !== null) deps.caches.eventTargets.set(targetsKey, result.deliveryIds.length > (result.row.callback_url ? 1 : 0));
     }
   }
-  result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update));
+  result ??= await deps.db.transaction().execute((tx) => applyLocked(tx, now, paymentId, update, publicBaseUrl));
   // Its first sync step, if this gateway still holds it, has nothing left to do (first-sync.ts).
   if (result.row.state !== "pending") deps.syncHold.settled(paymentId);
   forgetFinalRead(deps, result.row);
