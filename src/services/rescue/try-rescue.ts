@@ -196,7 +196,7 @@ async function reopenOffer(deps: Deps, rescueId: string, attempt: number): Promi
  *   as `POST /payments` answers one.
  */
 export async function tryRescue(deps: Deps, rescueId: string, input: RescueTryRequest): Promise<{ payment: Payment; attempt: number }> {
-  const { rescue, payment, link } = await rescueById(deps, rescueId);
+  const { payment, link } = await rescueById(deps, rescueId);
   const tenant = await deps.db.selectFrom("tenants").select("disabled").where("id", "=", payment.tenant_id).executeTakeFirstOrThrow();
   if (tenant.disabled) throw new ConflictError("This shop takes no payments any more");
   refuseSettled(deps, payment);

@@ -137,7 +137,7 @@ describe("the rescue of a stalled push", () => {
     const made = await pay("POST", `/pay/${link.id}/payments`, { operator: "mtn", phone: { number: "+22997100010", country: "bj" } });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     const paymentId = made.body.id as string;
-    const [first] = await attemptsOf(paymentId);
+    const first = (await attemptsOf(paymentId))[0]!;
     expect(first).toMatchObject({ provider: "providerA", outcome: "started" });
 
     const offer = await rescueOffered(paymentId);
@@ -178,7 +178,7 @@ describe("the rescue of a stalled push", () => {
       [1, "providerA", "started"],
       [2, "providerA", "started"],
     ]);
-    expect(attempts[1].reason).toContain("rescue try (no_answer)");
+    expect(attempts[1]!.reason).toContain("rescue try (no_answer)");
     expect((await pay("GET", `${rescuePath}/link`)).body.rescue.open).toBe(false);
 
     // The first push is approved late: it wins, the payment is MTN's again.
@@ -197,7 +197,7 @@ describe("the rescue of a stalled push", () => {
     expect((await pay("GET", `${rescuePath}/link`)).body.status).toBe("used");
 
     // The customer approves the Moov push too: paid twice — kept as a difference to refund, never a second completion.
-    await atA(attempts[1].providerTransactionId, "approve");
+    await atA(attempts[1]!.providerTransactionId, "approve");
     const difference = await waitUntil(async () => (await call("GET", "/reports/reconciliation")).body.differences.find((d: Body) => d.id === paymentId), {
       what: "the second charge kept as a difference",
       timeoutMs: 20_000,
@@ -289,7 +289,7 @@ describe("the rescue of a stalled push", () => {
     // A try under way on a failed payment is shown pending to the customer.
     expect(tried.body).toMatchObject({ state: "pending", operator: "moov" });
     const attempts = await attemptsOf(paymentId);
-    await atA(attempts[1].providerTransactionId, "approve");
+    await atA(attempts[1]!.providerTransactionId, "approve");
     await waitUntil(async () => ((await pay("GET", `${rescuePath}/payments/${paymentId}`)).body.state === "succeeded" ? true : undefined), {
       what: "the try paid",
       timeoutMs: 20_000,
