@@ -514,13 +514,13 @@ export declare const procedures: {
             input: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
-                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
+                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
                 paymentId?: string | undefined;
             };
             output: {
                 data: {
                     id: string;
-                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     createdAt: string;
                     tenantId: string;
                     environment: "live" | "sandbox";
@@ -536,7 +536,7 @@ export declare const procedures: {
             };
             output: {
                 id: string;
-                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 createdAt: string;
                 tenantId: string;
                 environment: "live" | "sandbox";
@@ -549,14 +549,14 @@ export declare const procedures: {
         create: TRPCMutationProcedure<{
             input: {
                 url: string;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
                 description?: string | undefined;
             };
             output: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -586,7 +586,7 @@ export declare const procedures: {
                     id: string;
                     url: string;
                     description: string | null;
-                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                     enabled: boolean;
                     disabledReason: string | null;
                     environment: "live" | "sandbox";
@@ -617,7 +617,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -643,7 +643,7 @@ export declare const procedures: {
             input: {
                 webhook_id: string;
                 url?: string | undefined;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
                 description?: string | null | undefined;
                 enabled?: boolean | undefined;
             };
@@ -651,7 +651,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -714,7 +714,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -746,7 +746,7 @@ export declare const procedures: {
             output: {
                 id: string;
                 eventId: string;
-                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 endpointId: string | null;
                 targetUrl: string | null;
                 state: "failed" | "pending" | "succeeded";
@@ -1066,7 +1066,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -1457,6 +1457,12 @@ export declare const procedures: {
                     flow: "otp" | "push" | "redirect";
                     otpHint: string | null;
                 }[];
+                rescue: {
+                    paymentId: string;
+                    open: boolean;
+                    operator: string | null;
+                    reason: string;
+                } | null;
             };
             meta: object;
         }>;
@@ -1484,6 +1490,7 @@ export declare const procedures: {
                 } | null;
                 failureCode: string | null;
                 completedAt: string | null;
+                rescueUrl: string | null;
             };
             meta: object;
         }>;
@@ -1505,6 +1512,7 @@ export declare const procedures: {
                 } | null;
                 failureCode: string | null;
                 completedAt: string | null;
+                rescueUrl: string | null;
             };
             meta: object;
         }>;
