@@ -200,9 +200,10 @@ function showForm(link: Link, error?: string): void {
   };
   const onNumber = (event: Event) => {
     form.number = (event.target as HTMLInputElement).value;
-    const before = `${form.country}/${form.operator}`;
-    detect(link);
-    if (`${form.country}/${form.operator}` !== before) {
+    // Shown again when the country, the wallet or what the number says changed (the hint follows the number).
+    const before = `${form.country}/${form.operator}/${detected}`;
+    const now = detect(link);
+    if (`${form.country}/${form.operator}/${now}` !== before) {
       showForm(link);
       const input = document.getElementById("number") as HTMLInputElement;
       input.focus();
