@@ -21,6 +21,7 @@ import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payments/payment.tsx";
 import { PaymentsScreen } from "./screens/payments/payments.tsx";
 import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
+import { PaymentLinkScreen, PaymentLinksScreen } from "./screens/links/payment-links.tsx";
 import { ReconciliationScreen } from "./screens/reconciliation.tsx";
 import { RoutingScreen } from "./screens/routing.tsx";
 import { SettingsScreen } from "./screens/account/settings.tsx";
@@ -193,6 +194,8 @@ const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
   home: "nav.home",
   payments: "nav.payments",
   payment: "payment.title",
+  links: "nav.links",
+  link: "link.title",
   permits: "nav.permits",
   permit: "permit.title",
   webhooks: "nav.webhooks",
@@ -217,6 +220,10 @@ function Screen({ route }: { route: Route }) {
       return <PaymentsScreen filters={route.filters ?? ""} />;
     case "payment":
       return <PaymentScreen paymentId={route.paymentId} />;
+    case "links":
+      return <PaymentLinksScreen />;
+    case "link":
+      return <PaymentLinkScreen linkId={route.linkId} />;
     case "permits":
       return <PermitsScreen />;
     case "permit":
@@ -251,6 +258,7 @@ function Screen({ route }: { route: Route }) {
 const TENANT_LINKS = [
   { route: { screen: "home" }, label: "nav.home" },
   { route: { screen: "payments" }, label: "nav.payments" },
+  { route: { screen: "links" }, label: "nav.links" },
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "money" }, label: "nav.money" },
   { route: { screen: "reports" }, label: "nav.reports" },
@@ -272,6 +280,7 @@ function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "payment") return "payments";
   if (route.screen === "webhook") return "webhooks";
   if (route.screen === "permit") return "permits";
+  if (route.screen === "link") return "links";
   return route.screen;
 }
 

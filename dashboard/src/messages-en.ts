@@ -2,8 +2,10 @@
  * The dashboard's words in English. Typed by the French catalogue: a missing or extra key is a type error.
  */
 import type { Messages } from "./i18n.ts";
+import { linksEn } from "./screens/links/messages.ts";
 
 export const en: Messages = {
+  ...linksEn,
   "app.title": "Passerelle — dashboard",
   "language.label": "Language",
   loading: "Loading…",

@@ -2,7 +2,10 @@
  * The dashboard's words in French: the reference catalogue, whose keys every other language must have
  * (`messages-en.ts` is typed by it).
  */
+import { linksFr } from "./screens/links/messages.ts";
+
 export const fr = {
+  ...linksFr,
   "app.title": "Passerelle — tableau de bord",
   "language.label": "Langue",
   loading: "Chargement…",
