@@ -2632,6 +2632,10 @@ export interface components {
             error: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description A try the customer made on the payment's rescue URL (payment.rescue_available) */
+            rescue?: boolean;
+            /** @description The wallet the attempt was made with, when known (a rescue try may use another) */
+            operator?: string | null;
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];

@@ -875,6 +875,8 @@ export declare const procedures: {
                     providerTransactionId: string | null;
                     error: string | null;
                     createdAt: string;
+                    rescue?: boolean | undefined;
+                    operator?: string | null | undefined;
                 }[];
             };
             meta: object;
@@ -1052,6 +1054,8 @@ export declare const procedures: {
                     providerTransactionId: string | null;
                     error: string | null;
                     createdAt: string;
+                    rescue?: boolean | undefined;
+                    operator?: string | null | undefined;
                 }[];
             };
             meta: object;
