@@ -24,6 +24,8 @@ const payPageProcedure = publicProcedure.use(async ({ ctx, next }) => {
 
 /** The `Idempotency-Key`s of a pay page's call are its link's (or rescue's) tenant's, under the call's own path. */
 const ownedByTheLinksTenant = middleware(async ({ ctx, getRawInput, next }) => {
+  // Without a key there is nothing to scope: the call goes on as before (its input checked first).
+  if (ctx.headers.get("idempotency-key") === null) return next();
   const { link_id } = (await getRawInput()) as { link_id?: unknown };
   const idempotencyOwner = await payPageOwner(ctx.deps, typeof link_id === "string" ? link_id : "");
   return next({ ctx: { idempotencyOwner } });
