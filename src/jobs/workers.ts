@@ -7,7 +7,8 @@
  * |-------------------|---------------------------------------------|--------------------------------------------|---------|-------------------------|
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
  * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
- * |                   |                                             | `auditIfDue`, `pruneIfDue`, `sweepOutbox`  |         |                         |
+ * |                   |                                             | `auditIfDue`, `pruneIfDue`, `sweepOutbox`, |         |                         |
+ * |                   |                                             | `sweepRescues`                             |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `mail`            | `send-email`                                | `sendOutboxEmail` of one outbox message    | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `provider-b-workers.ts` |
@@ -38,6 +39,7 @@ import { isRedisConnectionError } from "./redis-outage.ts";
 import { registerSyncWorkers } from "./sync-workers.ts";
 import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
 import { sendOutboxEmail, sweepOutbox } from "../services/mail/outbox.ts";
+import { sweepRescues } from "../services/rescue/mod.ts";
 import { createMailTransport, type MailTransport } from "../services/mail/transport.ts";
 import {
   type DeliveryJobData,
@@ -114,6 +116,8 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
     await auditIfDue(deps, options.onAudit);
     await pruneIfDue(deps, options.onPrune);
     await sweepOutbox(deps);
+    // Stalled pushes offer a rescue; earlier pushes of a rescued payment are read again (issue 31 point 3).
+    await sweepRescues(deps);
   });
   const mailTransport = options.mailTransport ?? createMailTransport(deps.config, deps.logger);
   deps.queue.process<EmailJobData>(MAIL_QUEUE, (job) => sendOutboxEmail(deps, mailTransport, job.data.emailId), {

@@ -10,3 +10,4 @@ export { payThroughRescue, publicRescue, rescuePayment } from "./rescue-page.ts"
 export { rescueTryRequest, type RescueTryRequest } from "./rescue-scope.ts";
 export { tryRescue } from "./try-rescue.ts";
 export { payPageFace, payPageOwner, payPagePay, payPagePayment } from "./pay-page-calls.ts";
+export { followEarlierPushes, sweepRescues } from "./sweep-rescues.ts";

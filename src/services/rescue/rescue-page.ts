@@ -68,13 +68,17 @@ export async function publicRescue(deps: Deps, rescueId: string): Promise<Public
   };
 }
 
-/** The payment as the page shows it through its rescue: a try under way on a failed payment is `pending`. */
+/**
+ * The payment as the page shows it through its rescue: a try under way on a failed payment is `pending`; once the
+ * offer takes a try again (the try stalled or failed), `rescueUrl` is the rescue's own page, to try once more.
+ */
 async function rescueView(deps: Pick<Deps, "db">, rescueId: string, row: Payment): Promise<PublicPaymentView> {
-  const view = publicPayment(row);
-  if (row.state !== "failed") return view;
+  if (row.state !== "pending" && row.state !== "failed") return publicPayment(row);
   const rescue = await deps.db.selectFrom("payment_rescues").selectAll().where("id", "=", rescueId).executeTakeFirstOrThrow();
   const last = await lastAttemptOf(deps, row.id);
-  return tryUnderWay(rescue, last.attempt) ? { ...view, state: "pending", failureCode: null } : view;
+  if (!tryUnderWay(rescue, last.attempt)) return publicPayment(row, `/pay/${rescueId}`);
+  const view = publicPayment(row);
+  return row.state === "failed" ? { ...view, state: "pending", failureCode: null } : view;
 }
 
 /**

@@ -7,7 +7,6 @@
 import type { Deps } from "../deps.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
 import { sweepPayoutSyncs } from "../payouts/advance-payout.ts";
-import { offerStalledRescues } from "../rescue/offer.ts";
 import { deliveryJobId, enqueueDelivery, isDeliveryJobLive, lostLeaseJobId } from "../../jobs/queues.ts";
 
 export interface SweepOptions {
@@ -74,17 +73,14 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
 }
 
 /**
- * One run of the `sweeper` job: due deliveries, then the syncs whose jobs are missing, then the stalled pushes
- * that offer a rescue. (Expired idempotency keys
+ * One run of the `sweeper` job: due deliveries, then the syncs whose jobs are missing. (Expired idempotency keys
  * are pruned with the other old rows, `services/retention`.)
  */
-export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "config">, options: SweepOptions = {}): Promise<SweepReport> {
+export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport> {
   const report = await sweepDueDeliveries(deps, options);
   // Pending direct payments whose sync chain lost its job get their due step again (contract §8).
   await sweepDirectPaymentSyncs(deps);
   // So do pending payouts and refunds (issue 15).
   await sweepPayoutSyncs(deps);
-  // Pushes unanswered for RESCUE_AFTER offer a rescue (issue 31 point 3): found here, so a restart loses none.
-  await offerStalledRescues(deps);
   return report;
 }

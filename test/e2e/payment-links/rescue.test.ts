@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
-import { offerStalledRescues } from "../../../src/services/rescue/mod.ts";
+import { followEarlierPushes, offerStalledRescues } from "../../../src/services/rescue/mod.ts";
 import type { TestDatabase } from "../../support/db.ts";
 import {
   addWebhookEndpoint,
@@ -29,6 +29,17 @@ let gw: RigGateway;
 let receiver: WebhookReceiver;
 let tenantId: string;
 let otherTenantId: string;
+let accountA: { secretKey: string; webhookSecret: string };
+let gatewayEnv: Record<string, string>;
+
+/** Where provider A's simulator sends its notifications (a dead port: they are lost). */
+async function notifyAt(url: string): Promise<void> {
+  await fetch(`${simA.url}/_sim/accounts/${accountA.secretKey}/webhook`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url }),
+  });
+}
 
 async function call(method: string, path: string, body?: unknown, tenant = tenantId): Promise<{ status: number; body: Body }> {
   const response = await gw.call(method, path, tenant, body);
@@ -96,25 +107,18 @@ beforeAll(async () => {
   const simulator = createProviderASimulator({ approveDelayMs: 50 });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
   simA = { simulator, server, url: `http://127.0.0.1:${server.port}` };
-  const accountA = (await (await fetch(`${simA.url}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
+  accountA = (await (await fetch(`${simA.url}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
   simB = await startSimulator();
   database = await createTestDatabase();
-  gw = await startRigGateway({
-    sim: simB,
-    database,
-    env: {
-      PROVIDER_A_SANDBOX_URL: simA.url,
-      PROVIDER_A_SANDBOX_SECRET_KEY: accountA.secretKey,
-      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: accountA.webhookSecret,
-      RESCUE_AFTER: "1",
-      ROUTING_EXPLORE_SHARE: "0",
-    },
-  });
-  await fetch(`${simA.url}/_sim/accounts/${accountA.secretKey}/webhook`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ url: `${gw.url}/providerA/webhook/sandbox` }),
-  });
+  gatewayEnv = {
+    PROVIDER_A_SANDBOX_URL: simA.url,
+    PROVIDER_A_SANDBOX_SECRET_KEY: accountA.secretKey,
+    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: accountA.webhookSecret,
+    RESCUE_AFTER: "1",
+    ROUTING_EXPLORE_SHARE: "0",
+  };
+  gw = await startRigGateway({ sim: simB, database, env: gatewayEnv });
+  await notifyAt(`${gw.url}/providerA/webhook/sandbox`);
   ({ tenantId } = await gw.tenantWithAccount(simB));
   ({ tenantId: otherTenantId } = await gw.tenantWithAccount(simB));
   receiver = await startReceiver();
@@ -337,5 +341,59 @@ describe("the rescue of a stalled push", () => {
     expect(b.body.id).toBe(theirs.body.id);
     // Another tenant's token does not read my payment either.
     expect((await call("GET", `/payments/${mine.body.id}`, undefined, otherTenantId)).status).toBe(404);
+  }, 60_000);
+  it("gives the payment back to the first push approved late while its notification is lost: the sweeper reads it", async () => {
+    const made = await call("POST", "/payments", {
+      amount: 2000,
+      description: "C",
+      operator: "mtn",
+      customer: { phone: { number: "+22997100050", country: "bj" } },
+    });
+    const paymentId = made.body.id as string;
+    const rescuePath = new URL((await rescueOffered(paymentId)).rescueUrl).pathname;
+    const tried = await pay(
+      "POST",
+      `${rescuePath}/payments`,
+      { operator: "moov", phone: { number: "+22995100051", country: "bj" } },
+      { "idempotency-key": "lost" },
+    );
+    expect(tried.status).toBe(200);
+    await notifyAt("http://127.0.0.1:9/lost");
+    try {
+      await atA(made.body.providerTransactionId, "approve");
+      // No notification comes; the sync schedule reads the try (still pending); the sweeper reads the first push.
+      const paid = await waitUntil(
+        async () => {
+          await followEarlierPushes(gw.gateway.deps);
+          const read = await call("GET", `/payments/${paymentId}`);
+          return read.body.state === "succeeded" ? read.body : undefined;
+        },
+        { what: "the first push found paid by the sweeper", timeoutMs: 20_000, intervalMs: 500 },
+      );
+      expect(paid).toMatchObject({ operator: "mtn", providerTransactionId: made.body.providerTransactionId });
+      expect((await eventsOf(paymentId)).filter((e) => e.type === "payment.completed")).toHaveLength(1);
+    } finally {
+      await notifyAt(`${gw.url}/providerA/webhook/sandbox`);
+    }
+  }, 60_000);
+
+  it("finds a stalled push from the database after a restart: a new gateway's sweeper offers its rescue", async () => {
+    const made = await call("POST", "/payments", {
+      amount: 2000,
+      description: "D",
+      operator: "mtn",
+      customer: { phone: { number: "+22997100060", country: "bj" } },
+    });
+    const paymentId = made.body.id as string;
+    // The gateway that made it stops before any sweep offered anything; another starts, sweeping every second.
+    await gw.close();
+    gw = await startRigGateway({ sim: simB, database, env: { ...gatewayEnv, SWEEP_EVERY_MS: "1000" } });
+    const offered = await waitUntil(async () => (await eventsOf(paymentId)).find((e) => e.type === "payment.rescue_available"), {
+      what: "the rescue offered by the new gateway's sweeper",
+      timeoutMs: 30_000,
+      intervalMs: 300,
+    });
+    expect(offered.data).toMatchObject({ paymentId, reason: "no_answer", attempt: 1 });
+    expect(new URL(offered.data.rescueUrl).origin).toBe(gw.url);
   }, 60_000);
 });
