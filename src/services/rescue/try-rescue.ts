@@ -42,12 +42,14 @@ interface TryStarted {
 async function recordTry(
   deps: Deps,
   rescueId: string,
+  paymentId: string,
   candidate: Candidate,
   wallet: { operator: string; customer: PaymentCustomer },
 ): Promise<{ payment: Payment; attempt: number }> {
   return deps.db.transaction().execute(async (tx) => {
+    // The payment's row first, then its rescue's: the order a failure that offers a rescue takes them in (no deadlock).
+    const payment = await tx.selectFrom("payments").selectAll().where("id", "=", paymentId).forUpdate().executeTakeFirstOrThrow();
     const rescue = await tx.selectFrom("payment_rescues").selectAll().where("id", "=", rescueId).forUpdate().executeTakeFirstOrThrow();
-    const payment = await tx.selectFrom("payments").selectAll().where("id", "=", rescue.payment_id).forUpdate().executeTakeFirstOrThrow();
     refuseSettled(deps, payment);
     const last = await tx
       .selectFrom("payment_attempts")
@@ -226,7 +228,7 @@ export async function tryRescue(deps: Deps, rescueId: string, input: RescueTryRe
     // The first attempt of the try is taken under the offer's rule; the next ones are failover within it.
     const current: { payment: Payment; attempt: number } = recorded
       ? { payment: recorded.payment, attempt: await nextAttempt(deps, recorded.payment, recorded.attempt, candidate, wallet) }
-      : await recordTry(deps, rescueId, candidate, wallet);
+      : await recordTry(deps, rescueId, payment.id, candidate, wallet);
     recorded = current;
     const route = { environment: payment.environment, provider: candidate.provider.name, operator: input.operator, country: input.phone.country };
     try {
@@ -246,7 +248,12 @@ export async function tryRescue(deps: Deps, rescueId: string, input: RescueTryRe
           // The payment may have been pushed at this provider before: this try is a push of its own there.
           pushKey: `${payment.id}.${current.attempt}`,
           phone: input.phone,
-          customer: {},
+          // The names and e-mail the payment was made with (a provider may need them); the number is the try's.
+          customer: {
+            ...(previous.firstname !== undefined && { firstname: previous.firstname }),
+            ...(previous.lastname !== undefined && { lastname: previous.lastname }),
+            ...(previous.email !== undefined && { email: previous.email }),
+          },
           recorded: (collected) => switchToTry(deps, current.payment, current.attempt, candidate, wallet, collected),
         }),
       );
