@@ -144,5 +144,7 @@ const link = await call<{ id: string; url: string; share: { whatsapp: { fr: { ur
 say("");
 say(`6. Payment link ${link.id}: open it on a phone (390 px is enough), type an MTN Benin number such as 97 00 00 00`);
 say("   (MTN is proposed from the number), press Payer: the sandbox approves it within seconds and shows the receipt.");
+say("   A link of 3000 FCFA instead waits for the sandbox console: after RESCUE_AFTER (90 s) the stalled push offers, on the");
+say("   same page, to try again or another wallet — one charge kept (docs/payment-links.md). The dashboard lists links: #/links.");
 say(`   Share it on WhatsApp: ${link.share.whatsapp.fr.url}`);
 say(`   ${link.url}`);

@@ -124,6 +124,8 @@ export interface GatewayConfig {
   rateLimit: RateLimit;
   /** The pay page's public calls (`/pay/{id}/…`), per address: customers behind one carrier's NAT share one. */
   payPageRateLimit: RateLimit;
+  /** A direct payment's push unanswered this long offers a rescue (`RESCUE_AFTER`, seconds; milliseconds here). */
+  rescueAfterMs: number;
   /** Browser origins answered with CORS headers (`scheme://host[:port]`, lower case); none by default. */
   corsOrigins: string[];
   /** The gateway's own balancers (`TRUSTED_PROXIES`): addresses, CIDR ranges or `loopback`; whose `X-Forwarded-For` names the client. */
@@ -278,6 +280,7 @@ const envSchema = z.object({
   RATE_LIMIT_BURST: positiveInt.default(200),
   PAY_PAGE_RATE_LIMIT_RPS: positiveInt.default(10),
   PAY_PAGE_RATE_LIMIT_BURST: positiveInt.default(200),
+  RESCUE_AFTER: z.coerce.number().int().min(1).max(86_400).default(90),
   CORS_ORIGINS: z
     .string()
     .transform((text, ctx) => {
@@ -478,6 +481,7 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     settledRereadSchedule: e.SETTLED_REREAD_SCHEDULE,
     rateLimit: { rps: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST },
     payPageRateLimit: { rps: e.PAY_PAGE_RATE_LIMIT_RPS, burst: e.PAY_PAGE_RATE_LIMIT_BURST },
+    rescueAfterMs: e.RESCUE_AFTER * 1_000,
     corsOrigins: e.CORS_ORIGINS,
     trustedProxies: e.TRUSTED_PROXIES,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },

@@ -1152,7 +1152,7 @@ export interface paths {
          * Pay through a payment link
          * @description Public: no token.
          *
-         *     The customer's wallet and number (and the amount, when the link leaves it to the customer; the code for an otp wallet). Made as POST /payments makes a payment (routing, failover), as the link's tenant's payment. A link expired, deactivated or used: 409. Limited per address (429).
+         *     The customer's wallet and number (and the amount, when the link leaves it to the customer; the code for an otp wallet). Made as POST /payments makes a payment (routing, failover), as the link's tenant's payment. A link expired, deactivated or used: 409. On a rescue URL (rs_…), a try of its payment: another attempt of the same payment (no amount), 409 while one is under way. The page sends an Idempotency-Key per try. Limited per address (429).
          */
         post: operations["payPage-pay"];
         delete?: never;
@@ -2257,6 +2257,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.rescue_available": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment's push stalled or failed for a reason the customer can fix: its rescue URL lets the customer try again or another wallet
+         * @description Sent as `POST` to every enabled endpoint of the tenant and environment subscribed to `payment.rescue_available` and to the payment's `callback_url`, signed as Standard Webhooks (docs/verifying-webhooks.md). A 2xx answer within WEBHOOK_TIMEOUT_MS (15 s) delivers it; anything else is retried on WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then failed; a 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-rescue_available"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2582,7 +2602,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
+            type: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test";
             /** Format: date-time */
             createdAt: string;
             tenantId: string;
@@ -2598,7 +2618,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description null: every event type */
-            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
+            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test")[] | null;
             enabled: boolean;
             disabledReason: string | null;
             /** @enum {string} */
@@ -2640,7 +2660,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description null: every event type */
-            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
+            events: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test")[] | null;
             enabled: boolean;
             disabledReason: string | null;
             /** @enum {string} */
@@ -2655,7 +2675,7 @@ export interface components {
             id: string;
             eventId: string;
             /** @enum {string} */
-            eventType: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
+            eventType: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test";
             endpointId: string | null;
             /**
              * Format: uri
@@ -2824,6 +2844,10 @@ export interface components {
             error: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description A try the customer made on the payment's rescue URL (payment.rescue_available) */
+            rescue?: boolean;
+            /** @description The wallet the attempt was made with, when known (a rescue try may use another) */
+            operator?: string | null;
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
@@ -3105,6 +3129,16 @@ export interface components {
                 /** @description How the customer gets the code, for flow otp */
                 otpHint: string | null;
             }[];
+            /** @description For a rescue URL (/pay/rs_…): the payment it rescues; null for a payment link */
+            rescue: {
+                paymentId: string;
+                /** @description Whether a try is taken now; false while one is under way (follow paymentId) */
+                open: boolean;
+                /** @description The wallet that stalled or failed */
+                operator: string | null;
+                /** @description no_answer, or the failure the customer can fix */
+                reason: string;
+            } | null;
         };
         PublicLinkPayment: {
             id: string;
@@ -3123,6 +3157,8 @@ export interface components {
             } | null;
             failureCode: string | null;
             completedAt: string | null;
+            /** @description When its push stalled or failed and a try is taken: the page (/pay/rs_…) to try again or choose another wallet */
+            rescueUrl: string | null;
         };
         DirectPaymentResponse: {
             /** @constant */
@@ -4158,6 +4194,49 @@ export interface components {
              * @enum {string}
              */
             linkStatus: "active" | "expired" | "deactivated" | "used";
+        };
+        /** @description A payment the customer may rescue: its push stalled or failed */
+        PaymentRescueEventData: {
+            /** @example pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC */
+            paymentId: string;
+            /**
+             * Format: uri
+             * @description The pay page for this payment, where the customer may try again or choose another wallet: send it to the customer
+             * @example https://pay.example/pay/rs_7KQ2M9X4T1B8C3D6F0G5H2J4KM
+             */
+            rescueUrl: string;
+            /**
+             * @description no_answer (the push went unanswered for RESCUE_AFTER), or the failure the customer can fix (the provider's code)
+             * @example no_answer
+             */
+            reason: string;
+            /** @description The payment's attempt that stalled or failed */
+            attempt: number;
+            provider: string;
+            /**
+             * @description The wallet that stalled or failed
+             * @example mtn
+             */
+            operator: string | null;
+            /**
+             * @description The payment's state: pending (its push may still be approved) or failed
+             * @enum {string}
+             */
+            state: "pending" | "failed";
+            /**
+             * @description Whole units of the currency
+             * @example 2500
+             */
+            amount: number;
+            /** @enum {string} */
+            currency: "XOF" | "GNF";
+            paymentLinkId: string | null;
+            merchantReference: string | null;
+            /**
+             * Format: date-time
+             * @description After it, the rescue URL takes no try
+             */
+            expiresAt: string;
         };
         WebhookTestData: {
             endpointId: string;
@@ -9115,7 +9194,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test";
+                type?: "payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test";
                 paymentId?: string;
             };
             header?: {
@@ -9517,7 +9596,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description Event types to receive; absent or empty: all */
-                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[];
+                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test")[];
                     /** @example Order service */
                     description?: string;
                 };
@@ -9972,7 +10051,7 @@ export interface operations {
                      * @example https://merchant.example/passerelle/webhooks
                      */
                     url?: string;
-                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "webhook.test")[] | null;
+                    events?: ("payment.completed" | "payment.failed" | "payment.cancelled" | "payment.refunded" | "permit.activated" | "permit.declined" | "permit.revoked" | "permit.charge.succeeded" | "permit.charge.failed" | "permit.schedule.past_due" | "payout.sent" | "payout.failed" | "refund.succeeded" | "refund.failed" | "payment_link.paid" | "payment.rescue_available" | "webhook.test")[] | null;
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -12670,7 +12749,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The link's id (pl_…) */
+                /** @description The link's id (pl_…), or a rescue's (rs_…: a payment's rescue URL) */
                 link_id: string;
             };
             cookie?: never;
@@ -12765,9 +12844,12 @@ export interface operations {
     "payPage-pay": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the call safe to retry: the same key with the same body within 24 hours answers the first answer again, with `idempotent-replayed: true`; another body is 422, a call while the first runs is 409. */
+                "idempotency-key"?: string;
+            };
             path: {
-                /** @description The link's id (pl_…) */
+                /** @description The link's id (pl_…), or a rescue's (rs_…: a payment's rescue URL) */
                 link_id: string;
             };
             cookie?: never;
@@ -12803,6 +12885,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12815,6 +12898,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12827,6 +12911,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12839,6 +12924,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12851,6 +12937,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12863,6 +12950,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12875,6 +12963,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12887,6 +12976,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12899,6 +12989,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
@@ -12921,6 +13012,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12933,6 +13025,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12945,6 +13038,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     "retry-after": components["headers"]["retry-after"];
                     [name: string]: unknown;
                 };
@@ -12958,6 +13052,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     "ratelimit-policy": components["headers"]["ratelimit-policy"];
                     ratelimit: components["headers"]["ratelimit"];
+                    "idempotent-replayed": components["headers"]["idempotent-replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12971,7 +13066,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The link's id (pl_…) */
+                /** @description The link's id (pl_…), or a rescue's (rs_…: a payment's rescue URL) */
                 link_id: string;
                 /** @description The payment's id (pay_…) */
                 payment_id: string;
@@ -19550,6 +19645,58 @@ export interface operations {
                     /** @enum {string} */
                     environment: "sandbox" | "live";
                     data: components["schemas"]["PaymentLinkPaidEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered (any 2xx does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until re-enabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-rescue_available": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`): the same on every attempt and replay of that event, so a receiver can drop duplicates */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds; refuse one far from now (the libraries allow 5 minutes) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the key bytes of the endpoint's `whsec_` secret (a callback_url: the tenant's callback secret); space-separated, one per secret, during the 24 hours an old secret still signs after a rotation. Any one valid signature is enough. */
+                "webhook-signature": string;
+                /** @description `Passerelle-Webhooks/<version>` */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The event's id (evt_…), also the `webhook-id` header: the same on every retry
+                     * @example evt_01JD3Z6Q5W8B8Y4G1M7T2N9XKC
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.rescue_available";
+                    /** Format: date-time */
+                    createdAt: string;
+                    tenantId: string;
+                    /** @enum {string} */
+                    environment: "sandbox" | "live";
+                    data: components["schemas"]["PaymentRescueEventData"];
                 };
             };
         };

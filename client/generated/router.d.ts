@@ -575,13 +575,13 @@ export declare const procedures: {
             input: {
                 limit?: number | undefined;
                 cursor?: string | undefined;
-                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
+                type?: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test" | undefined;
                 paymentId?: string | undefined;
             };
             output: {
                 data: {
                     id: string;
-                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     createdAt: string;
                     tenantId: string;
                     environment: "live" | "sandbox";
@@ -597,7 +597,7 @@ export declare const procedures: {
             };
             output: {
                 id: string;
-                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                type: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 createdAt: string;
                 tenantId: string;
                 environment: "live" | "sandbox";
@@ -610,14 +610,14 @@ export declare const procedures: {
         create: TRPCMutationProcedure<{
             input: {
                 url: string;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | undefined;
                 description?: string | undefined;
             };
             output: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -647,7 +647,7 @@ export declare const procedures: {
                     id: string;
                     url: string;
                     description: string | null;
-                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                    events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                     enabled: boolean;
                     disabledReason: string | null;
                     environment: "live" | "sandbox";
@@ -678,7 +678,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -704,7 +704,7 @@ export declare const procedures: {
             input: {
                 webhook_id: string;
                 url?: string | undefined;
-                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
+                events?: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null | undefined;
                 description?: string | null | undefined;
                 enabled?: boolean | undefined;
             };
@@ -712,7 +712,7 @@ export declare const procedures: {
                 id: string;
                 url: string;
                 description: string | null;
-                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
+                events: ("payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test")[] | null;
                 enabled: boolean;
                 disabledReason: string | null;
                 environment: "live" | "sandbox";
@@ -775,7 +775,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -807,7 +807,7 @@ export declare const procedures: {
             output: {
                 id: string;
                 eventId: string;
-                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                 endpointId: string | null;
                 targetUrl: string | null;
                 state: "failed" | "pending" | "succeeded";
@@ -936,6 +936,8 @@ export declare const procedures: {
                     providerTransactionId: string | null;
                     error: string | null;
                     createdAt: string;
+                    rescue?: boolean | undefined;
+                    operator?: string | null | undefined;
                 }[];
             };
             meta: object;
@@ -1113,6 +1115,8 @@ export declare const procedures: {
                     providerTransactionId: string | null;
                     error: string | null;
                     createdAt: string;
+                    rescue?: boolean | undefined;
+                    operator?: string | null | undefined;
                 }[];
             };
             meta: object;
@@ -1127,7 +1131,7 @@ export declare const procedures: {
                 data: {
                     id: string;
                     eventId: string;
-                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
+                    eventType: "payment.cancelled" | "payment.completed" | "payment.failed" | "payment.refunded" | "payment.rescue_available" | "payment_link.paid" | "payout.failed" | "payout.sent" | "permit.activated" | "permit.charge.failed" | "permit.charge.succeeded" | "permit.declined" | "permit.revoked" | "permit.schedule.past_due" | "refund.failed" | "refund.succeeded" | "webhook.test";
                     endpointId: string | null;
                     targetUrl: string | null;
                     state: "failed" | "pending" | "succeeded";
@@ -1518,6 +1522,12 @@ export declare const procedures: {
                     flow: "otp" | "push" | "redirect";
                     otpHint: string | null;
                 }[];
+                rescue: {
+                    paymentId: string;
+                    open: boolean;
+                    operator: string | null;
+                    reason: string;
+                } | null;
             };
             meta: object;
         }>;
@@ -1545,6 +1555,7 @@ export declare const procedures: {
                 } | null;
                 failureCode: string | null;
                 completedAt: string | null;
+                rescueUrl: string | null;
             };
             meta: object;
         }>;
@@ -1566,6 +1577,7 @@ export declare const procedures: {
                 } | null;
                 failureCode: string | null;
                 completedAt: string | null;
+                rescueUrl: string | null;
             };
             meta: object;
         }>;

@@ -22,6 +22,7 @@ import { StuckPaymentsScreen, TenantsScreen } from "./screens/operator.tsx";
 import { PaymentScreen } from "./screens/payments/payment.tsx";
 import { PaymentsScreen } from "./screens/payments/payments.tsx";
 import { PermitScreen, PermitsScreen } from "./screens/permits.tsx";
+import { PaymentLinkScreen, PaymentLinksScreen } from "./screens/links/payment-links.tsx";
 import { ReconciliationScreen } from "./screens/reconciliation.tsx";
 import { RoutingScreen } from "./screens/routing.tsx";
 import { SettingsScreen } from "./screens/account/settings.tsx";
@@ -197,6 +198,8 @@ const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
   home: "nav.home",
   payments: "nav.payments",
   payment: "payment.title",
+  links: "nav.links",
+  link: "link.title",
   permits: "nav.permits",
   permit: "permit.title",
   webhooks: "nav.webhooks",
@@ -225,6 +228,10 @@ function Screen({ route }: { route: Route }) {
       return <PaymentsScreen filters={route.filters ?? ""} />;
     case "payment":
       return <PaymentScreen paymentId={route.paymentId} />;
+    case "links":
+      return <PaymentLinksScreen />;
+    case "link":
+      return <PaymentLinkScreen linkId={route.linkId} />;
     case "permits":
       return <PermitsScreen />;
     case "permit":
@@ -267,6 +274,7 @@ function Screen({ route }: { route: Route }) {
 const TENANT_LINKS = [
   { route: { screen: "home" }, label: "nav.home" },
   { route: { screen: "payments" }, label: "nav.payments" },
+  { route: { screen: "links" }, label: "nav.links" },
   { route: { screen: "permits" }, label: "nav.permits" },
   { route: { screen: "money" }, label: "nav.money" },
   { route: { screen: "reports" }, label: "nav.reports" },
@@ -292,6 +300,7 @@ function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "webhook") return "webhooks";
   if (route.screen === "permit") return "permits";
   if (route.screen === "moneyOut") return "money";
+  if (route.screen === "link") return "links";
   return route.screen;
 }
 

@@ -3,9 +3,11 @@
  */
 import type { Messages } from "./i18n.ts";
 import { teamEn } from "./messages-team.ts";
+import { linksEn } from "./screens/links/messages.ts";
 
 export const en: Messages = {
   ...teamEn,
+  ...linksEn,
   "app.title": "Passerelle — dashboard",
   "language.label": "Language",
   loading: "Loading…",

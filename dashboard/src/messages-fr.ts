@@ -3,9 +3,11 @@
  * (`messages-en.ts` is typed by it).
  */
 import { teamFr } from "./messages-team.ts";
+import { linksFr } from "./screens/links/messages.ts";
 
 export const fr = {
   ...teamFr,
+  ...linksFr,
   "app.title": "Passerelle — tableau de bord",
   "language.label": "Langue",
   loading: "Chargement…",

@@ -8,6 +8,8 @@ export type Route =
   /** `filters`: the list's filters as a query string (`state=failed&from=2026-11-01`), kept in the address. */
   | { screen: "payments"; filters?: string }
   | { screen: "payment"; paymentId: string }
+  | { screen: "links" }
+  | { screen: "link"; linkId: string }
   | { screen: "permits" }
   | { screen: "permit"; permitId: string }
   | { screen: "webhooks" }
@@ -41,6 +43,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === undefined) return home;
   if (first === "home") return { screen: "home" };
   if (first === "payments") return second ? { screen: "payment", paymentId: second } : query ? { screen: "payments", filters: query } : { screen: "payments" };
+  if (first === "links") return second ? { screen: "link", linkId: second } : { screen: "links" };
   if (first === "permits") return second ? { screen: "permit", permitId: second } : { screen: "permits" };
   if (first === "webhooks") return second ? { screen: "webhook", webhookId: second } : { screen: "webhooks" };
   if (first === "events") return { screen: "events" };
@@ -67,6 +70,10 @@ export function hashOf(route: Route): string {
       return route.filters ? `#/payments?${route.filters}` : "#/payments";
     case "payment":
       return `#/payments/${encodeURIComponent(route.paymentId)}`;
+    case "links":
+      return "#/links";
+    case "link":
+      return `#/links/${encodeURIComponent(route.linkId)}`;
     case "permits":
       return "#/permits";
     case "permit":

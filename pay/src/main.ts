@@ -27,6 +27,8 @@ interface Link {
   returnUrl: string | null;
   environment: "sandbox" | "live";
   wallets: Wallet[];
+  /** On a rescue URL (`/pay/rs_…`): the payment it rescues, and whether a try is taken now. */
+  rescue: { paymentId: string; open: boolean; operator: string | null; reason: string } | null;
 }
 
 interface Payment {
@@ -37,6 +39,8 @@ interface Payment {
   operator: string | null;
   nextAction: { type: string; url?: string; instructions: string } | null;
   completedAt: string | null;
+  /** Its rescue page, when its push stalled or failed and a try is taken. */
+  rescueUrl: string | null;
 }
 
 const POLL_MS = 2000;
@@ -72,10 +76,17 @@ function money(amount: number, currency: string): string {
   return `${digits} ${currency === "XOF" ? "FCFA" : currency}`;
 }
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T & { message?: string | string[] } }> {
+async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  idempotencyKey?: string,
+): Promise<{ status: number; body: T & { message?: string | string[] } }> {
+  const headers: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
+  if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
   const response = await fetch(`/pay/${encodeURIComponent(linkId)}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
@@ -116,6 +127,20 @@ function summary(link: Link): HTMLElement {
 
 function backLink(link: Link): Child {
   return link.returnUrl ? h("a", { class: "back", href: link.returnUrl }, t().back) : null;
+}
+
+/**
+ * The try's `Idempotency-Key`: one per try, kept while the try has no answer, so a press of Pay again after a lost
+ * connection asks for the same try rather than making a second one. (`getRandomValues` works without https too.)
+ */
+let tryKey: { key: string; body: string } | undefined;
+
+function keyFor(body: string): string {
+  if (tryKey?.body !== body) {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    tryKey = { key: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""), body };
+  }
+  return tryKey.key;
 }
 
 /** What the customer types, kept across re-renders (a language switch). */
@@ -166,24 +191,30 @@ function showForm(link: Link, error?: string): void {
       ...(link.amount === null && { amount: Number(form.amount) }),
       ...(wallet?.flow === "otp" && { otp: form.otp.trim() }),
     };
-    const answer = await api<Payment>("POST", "/payments", body).catch(() => ({ status: 0, body: {} as Payment & { message?: string } }));
+    const sent = JSON.stringify(body);
+    const answer = await api<Payment>("POST", "/payments", body, keyFor(sent)).catch(() => ({ status: 0, body: {} as Payment & { message?: string } }));
+    // An answer ends the try: the next press is a new one (a lost connection keeps the key for the same try).
+    if (answer.status !== 0) tryKey = undefined;
     if (answer.status !== 200) return showForm(link, messageOf(answer.body, answer.status));
     follow(link, answer.body);
   };
   const onNumber = (event: Event) => {
     form.number = (event.target as HTMLInputElement).value;
-    const before = `${form.country}/${form.operator}`;
-    detect(link);
-    if (`${form.country}/${form.operator}` !== before) {
+    // Shown again when the country, the wallet or what the number says changed (the hint follows the number).
+    const before = `${form.country}/${form.operator}/${detected}`;
+    const now = detect(link);
+    if (`${form.country}/${form.operator}/${now}` !== before) {
       showForm(link);
       const input = document.getElementById("number") as HTMLInputElement;
       input.focus();
       input.setSelectionRange(input.value.length, input.value.length);
     }
   };
+  const stalled = link.rescue ? (WALLET_NAMES[link.rescue.operator ?? ""] ?? link.rescue.operator ?? "") : "";
   screen(
     link,
     summary(link),
+    link.rescue && h("p", { class: "notice", role: "status" }, t().rescueNotice(stalled)),
     h(
       "form",
       { submit, novalidate: true },
@@ -265,7 +296,7 @@ function follow(link: Link, payment: Payment): void {
     return;
   }
   if (payment.state !== "pending") {
-    refused(link);
+    refused(link, payment.rescueUrl);
     return;
   }
   const action = payment.nextAction;
@@ -285,6 +316,9 @@ function follow(link: Link, payment: Payment): void {
           )
         : h("p", {}, t().approve),
       h("p", { class: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), t().waiting),
+      // The push stalled: the payment offers a try again, or another wallet, on its rescue page.
+      payment.rescueUrl && h("p", { class: "hint" }, t().rescueOffer),
+      payment.rescueUrl && h("a", { class: "secondary", href: payment.rescueUrl }, t().rescueAction),
     ),
   );
   setTimeout(async () => {
@@ -320,19 +354,14 @@ function receipt(link: Link, payment: Payment): void {
   );
 }
 
-function refused(link: Link): void {
-  render = () => refused(link);
-  screen(
-    link,
-    h(
-      "section",
-      { class: "done ko", role: "alert" },
-      h("h1", {}, t().refused),
-      h("p", {}, t().refusedHint),
-      link.status === "active" && h("button", { type: "button", class: "primary", click: () => showForm(link) }, t().retry),
-      backLink(link),
-    ),
-  );
+function refused(link: Link, rescueUrl: string | null = null): void {
+  render = () => refused(link, rescueUrl);
+  // A payment that offers a rescue is tried again as itself (its rescue page); a rescue's own page reloads its offer.
+  const retry = rescueUrl
+    ? h("a", { class: "primary", href: rescueUrl }, t().rescueAction)
+    : link.status === "active" &&
+      h("button", { type: "button", class: "primary", click: () => (link.rescue ? void start() : showForm(link)) }, link.rescue ? t().rescueAction : t().retry);
+  screen(link, h("section", { class: "done ko", role: "alert" }, h("h1", {}, t().refused), h("p", {}, t().refusedHint), retry, backLink(link)));
 }
 
 /** A link that takes no payment (or none found): says why, in the language of the moment. */
@@ -348,6 +377,11 @@ async function start(): Promise<void> {
   if (answer.status !== 200) return closed(undefined, () => messageOf(answer.body, answer.status));
   const link = answer.body;
   if (link.status !== "active") return closed(link, () => t()[link.status as "expired" | "deactivated" | "used"]);
+  if (link.rescue && !link.rescue.open) {
+    // A try of this payment is under way: follow it.
+    const payment = await api<Payment>("GET", `/payments/${link.rescue.paymentId}`).catch(() => undefined);
+    if (payment?.status === 200) return follow(link, payment.body);
+  }
   showForm(link);
 }
 

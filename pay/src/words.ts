@@ -34,6 +34,10 @@ export const WORDS = {
     failedToLoad: "La page n'a pas pu être chargée. Vérifiez votre connexion et réessayez.",
     sandbox: "Test : aucun argent réel",
     tooMany: "Trop de demandes : réessayez dans un instant.",
+    rescueNotice: (wallet: string) =>
+      `Votre paiement${wallet ? ` par ${wallet}` : ""} n'a pas encore abouti. Réessayez, ou choisissez un autre portefeuille : vous ne paierez qu'une fois.`,
+    rescueOffer: "Pas de demande sur votre téléphone ? Réessayez ou choisissez un autre portefeuille.",
+    rescueAction: "Réessayer ou changer de portefeuille",
   },
   en: {
     title: "Payment",
@@ -67,6 +71,10 @@ export const WORDS = {
     failedToLoad: "The page could not load. Check your connection and try again.",
     sandbox: "Test: no real money",
     tooMany: "Too many requests: try again in a moment.",
+    rescueNotice: (wallet: string) =>
+      `Your payment${wallet ? ` with ${wallet}` : ""} has not gone through yet. Try again, or choose another wallet: you will pay only once.`,
+    rescueOffer: "No request on your phone? Try again or choose another wallet.",
+    rescueAction: "Try again or change wallet",
   },
 } as const;
 

@@ -175,6 +175,7 @@ export interface Database {
   payment_links: PaymentLinksTable;
   audit_log: AuditLogTable;
   audit_log_purges: AuditLogPurgesTable;
+  payment_rescues: PaymentRescuesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -355,6 +356,7 @@ export type EventType =
   | "refund.succeeded"
   | "refund.failed"
   | "payment_link.paid"
+  | "payment.rescue_available"
   | "webhook.test";
 
 /** A tenant's webhook endpoint, in the environment of the token that made it. */
@@ -700,9 +702,34 @@ export interface PaymentAttemptsTable {
   reason: string;
   created_at: CreatedAt;
   ended_at: NullableTimestamp;
+  /** A rescue try (issue 31 point 3) rather than a route of the payment's first plan (migration 0031). */
+  rescue: Generated<boolean>;
+  /** The wallet it was made with, when it may differ from the payment's (a rescue try on another wallet). */
+  operator: Nullable<string>;
+  payment_method: Nullable<string>;
+  customer: NullableJsonb<PaymentCustomer>;
 }
 
 export type PaymentAttempt = Selectable<PaymentAttemptsTable>;
+
+/** A payment's offer of a rescue (migration 0031): `id` is the secret of its rescue URL. */
+export interface PaymentRescuesTable {
+  /** `rs_` and 26 random characters. */
+  id: string;
+  payment_id: string;
+  tenant_id: string;
+  environment: Environment;
+  /** `no_answer` (the push went unanswered for RESCUE_AFTER) or the failure code the customer can fix. */
+  reason: string;
+  /** The attempt the latest offer was made after: a try is taken only while it is the payment's last. */
+  offered_for_attempt: number;
+  offers: Generated<number>;
+  tries: Generated<number>;
+  created_at: CreatedAt;
+  offered_at: Date;
+}
+
+export type PaymentRescue = Selectable<PaymentRescuesTable>;
 
 /** Per provider × operator × country and minute, the payments that ended paid and failed (migration 0012). */
 export interface RouteOutcomesTable {

@@ -171,6 +171,12 @@ export interface UssdPushRequest extends PaymentCollection {
   /** The code the customer got by USSD, for a method of the `otp` flow. */
   otp?: string;
   /**
+   * This push's own reference at the provider (its merchant reference and idempotency key), when the payment may be
+   * pushed there more than once — a rescue try (`<paymentId>.<attempt>`); by default the payment's id, which makes a
+   * retried call one push.
+   */
+  pushKey?: string;
+  /**
    * Called once the provider recorded the payment, before the customer is prompted: the domain stores the
    * provider's id then. The prompt waits for it, and a failure of it stops the payment before the prompt.
    */

@@ -61,18 +61,27 @@ export const idempotencyKeyHeader = z.object({
     }),
 });
 
-/** What the procedure bases may have added to the context by the time this middleware runs. */
-type ResolvedContext = Context & { principal?: Principal; tenant?: TenantSummary; environment?: Environment };
+/**
+ * What the procedure bases may have added to the context by the time this middleware runs. A public procedure
+ * that acts for a tenant (the pay page, for a link's tenant) names it as `idempotencyOwner`.
+ */
+export type ResolvedContext = Context & {
+  principal?: Principal;
+  tenant?: TenantSummary;
+  environment?: Environment;
+  idempotencyOwner?: { tenantId: string; environment: Environment };
+};
 
 /** An error answer as stored: the contract's error body without the request id (a replay gets its own). */
 type StoredErrorBody = Omit<ErrorBody, "requestId">;
 
 /** Tenant and environment: the resolved tenant's, or — for operator calls without one — the operator's. */
 function tenantAndEnvironment(ctx: ResolvedContext): { tenantId: string; environment: Environment } {
+  if (ctx.idempotencyOwner) return ctx.idempotencyOwner;
   if (ctx.tenant && ctx.environment) return { tenantId: ctx.tenant.id, environment: ctx.environment };
   if (ctx.principal?.role === "admin") return { tenantId: OPERATOR_TENANT_ID, environment: ctx.principal.environment };
   if (ctx.principal?.tenantId) return { tenantId: ctx.principal.tenantId, environment: ctx.principal.environment };
-  // A public procedure has no caller to scope keys by: using idempotent() there is a programming error.
+  // A public procedure with no owner named has no caller to scope keys by: using idempotent() there is a programming error.
   throw new Error("idempotent() needs a procedure with an authenticated caller (adminProcedure, tenantProcedure, …)");
 }
 

@@ -6,9 +6,11 @@
 import { z } from "zod";
 import { RateLimitedError } from "../errors.ts";
 import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
-import { linkPayment, linkPaymentRequest, payThroughLink, publicLinkSchema, publicPaymentLink, publicPaymentSchema } from "../services/payment-links/mod.ts";
+import { linkPaymentRequest, publicLinkSchema, publicPaymentSchema } from "../services/payment-links/mod.ts";
+import { payPageFace, payPageOwner, payPagePay, payPagePayment } from "../services/rescue/mod.ts";
 import { ID_BOUNDS } from "./documented-id-bounds.ts";
-import { publicProcedure, router } from "./trpc.ts";
+import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { middleware, publicProcedure, router } from "./trpc.ts";
 
 /** Public, counted against the caller's address (`http/client-address.ts`). */
 const payPageProcedure = publicProcedure.use(async ({ ctx, next }) => {
@@ -20,7 +22,20 @@ const payPageProcedure = publicProcedure.use(async ({ ctx, next }) => {
   return next();
 });
 
-const linkId = z.string().min(1).max(64).meta({ description: "The link's id (pl_…)", example: "pl_01KBB4W5Z0M3Q9XC" });
+/** The `Idempotency-Key`s of a pay page's call are its link's (or rescue's) tenant's, under the call's own path. */
+const ownedByTheLinksTenant = middleware(async ({ ctx, getRawInput, next }) => {
+  // Without a key there is nothing to scope: the call goes on as before (its input checked first).
+  if (ctx.headers.get("idempotency-key") === null) return next();
+  const { link_id } = (await getRawInput()) as { link_id?: unknown };
+  const idempotencyOwner = await payPageOwner(ctx.deps, typeof link_id === "string" ? link_id : "");
+  return next({ ctx: { idempotencyOwner } });
+});
+
+const linkId = z
+  .string()
+  .min(1)
+  .max(64)
+  .meta({ description: "The link's id (pl_…), or a rescue's (rs_…: a payment's rescue URL)", example: "pl_01KBB4W5Z0M3Q9XC" });
 
 export const payPageRouter = router({
   link: payPageProcedure
@@ -39,9 +54,11 @@ export const payPageRouter = router({
     })
     .input(z.object({ link_id: linkId }))
     .output(publicLinkSchema)
-    .query(({ ctx, input }) => publicPaymentLink(ctx.deps, input.link_id)),
+    .query(({ ctx, input }) => payPageFace(ctx.deps, input.link_id)),
 
   pay: payPageProcedure
+    .use(ownedByTheLinksTenant)
+    .use(idempotent())
     .meta({
       openapi: {
         method: "POST",
@@ -51,7 +68,9 @@ export const payPageRouter = router({
         description:
           "The customer's wallet and number (and the amount, when the link leaves it to the customer; the code for an otp wallet). Made as " +
           "POST /payments makes a payment (routing, failover), as the link's tenant's payment. A link expired, deactivated or used: 409. " +
-          "Limited per address (429).",
+          "On a rescue URL (rs_…), a try of its payment: another attempt of the same payment (no amount), 409 while one is under way. " +
+          "The page sends an Idempotency-Key per try. Limited per address (429).",
+        requestHeaders: idempotencyKeyHeader,
       },
       errors: [404, 409, 422, 424, 429, 502, 504],
       limitedPerAddress: true,
@@ -60,7 +79,7 @@ export const payPageRouter = router({
     .output(publicPaymentSchema)
     .mutation(({ ctx, input }) => {
       const { link_id, ...body } = input;
-      return payThroughLink(ctx.deps, link_id, body);
+      return payPagePay(ctx.deps, link_id, body);
     }),
 
   payment: payPageProcedure
@@ -77,5 +96,5 @@ export const payPageRouter = router({
     })
     .input(z.object({ link_id: linkId, payment_id: z.string().meta({ description: "The payment's id (pay_…)", ...ID_BOUNDS }) }))
     .output(publicPaymentSchema)
-    .query(({ ctx, input }) => linkPayment(ctx.deps, input.link_id, input.payment_id)),
+    .query(({ ctx, input }) => payPagePayment(ctx.deps, input.link_id, input.payment_id)),
 });

@@ -9,7 +9,7 @@
  * | `webhooks`        | `deliver`                                   | `deliverOnce` of one delivery's attempt    | 100 ¹   | here                    |
  * | `sweeper`         | `sweep` (repeatable ²)                      | `runSweeper`, `sweepProviderB`,            | 1       | here                    |
  * |                   |                                             | `rereadSettledPayments`, `auditIfDue`,     |         |                         |
- * |                   |                                             | `pruneIfDue`, `sweepOutbox`                |         |                         |
+ * |                   |                                             | `pruneIfDue`, `sweepOutbox`, `sweepRescues` |         |                         |
  * | `permits`         | `sweep` (repeatable ²), `charge`            | `sweepRenewals`; `runRenewalCharge`        | 5       | here                    |
  * | `mail`            | `send-email`                                | `sendOutboxEmail` of one outbox message    | 5       | here                    |
  * | `ipn`             | `process-ipn`                               | `processIpn` of one stored provider B IPN  | 20      | `ipn-worker.ts`         |
@@ -48,6 +48,7 @@ import type { Deps } from "../services/deps.ts";
 import { rereadSettledPayments } from "../services/direct-payments/settled-rereads.ts";
 import { sweepProviderB } from "../services/ipn/sweep-provider-b.ts";
 import { sendOutboxEmail, sweepOutbox } from "../services/mail/outbox.ts";
+import { sweepRescues } from "../services/rescue/mod.ts";
 import { createMailTransport, type MailTransport } from "../services/mail/transport.ts";
 import { runRenewalCharge, sweepRenewals } from "../services/permits/renewals.ts";
 import { type PruneReport, pruneIfDue } from "../services/retention/mod.ts";
@@ -123,6 +124,8 @@ export function registerWorkers(deps: Deps, options: WorkerOptions = {}): Worker
       ["audit", () => auditIfDue(deps, options.onAudit)],
       ["retention", () => pruneIfDue(deps, options.onPrune)],
       ["e-mail outbox", () => sweepOutbox(deps)],
+      // Stalled pushes offer a rescue; earlier pushes of a rescued payment are read again (issue 31 point 3).
+      ["rescues", () => sweepRescues(deps)],
     ];
     let failed: unknown;
     for (const [step, run] of steps) {

@@ -33,6 +33,7 @@ import { anyProviderCredentialsMigration } from "./0027_any_provider_credentials
 import { settledRereadsMigration } from "./0028_settled_rereads.ts";
 import { tenantDisabledReasonMigration } from "./0029_tenant_disabled_reason.ts";
 import { rolesAuditLogMigration } from "./0030_roles_audit_log.ts";
+import { paymentRescuesMigration } from "./0031_payment_rescues.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   "0028_settled_rereads": settledRereadsMigration,
   "0029_tenant_disabled_reason": tenantDisabledReasonMigration,
   "0030_roles_audit_log": rolesAuditLogMigration,
+  "0031_payment_rescues": paymentRescuesMigration,
 };

@@ -48,18 +48,18 @@ async function startCollection(deps: ProviderAContext, request: UssdPushRequest)
         amount: request.amount,
         currency: { iso: request.currency },
         mode,
-        merchant_reference: request.paymentId,
+        merchant_reference: request.pushKey ?? request.paymentId,
         custom_metadata: { paymentId: request.paymentId },
         customer: { ...request.customer, phone_number: { number: request.phone.number, country: request.phone.country } },
       },
-      request.paymentId,
+      request.pushKey ?? request.paymentId,
     );
     started = { providerPaymentId: String(created.id), reference: created.reference ?? null, providerStatus: created.status };
     step = "token";
     recorded = request.recorded(started);
     const [token] = await Promise.all([client.createToken(created.id), recorded]);
     step = "push";
-    await client.sendNow(mode, token, request.paymentId);
+    await client.sendNow(mode, token, request.pushKey ?? request.paymentId);
     return started;
   } catch (error) {
     // The domain's own failure comes first (it is what stopped the payment); its result is awaited either way.

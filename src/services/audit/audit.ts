@@ -10,7 +10,7 @@
  * | `pooled_account_negative` | the service's pooled account at a provider holds less than nothing for all its tenants    |
  * | `tenant_pooled_negative`  | a tenant's money on a pooled account is below zero (spent more there than it collected)  |
  * | `refunds_exceed_payment`  | a payment's refunds not failed add up to more than it collected                           |
- * | `collection_repeated`     | a payment credited otherwise than once for its amount, or one Idempotency-Key answered with two payments |
+ * | `collection_repeated`     | a payment credited otherwise than once for its amount, one Idempotency-Key answered with two payments, or a payment handed on to a provider that may have acted otherwise than as a rescue try after an offer |
  * | `state_moved_backwards`   | a record's state contradicts a movement already written (collected yet not paid; sent and released; a final payout back to pending) |
  * | `pooled_account_short`    | a provider reports less on its pooled account than the tenants may spend there (`withProviders`) |
  * | `audit_log_chain_broken`  | an audit log entry does not match its hash or does not follow the one before it in its chain (`services/audit-log/chain.ts`) |
@@ -146,11 +146,23 @@ export async function audit<WithProviders extends boolean | undefined = undefine
 
     for (const r of await rows(
       deps,
-      sql<Row>`select payment_id, count(*) as pushed from payment_attempts a join payments p on p.id = a.payment_id
+      // Failover hands a payment on only when its provider provably did not act; a rescue try (issue 31 point 3)
+      // only after an offer of the payment's — one push per plan, one rescue try per offer.
+      sql<Row>`select a.payment_id, count(*) filter (where not a.rescue) as pushed, count(*) filter (where a.rescue) as tries,
+                      coalesce(r.offers, 0) as offers
+               from payment_attempts a join payments p on p.id = a.payment_id left join payment_rescues r on r.payment_id = a.payment_id
                where p.environment = ${environment} and a.outcome in ('started', 'unknown')
-               group by payment_id having count(*) > 1 order by payment_id limit ${LIMIT}`,
+               group by a.payment_id, r.offers
+               having count(*) filter (where not a.rescue) > 1 or count(*) filter (where a.rescue) > coalesce(r.offers, 0)
+               order by a.payment_id limit ${LIMIT}`,
     ))
-      add("collection_repeated", String(r.payment_id), `payment ${r.payment_id} was handed to ${r.pushed} providers that may have acted`);
+      add(
+        "collection_repeated",
+        String(r.payment_id),
+        Number(r.pushed) > 1
+          ? `payment ${r.payment_id} was handed to ${r.pushed} providers that may have acted`
+          : `payment ${r.payment_id} was tried ${r.tries} times by its customer after ${r.offers} rescue offer(s)`,
+      );
 
     for (const r of await rows(
       deps,

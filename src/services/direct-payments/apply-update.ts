@@ -27,6 +27,7 @@ import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
 import { onRefundedByProvider } from "../payouts/refund-guard.ts";
 import { forgetFinalRead } from "./final-read-cache.ts";
 import { directPaymentStatus } from "./status.ts";
+import { isFixableFailure, isRescuable } from "../rescue/offer.ts";
 
 /** What was learnt about a payment: a read of provider A, or our own conclusion that it failed. */
 export type DirectPaymentUpdate = { kind: "provider"; report: PaymentReport } | { kind: "failed"; failureCode: string; outcomeUnknown?: false };
@@ -118,9 +119,15 @@ function decide(row: Payment, update: DirectPaymentUpdate, now: Date, firstRerea
   return { changes, target, stateChanged };
 }
 
-/** The move `decision` makes: its changes, and the event of its new state (`payment.completed` only on entering the paid states). */
-function moveOf(decision: Decision): PaymentMove {
+/**
+ * The move `decision` makes: its changes, and the event of its new state (`payment.completed` only on entering the
+ * paid states); a failure its customer can fix offers a rescue with it (`rescue/offer.ts`).
+ */
+function moveOf(decision: Decision, row: Payment, publicBaseUrl: string | undefined): PaymentMove {
+  const failureCode = decision.changes.failure_code ?? null;
+  const rescuable = publicBaseUrl !== undefined && decision.stateChanged && decision.target === "failed" && isRescuable(row) && isFixableFailure(failureCode);
   return {
+    ...(rescuable && { offerRescue: { reason: failureCode!, publicBaseUrl } }),
     changes: decision.changes,
     event: (after) => {
       const type = EVENT_OF_STATE[decision.target];
@@ -149,10 +156,10 @@ function written(move: WrittenMove): Written {
 }
 
 /** Locks the row, decides and writes the move: the general path, inside `tx`. */
-async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: string, update: DirectPaymentUpdate, rereads: Rereads): Promise<Written> {
+async function applyLocked(tx: Transaction<Database>, now: Date, paymentId: string, update: DirectPaymentUpdate, deps: Rereads): Promise<Written> {
   const row = await lockPaymentRow(tx, paymentId);
-  const decision = decide(row, update, now, firstRereadOf(rereads, row, now));
-  const move = written(await writeMove(tx, now, row, moveOf(decision)));
+  const decision = decide(row, update, now, firstRereadOf(deps, row, now));
+  const move = written(await writeMove(tx, now, row, moveOf(decision, row, deps.config.publicBaseUrl)));
   // The provider gave (more of) it back by itself: refunds of ours that no longer fit stop here (refund-guard.ts).
   if (decision.changes.refunded_by_provider !== undefined) move.deliveryIds.push(...(await onRefundedByProvider(tx, now, move.row)));
   return move;
@@ -185,7 +192,7 @@ export async function applyDirectPaymentUpdate(
   const optimistic = decided?.changes.refunded_by_provider === undefined ? decided : undefined;
   let result: Written | undefined;
   if (optimistic && Object.keys(optimistic.changes).length > 0) {
-    const move = moveOf(optimistic);
+    const move = moveOf(optimistic, seen!, deps.config.publicBaseUrl);
     const eventExpected = optimistic.stateChanged && EVENT_OF_STATE[optimistic.target] !== undefined;
     if (!eventExpected) {
       // No event: the guarded update alone is the whole change, atomic as one statement.

@@ -94,6 +94,30 @@ const paymentLinkPaidEventData = z
   })
   .meta({ id: "PaymentLinkPaidEventData", description: "A payment through a payment link succeeded" });
 
+/** `payment.rescue_available`: a direct payment's push stalled or failed for a reason the customer can fix (issue 31 point 3). */
+const paymentRescueEventData = z
+  .object({
+    paymentId: z.string().meta({ example: "pay_01JD3Z6Q5W8B8Y4G1M7T2N9XKC" }),
+    rescueUrl: z.string().meta({
+      description: "The pay page for this payment, where the customer may try again or choose another wallet: send it to the customer",
+      example: "https://pay.example/pay/rs_7KQ2M9X4T1B8C3D6F0G5H2J4KM",
+    }),
+    reason: z.string().meta({
+      description: "no_answer (the push went unanswered for RESCUE_AFTER), or the failure the customer can fix (the provider's code)",
+      example: "no_answer",
+    }),
+    attempt: z.number().int().meta({ description: "The payment's attempt that stalled or failed" }),
+    provider: z.string(),
+    operator: z.string().nullable().meta({ description: "The wallet that stalled or failed", example: "mtn" }),
+    state: z.enum(["pending", "failed"]).meta({ description: "The payment's state: pending (its push may still be approved) or failed" }),
+    amount,
+    currency: z.enum(CURRENCIES),
+    paymentLinkId: z.string().nullable(),
+    merchantReference: z.string().nullable(),
+    expiresAt: z.string().meta({ format: "date-time", description: "After it, the rescue URL takes no try" }),
+  })
+  .meta({ id: "PaymentRescueEventData", description: "A payment the customer may rescue: its push stalled or failed" });
+
 const webhookTestData = z
   .object({ endpointId: z.string(), message: z.string().meta({ example: "A test event from Passerelle" }) })
   .meta({ id: "WebhookTestData" });
@@ -115,6 +139,10 @@ export const EVENT_PAYLOADS: Record<EventType, { summary: string; data: z.ZodTyp
   "refund.succeeded": { summary: "A refund was paid", data: refundSchema },
   "refund.failed": { summary: "A refund failed", data: refundSchema },
   "payment_link.paid": { summary: "A payment through a payment link succeeded", data: paymentLinkPaidEventData },
+  "payment.rescue_available": {
+    summary: "A payment's push stalled or failed for a reason the customer can fix: its rescue URL lets the customer try again or another wallet",
+    data: paymentRescueEventData,
+  },
   "webhook.test": { summary: "Sent by POST /webhooks/{webhook_id}/test, to that endpoint only", data: webhookTestData },
 };
 

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   "refund.succeeded",
   "refund.failed",
   "payment_link.paid",
+  "payment.rescue_available",
   "webhook.test",
 ] as const satisfies readonly EventType[];
 

@@ -67,6 +67,14 @@ async function takePaymentNotice(deps: Deps, notice: PaymentNotice): Promise<Int
       ? accountOf(scope, payment)
       : payment && { environment: payment.environment, tenantId: payment.tenant_id, credentialVersion: payment.credential_version };
   if (account && (await notice.authenticate(account)) === "gone") return { outcome: "ignored" };
+  // Found by our id while it now carries another attempt's (a rescue try at the same provider): that attempt, maybe.
+  const aboutAnotherAttempt =
+    payment !== undefined &&
+    notice.providerPaymentId !== null &&
+    payment.provider_transaction_id !== null &&
+    (payment.provider !== notice.provider || payment.provider_transaction_id !== notice.providerPaymentId);
+  if (aboutAnotherAttempt && (await followAbandonedAttempt(deps, { provider: notice.provider, providerPaymentId: notice.providerPaymentId! })))
+    return { outcome: "followed" };
   if (payment) {
     await syncFromProvider(deps, payment);
     return { outcome: "followed" };

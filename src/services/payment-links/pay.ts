@@ -42,6 +42,15 @@ export const publicLinkSchema = z
         }),
       )
       .meta({ description: "The wallets the link takes, per country, that the merchant can take payments from" }),
+    rescue: z
+      .object({
+        paymentId: z.string(),
+        open: z.boolean().meta({ description: "Whether a try is taken now; false while one is under way (follow paymentId)" }),
+        operator: z.string().nullable().meta({ description: "The wallet that stalled or failed" }),
+        reason: z.string().meta({ description: "no_answer, or the failure the customer can fix" }),
+      })
+      .nullable()
+      .meta({ description: "For a rescue URL (/pay/rs_…): the payment it rescues; null for a payment link" }),
   })
   .meta({ id: "PublicPaymentLink" });
 
@@ -75,13 +84,20 @@ export const publicPaymentSchema = z
     nextAction: z.object({ type: z.enum(["none", "enter_code", "open_url"]), url: z.string().optional(), instructions: z.string() }).nullable(),
     failureCode: z.string().nullable(),
     completedAt: z.string().nullable(),
+    rescueUrl: z
+      .string()
+      .meta({ format: "uri-reference" })
+      .nullable()
+      .meta({ description: "When its push stalled or failed and a try is taken: the page (/pay/rs_…) to try again or choose another wallet" }),
   })
   .meta({ id: "PublicLinkPayment" });
 
 export type PublicPaymentView = z.infer<typeof publicPaymentSchema>;
 
-function publicPayment(row: Payment): PublicPaymentView {
+/** A payment as the pay page shows it (`rescueUrl`: its rescue's path, when one is offered and takes a try). */
+export function publicPayment(row: Payment, rescueUrl: string | null = null): PublicPaymentView {
   return {
+    rescueUrl,
     id: row.id,
     state: row.state,
     amount: Number(row.amount),
@@ -100,10 +116,28 @@ async function linkById(deps: Pick<Deps, "db">, id: string): Promise<PaymentLink
 }
 
 /** The countries a link takes: its own list, or every country of its currency the gateway reaches. */
-function countriesOf(deps: Pick<Deps, "providers">, link: PaymentLink): string[] {
+export function countriesOf(deps: Pick<Deps, "providers">, link: Pick<PaymentLink, "countries" | "currency">): string[] {
   if (link.countries) return link.countries;
   const all = [...new Set(servedWallets(deps).map((w) => w.country))];
   return all.filter((country) => (country === "gn") === (link.currency === "GNF"));
+}
+
+/** The wallets the tenant takes in `countries`, in `currency`, among `allowed` (null: every one): what the pay page offers. */
+export async function walletsOffered(
+  deps: Deps,
+  scope: { tenantId: string; environment: "sandbox" | "live" },
+  countries: readonly string[],
+  currency: string,
+  allowed: readonly string[] | null,
+): Promise<PublicLinkView["wallets"]> {
+  const wallets: PublicLinkView["wallets"] = [];
+  for (const country of countries) {
+    const { methods } = await listPaymentMethods(deps, scope, country);
+    for (const method of methods)
+      if (method.currency === currency && (allowed === null || allowed.includes(method.operator)))
+        wallets.push({ country, operator: method.operator, flow: method.flow, otpHint: method.otpHint });
+  }
+  return wallets;
 }
 
 /** The link's public face: what the pay page shows. 404 for no such link. */
@@ -111,16 +145,8 @@ export async function publicPaymentLink(deps: Deps, id: string): Promise<PublicL
   const link = await linkById(deps, id);
   const tenant = await deps.db.selectFrom("tenants").select(["name", "disabled"]).where("id", "=", link.tenant_id).executeTakeFirstOrThrow();
   const status = tenant.disabled && link.active ? "deactivated" : linkStatus(link, deps.now());
-  const wallets: PublicLinkView["wallets"] = [];
-  if (status === "active") {
-    const scope = { tenantId: link.tenant_id, environment: link.environment };
-    for (const country of countriesOf(deps, link)) {
-      const { methods } = await listPaymentMethods(deps, scope, country);
-      for (const method of methods)
-        if (method.currency === link.currency && (link.wallets === null || link.wallets.includes(method.operator)))
-          wallets.push({ country, operator: method.operator, flow: method.flow, otpHint: method.otpHint });
-    }
-  }
+  const scope = { tenantId: link.tenant_id, environment: link.environment };
+  const wallets = status === "active" ? await walletsOffered(deps, scope, countriesOf(deps, link), link.currency, link.wallets) : [];
   return {
     id: link.id,
     status,
@@ -133,6 +159,7 @@ export async function publicPaymentLink(deps: Deps, id: string): Promise<PublicL
     returnUrl: link.return_url,
     environment: link.environment,
     wallets,
+    rescue: null,
   };
 }
 
@@ -194,5 +221,25 @@ export async function linkPayment(deps: Pick<Deps, "db">, id: string, paymentId:
       ? await deps.db.selectFrom("payments").selectAll().where("id", "=", paymentId).where("payment_link_id", "=", id).executeTakeFirst()
       : undefined;
   if (!row) throw new NotFoundError("Payment not found");
-  return publicPayment(row);
+  return publicPayment(row, await openRescuePath(deps, row));
+}
+
+/**
+ * The path of the payment's rescue while it takes a try (`services/rescue/`): offered after the payment's last
+ * attempt, the payment neither paid nor cancelled.
+ */
+async function openRescuePath(deps: Pick<Deps, "db">, row: Payment): Promise<string | null> {
+  if (row.state !== "pending" && row.state !== "failed") return null;
+  const rescue = await deps.db
+    .selectFrom("payment_rescues")
+    .select("id")
+    .where("payment_id", "=", row.id)
+    .where("offered_for_attempt", "=", (eb) =>
+      eb
+        .selectFrom("payment_attempts")
+        .select((s) => s.fn.max("attempt").as("m"))
+        .where("payment_attempts.payment_id", "=", row.id),
+    )
+    .executeTakeFirst();
+  return rescue ? `/pay/${rescue.id}` : null;
 }

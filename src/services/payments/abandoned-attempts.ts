@@ -84,7 +84,8 @@ export async function followAbandonedAttempt(deps: Deps, ref: { provider: string
     });
     return true;
   }
-  // Not paid yet: the money came through this attempt, so the payment is this attempt's from now on.
+  // Not paid yet: the money came through this attempt, so the payment is this attempt's from now on — with the
+  // wallet it was made with, when a rescue try moved the payment to another (issue 31 point 3).
   const moved = await deps.db
     .updateTable("payments")
     .set({
@@ -94,12 +95,25 @@ export async function followAbandonedAttempt(deps: Deps, ref: { provider: string
       provider_transaction_id: ref.providerPaymentId,
       reference: null,
       provider_status: null,
+      ...(attempt.operator !== null && { operator: attempt.operator }),
+      ...(attempt.payment_method !== null && { payment_method: attempt.payment_method }),
+      ...(attempt.customer !== null && { customer: attempt.customer }),
       updated_at: now,
     })
     .where("id", "=", payment.id)
     .where("state", "in", ["pending", "failed", "cancelled"])
     .returningAll()
     .executeTakeFirst();
-  if (moved) await applyDirectPaymentUpdate(deps, payment.id, { kind: "provider", report });
+  if (moved) {
+    await applyDirectPaymentUpdate(deps, payment.id, { kind: "provider", report });
+    // The attempts it moved on to are abandoned: one of them paid too would be a difference to refund (above).
+    await deps.db
+      .updateTable("payment_attempts")
+      .set({ error: `abandoned: the payment was paid through attempt ${attempt.attempt}`, ended_at: now })
+      .where("payment_id", "=", payment.id)
+      .where("attempt", ">", attempt.attempt)
+      .where("outcome", "in", ["started", "unknown"])
+      .execute();
+  }
   return true;
 }

@@ -63,7 +63,7 @@ export const paymentRequest = z
 export type PaymentRequest = z.infer<typeof paymentRequest>;
 
 /** A refusal with the reasons the real call would get, or the candidates it would try. */
-interface Plan {
+export interface Plan {
   messages: string[];
   callbackUrl: string | undefined;
   /** Routes the tenant has an account on, ranked for this payment. */
@@ -77,7 +77,7 @@ interface Plan {
  * rules the body breaks, and the routes the payment would try, in order, with why — from the tenant's routing
  * snapshot (`routing/route-cache.ts`) and the wallet's success rates (read at most once a second).
  */
-async function plan(
+export async function planPayment(
   deps: Deps,
   scope: { tenantId: string; environment: Environment },
   snapshot: RoutingSnapshot,
@@ -149,7 +149,7 @@ export async function createPayment(
   const scope = { tenantId, environment };
   for (let plans = 1, fresh = false, current = false; ; plans++) {
     const snapshot = await routingSnapshot(deps, scope, { fresh, current });
-    const decided = await plan(deps, scope, snapshot, input);
+    const decided = await planPayment(deps, scope, snapshot, input);
     const refused = decided.messages.length > 0 || decided.candidates.length === 0;
     // A refusal is answered from current routing only: no insert checks the snapshot's counter on that path.
     if (refused && !fresh && !current) {
@@ -218,7 +218,7 @@ export async function quotePayment(deps: Deps, request: { tenantId: string; envi
   const { tenantId, environment, input } = request;
   // A quote writes nothing, so no insert checks the snapshot's counter: it is checked first.
   const scope = { tenantId, environment };
-  const decided = await plan(deps, scope, await routingSnapshot(deps, scope, { current: true }), input, () => 1);
+  const decided = await planPayment(deps, scope, await routingSnapshot(deps, scope, { current: true }), input, () => 1);
   const first = decided.candidates[0]?.method;
   const flow = first?.flow ?? (first ? "push" : null);
   return {

@@ -45,6 +45,8 @@ export async function getPayment(deps: Pick<Deps, "db">, input: GetPaymentInput)
       providerTransactionId: a.provider_transaction_id,
       error: a.error,
       createdAt: a.created_at.toISOString(),
+      rescue: a.rescue,
+      operator: a.operator ?? row.operator,
     })),
   };
 }

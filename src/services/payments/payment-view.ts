@@ -123,6 +123,8 @@ export const paymentAttemptSchema = z
     providerTransactionId: z.string().nullable(),
     error: z.string().nullable(),
     createdAt: timestamp,
+    rescue: z.boolean().optional().meta({ description: "A try the customer made on the payment's rescue URL (payment.rescue_available)" }),
+    operator: z.string().nullable().optional().meta({ description: "The wallet the attempt was made with, when known (a rescue try may use another)" }),
   })
   .meta({ id: "PaymentAttempt" });
 

@@ -31,6 +31,7 @@ import { precompile } from "../../db/precompiled.ts";
 import type { Database, EventType, JsonValue, Payment, PaymentUpdate } from "../../db/schema.ts";
 import { recordEvent, subscribesTo } from "../events/record-event.ts";
 import { paysLink, recordLinkPaid } from "../payment-links/link-paid.ts";
+import { recordRescueOffer } from "../rescue/offer.ts";
 import { newId } from "../ids.ts";
 import { mayMove } from "./state-order.ts";
 
@@ -48,6 +49,11 @@ export interface PaymentMove {
   changes: PaymentUpdate;
   /** The event of a state change (called only when `changes.state` moves the payment), or null for none. */
   event: (after: Payment) => MoveEvent | null;
+  /**
+   * When the move fails the payment for a reason its customer can fix: offer a rescue (`rescue/offer.ts`) in the
+   * same transaction, with `payment.rescue_available` and its URL under `publicBaseUrl`.
+   */
+  offerRescue?: { reason: string; publicBaseUrl: string };
 }
 
 /** What a move wrote. */
@@ -114,16 +120,21 @@ async function recordMoveEvent(tx: Executor, now: Date, before: Payment, updated
   const event = movesState(before, move.changes) ? move.event(updated) : null;
   // A payment link's payment that succeeds counts on its link, with `payment_link.paid`, in this same transaction.
   const linkPaid = paysLink(before, updated) ? await recordLinkPaid(tx, now, updated) : undefined;
-  if (!event) return { event: null, deliveryIds: linkPaid?.deliveryIds ?? [] };
-  const recorded = await recordEvent(tx, now, {
-    tenantId: updated.tenant_id,
-    environment: updated.environment,
-    type: event.type,
-    data: event.data,
-    paymentId: updated.id,
-    directTargetUrl: event.directTargetUrl,
-  });
-  return { event: { id: recorded.eventId, type: event.type }, deliveryIds: [...recorded.deliveryIds, ...(linkPaid?.deliveryIds ?? [])] };
+  const recorded = event
+    ? await recordEvent(tx, now, {
+        tenantId: updated.tenant_id,
+        environment: updated.environment,
+        type: event.type,
+        data: event.data,
+        paymentId: updated.id,
+        directTargetUrl: event.directTargetUrl,
+      })
+    : undefined;
+  // A failure its customer can fix offers a rescue, with `payment.rescue_available` after `payment.failed`, in this same transaction.
+  const rescue =
+    move.offerRescue && updated.state === "failed" && before.state !== "failed" ? await recordRescueOffer(tx, now, updated, move.offerRescue) : undefined;
+  const deliveryIds = [...(recorded?.deliveryIds ?? []), ...(linkPaid?.deliveryIds ?? []), ...(rescue?.deliveryIds ?? [])];
+  return { event: recorded && event ? { id: recorded.eventId, type: event.type } : null, deliveryIds };
 }
 
 /**
@@ -252,6 +263,8 @@ export async function writeMoveWithoutTargets(db: Executor, now: Date, seen: Pay
   const changes = { ...move.changes, updated_at: now };
   const event = move.event({ ...seen, ...changes } as Payment);
   if (!movesState(seen, move.changes) || !event) throw new Error("writeMoveWithoutTargets writes a state change with its event");
+  // A rescue offered with the move is a second event: that takes a transaction.
+  if (move.offerRescue && move.changes.state === "failed") return undefined;
   const eventId = newId("evt");
   const values = { ...guardedValues(seen, changes), event_id: eventId, event_type: event.type, event_data: event.data };
   const updated = (await settleStatement(db, values, guardedShape(seen, changes))).rows[0];

@@ -132,11 +132,14 @@ describe("paying a link on its pay page's calls", () => {
       "description",
       "environment",
       "id",
+      "rescue",
       "returnUrl",
       "shop",
       "status",
       "wallets",
     ]);
+    // A link's face rescues nothing (a rescue URL's names its payment: test/e2e/payment-links/rescue.test.ts).
+    expect(face.body.rescue).toBeNull();
     const paymentId = await payAndSettle(link.id);
     const payment = (await call("GET", `/payments/${paymentId}`, { token: tokenA })).body;
     expect(payment).toMatchObject({

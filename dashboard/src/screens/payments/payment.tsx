@@ -12,6 +12,7 @@ import { formatAmount, type MessageKey } from "../../i18n.ts";
 import { hashOf } from "../../routes.ts";
 import { versionAnchor } from "../account/credential-versions.tsx";
 import { DeliveryLog } from "../webhooks/deliveries.tsx";
+import { rescueOffer, rescueTryLabel } from "../links/rescue-timeline.ts";
 import { type Refund, RefundsSection } from "./refunds.tsx";
 import { formatPhone } from "../../phones.ts";
 
@@ -26,6 +27,8 @@ interface TimelineEntry {
   detail?: string;
   state?: string;
   eventType?: string;
+  /** A link the entry carries (a rescue offer's URL, to send to the customer). */
+  href?: string;
 }
 
 const ATTEMPT_OUTCOMES: Record<Attempt["outcome"], MessageKey> = {
@@ -53,10 +56,19 @@ export function timelineOf(
     entries.push({
       at: attempt.createdAt,
       kind: "attempt",
-      label: t(ATTEMPT_OUTCOMES[attempt.outcome], { provider: providerLabel(attempt.provider), attempt: attempt.attempt }),
+      label: rescueTryLabel(attempt, t) ?? t(ATTEMPT_OUTCOMES[attempt.outcome], { provider: providerLabel(attempt.provider), attempt: attempt.attempt }),
       detail: [attempt.reason, attempt.error].filter(Boolean).join(" — "),
     });
-  for (const event of events) entries.push({ at: event.createdAt, kind: "event", label: t("timeline.event", { type: event.type }), eventType: event.type });
+  for (const event of events) {
+    const rescue = rescueOffer(event, t);
+    entries.push({
+      at: event.createdAt,
+      kind: "event",
+      label: rescue?.label ?? t("timeline.event", { type: event.type }),
+      eventType: event.type,
+      href: rescue?.url,
+    });
+  }
   for (const refund of refunds) {
     entries.push({
       at: refund.createdAt,
@@ -108,6 +120,14 @@ export function PaymentScreen({ paymentId }: { paymentId: string }) {
               <li key={`${entry.at}${entry.kind}${entry.label}`} data-kind={entry.kind} data-event-type={entry.eventType}>
                 <DateTime iso={entry.at} /> <span>{entry.label}</span> {entry.state ? <StateBadge state={entry.state} /> : null}
                 {entry.detail ? <div class="muted">{entry.detail}</div> : null}
+                {entry.href ? (
+                  <div>
+                    {t("timeline.rescueUrl")}{" "}
+                    <a href={entry.href} class="mono" target="_blank" rel="noopener noreferrer">
+                      {entry.href}
+                    </a>
+                  </div>
+                ) : null}
               </li>
             ))}
           </ol>
