@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { signProviderAWebhook } from "../../../src/providers/providerA/mod.ts";
+import { DIRECT_PAYMENT_SYNC } from "../../../src/services/direct-payments/sync-jobs.ts";
 import { runSweeper } from "../../../src/services/webhooks/sweeper.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { virtualTime } from "../../support/virtual-time.ts";
@@ -454,15 +455,19 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
     expect(status).toBe(502);
     const id = (await api("/payments?limit=1")).body.data[0].id as string;
     const lookups = () => upstreamCalls.filter((call) => call === `GET /v1/transactions/merchant/${id}`).length;
-    // The sync chain runs on its own as the clock moves: steps at 5 s, 15 s, 30 s and 1 min find nothing at
-    // the provider, which proves nothing yet — still pending.
-    await time.advance(60_000);
-    await waitUntil(() => lookups() >= 4, { what: "the chain's first four steps", lastSeen: lookups });
-    expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
+    const createdAt = (await rowOf(id)).created_at.getTime();
+    const queued = (step: number) => tg.gateway.deps.queue.has("providerA-sync", DIRECT_PAYMENT_SYNC.jobId(id, step));
+    // The sync chain runs on its own as the clock reaches each step: at 5 s, 15 s, 30 s and 1 min the provider
+    // does not know our pay_ id, which proves nothing yet — still pending.
+    for (const [step, offsetMs] of [5_000, 15_000, 30_000, 60_000].entries()) {
+      await time.advance(createdAt + offsetMs - time.now().getTime());
+      await waitUntil(() => lookups() === step + 1, { what: `step ${step}'s lookup`, lastSeen: lookups });
+      await waitUntil(() => queued(step + 1), { what: `step ${step + 1} queued by step ${step}` });
+      expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
+    }
     // Its next step, 6 min on (past the 2 min after which a create the provider does not know never reached it).
-    const seen = lookups();
-    await time.advance(5 * 60_000 - 1);
-    expect(lookups()).toBe(seen);
+    await time.advance(createdAt + 6 * 60_000 - 1 - time.now().getTime());
+    expect(lookups()).toBe(4);
     expect((await rowOf(id)).state).toBe("pending");
     await time.advance(1);
     await waitUntil(async () => (await rowOf(id)).state === "failed", { what: "the step at 6 min to fail it", lastSeen: lookups });
