@@ -10,7 +10,7 @@ import { loadConfig, type Config } from "../../src/config.ts";
 import { openDatabase, type DatabaseHandle } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import type { Environment, EventType, JsonValue } from "../../src/db/schema.ts";
-import { createJobQueue } from "../../src/jobs/mod.ts";
+import { createJobQueue, createMemoryQueue } from "../../src/jobs/mod.ts";
 import type { WorkerOptions } from "../../src/workers/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway } from "../../src/mod.ts";
@@ -20,6 +20,7 @@ import { createTenant } from "../../src/services/tenants/manage-tenants.ts";
 import { createTestDatabase, expectInvariantsHold, type TestDatabase } from "./db.ts";
 import { TEST_ENV } from "./gateway.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
+import type { VirtualTime } from "./virtual-time.ts";
 
 export interface DeliveryGateway {
   gateway: Gateway;
@@ -50,6 +51,12 @@ export interface DeliveryGatewayOptions {
   env?: Record<string, string>;
   workers?: WorkerOptions;
   now?: () => Date;
+  /**
+   * Virtual time (`virtual-time.ts`): the gateway's clock (unless `now` says otherwise) and its queue's timers
+   * (retry gaps, the sweeper's interval), which the test advances. The queue is then the in-process one on both
+   * passes (BullMQ's delays are Redis's), so it cannot be shared with another gateway through `prefix`.
+   */
+  time?: VirtualTime;
   /** Start the workers at once. Default true. */
   start?: boolean;
   /** Share this database (another gateway's); it is not closed by this one. */
@@ -77,8 +84,15 @@ export async function startDeliveryGateway(options: DeliveryGatewayOptions = {})
   const redisUrl = process.env.REDIS_URL;
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const queue = createJobQueue({ redisUrl, prefix, logger });
-  const gateway = await createGateway(config, { database, queue, logger, workers: options.workers, ...(options.now ? { now: options.now } : {}) });
+  const queue = options.time ? createMemoryQueue({ logger, timers: options.time.timers }) : createJobQueue({ redisUrl, prefix, logger });
+  const gateway = await createGateway(config, {
+    database,
+    queue,
+    logger,
+    workers: options.workers,
+    ...(options.time ? { timers: options.time.timers } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const deps = gateway.deps;
   if (options.start ?? true) await gateway.start({ http: false, workers: true });
 

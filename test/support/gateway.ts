@@ -5,12 +5,13 @@
  */
 import { ulid } from "ulid";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { createJobQueue } from "../../src/jobs/mod.ts";
+import { createJobQueue, createMemoryQueue } from "../../src/jobs/mod.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createGateway, type Gateway, type GatewayParts, mintToken } from "../../src/mod.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { unwatchGatewayOrigin, validateGatewayResponse, watchGatewayOrigin } from "./openapi-validation.ts";
 import { deleteKeysUnderPrefix, testQueuePrefix } from "./redis.ts";
+import type { VirtualTime } from "./virtual-time.ts";
 
 /** Fixed secrets for tests only. */
 export const TEST_ENV: Record<string, string> = {
@@ -45,12 +46,24 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** Builds a gateway on fresh storage; `env` adds or overrides configuration variables. */
-/** `parts.now` injects the gateway's clock (default the real one). */
-export async function startTestGateway(
-  env: Record<string, string> = {},
-  parts: { now?: () => Date; providers?: GatewayParts["providers"] } = {},
-): Promise<TestGateway> {
+/** What {@link startTestGateway} is built with besides its configuration. */
+export interface TestGatewayParts {
+  /** The gateway's clock (`deps.now`); default the real one, or `time`'s. */
+  now?: () => Date;
+  providers?: GatewayParts["providers"];
+  /**
+   * Virtual time (`virtual-time.ts`) for a file whose tests wait on the clock (a sync step, a retry's gap, a
+   * lease, a sweep): the gateway's clock and its queue's timers, which the test advances. The queue is then the
+   * in-process one on both passes (BullMQ's delays are Redis's); the database stays the pass's.
+   */
+  time?: VirtualTime;
+}
+
+/**
+ * Builds a gateway on fresh storage; `env` adds or overrides configuration variables, `parts` injects a clock
+ * or virtual time ({@link TestGatewayParts}) and the providers.
+ */
+export async function startTestGateway(env: Record<string, string> = {}, parts: TestGatewayParts = {}): Promise<TestGateway> {
   const prefix = testQueuePrefix();
   // Everything this gateway keeps in Redis (jobs, rate limits) lives under the test's own prefix.
   const config = loadConfig({ ...TEST_ENV, QUEUE_PREFIX: prefix, ...env }, parts.providers ? { providers: parts.providers } : {});
@@ -58,11 +71,12 @@ export async function startTestGateway(
   const redisUrl = process.env.REDIS_URL;
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const queue = createJobQueue({ redisUrl, prefix, logger });
+  const queue = parts.time ? createMemoryQueue({ logger, timers: parts.time.timers }) : createJobQueue({ redisUrl, prefix, logger });
   const gateway = await createGateway(config, {
     database,
     queue,
     logger,
+    ...(parts.time ? { timers: parts.time.timers } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     ...(parts.providers ? { providers: parts.providers } : {}),
   });

@@ -5,6 +5,7 @@
  */
 import { createProviderASimulator, type ProviderASimulator } from "../../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, type TestGateway } from "./gateway.ts";
+import type { VirtualTime } from "./virtual-time.ts";
 
 export interface ProviderARig {
   simulator: ProviderASimulator;
@@ -17,23 +18,32 @@ export interface ProviderARig {
   close(): Promise<void>;
 }
 
-/** Starts the simulator (`approveDelayMs`, default 50) and a gateway on its account; `env` adds configuration. */
+/**
+ * Starts the simulator (`approveDelayMs`, default 50) and a gateway on its account; `env` adds configuration.
+ * With `time` the gateway runs on virtual time (`startTestGateway`'s `time`) and the simulator dates its
+ * transactions and signs its webhooks on the same clock; its own delays (approvals, webhook retries) stay real.
+ */
 export async function startProviderARig(
-  options: { approveDelayMs?: number; payoutFeeRate?: number; env?: Record<string, string> } = {},
+  options: { approveDelayMs?: number; payoutFeeRate?: number; env?: Record<string, string>; time?: VirtualTime } = {},
 ): Promise<ProviderARig> {
+  const time = options.time;
   const simulator = createProviderASimulator({
     approveDelayMs: options.approveDelayMs ?? 50,
     ...(options.payoutFeeRate !== undefined && { payoutFeeRate: options.payoutFeeRate }),
+    ...(time && { now: () => time.now() }),
   });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
   const simBase = server.url.toString().replace(/\/$/, "");
   const account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
-  const tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: simBase,
-    PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-    ...options.env,
-  });
+  const tg = await startTestGateway(
+    {
+      PROVIDER_A_SANDBOX_URL: simBase,
+      PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
+      ...options.env,
+    },
+    time ? { time } : {},
+  );
   const base = (await tg.gateway.start()).url!;
   await fetch(`${simBase}/_sim/accounts/${account.secretKey}/webhook`, {
     method: "PUT",

@@ -1,21 +1,27 @@
 /**
  * Provider A direct payments end to end over real HTTP (issue 5, contract §4): a started gateway, the
  * provider A simulator on its own port behind a small fault-injecting proxy, and a callback receiver.
+ *
+ * The gateway runs on virtual time (`virtual-time.ts`), the simulator dating and signing on the same clock:
+ * a sync step, the refresh floor and "2 min on" happen when a test moves the clock. What takes real time
+ * stays real: HTTP timeouts (PROVIDER_TIMEOUT_MS), the simulator's approvals and webhook retries.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { signProviderAWebhook } from "../../../src/providers/providerA/mod.ts";
+import { DIRECT_PAYMENT_SYNC } from "../../../src/services/direct-payments/sync-jobs.ts";
 import { runSweeper } from "../../../src/services/webhooks/sweeper.ts";
-import { syncDirectPayment } from "../../../src/services/direct-payments/mod.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
-import { deleteKeysUnderPrefix } from "../../support/redis.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
 const TIMEOUT_MS = 1_500;
-/** The gateway's clock, when a test stops it (the refresh floor is a second of the gateway's time). */
-let frozenAt: Date | undefined;
+/** The gateway's and the simulator's clock: it stands still unless a test moves it. */
+const time = virtualTime();
+/** The gateway's clock in whole seconds, as a webhook's signature timestamp. */
+const nowSeconds = () => Math.floor(time.now().getTime() / 1000);
 
 /** What the proxy in front of the simulator does to the next matching request. */
 type Fault = { match: RegExp; kind: "slow" | "refuse" | "fail5xx" };
@@ -117,7 +123,7 @@ async function eventsOf(paymentId: string): Promise<{ type: string }[]> {
 }
 
 beforeAll(async () => {
-  simulator = createProviderASimulator({ approveDelayMs: 150, webhookRetryDelaysMs: [50, 100, 200], webhookTimeoutMs: 3_000 });
+  simulator = createProviderASimulator({ approveDelayMs: 150, webhookRetryDelaysMs: [50, 100, 200], webhookTimeoutMs: 3_000, now: () => time.now() });
   simServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: simulator.fetch });
   simBase = simServer.url.toString().replace(/\/$/, "");
   proxy = await startProxy();
@@ -131,7 +137,7 @@ beforeAll(async () => {
       PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
       PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
     },
-    { now: () => frozenAt ?? new Date() },
+    { time },
   );
   const { url } = await tg.gateway.start();
   base = url!;
@@ -263,24 +269,19 @@ describe("GET /providerA/transaction/{transaction_id}", () => {
 
   it("shares one upstream read among concurrent readers and reads at most once a second", async () => {
     const { body } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 2000 }) });
-    await Bun.sleep(1_100);
+    await time.advance(1_100);
     const reads = () => upstreamCalls.filter((c) => c === `GET /v1/transactions/${body.transactionId}`).length;
     const before = reads();
     // The gateway's clock stands still meanwhile: a busy machine cannot stretch these reads past the second.
-    frozenAt = new Date();
-    try {
-      const answers = await Promise.all(Array.from({ length: 10 }, () => statusOf(body.transactionId)));
-      expect(answers.every((a) => a.status === 200 && a.body.status === "pending")).toBe(true);
-      expect(reads() - before).toBe(1);
-      await statusOf(body.transactionId);
-      expect(reads() - before).toBe(1);
-      // A second later, the next read asks the provider again.
-      frozenAt = new Date(frozenAt.getTime() + 1_000);
-      await statusOf(body.transactionId);
-      expect(reads() - before).toBe(2);
-    } finally {
-      frozenAt = undefined;
-    }
+    const answers = await Promise.all(Array.from({ length: 10 }, () => statusOf(body.transactionId)));
+    expect(answers.every((a) => a.status === 200 && a.body.status === "pending")).toBe(true);
+    expect(reads() - before).toBe(1);
+    await statusOf(body.transactionId);
+    expect(reads() - before).toBe(1);
+    // A second later, the next read asks the provider again.
+    await time.advance(1_000);
+    await statusOf(body.transactionId);
+    expect(reads() - before).toBe(2);
   });
 });
 
@@ -358,7 +359,7 @@ describe("POST /providerA/webhook/{environment}", () => {
       "v1/transaction": unknown;
     };
     const raw = JSON.stringify({ name: "transaction.approved", entity: settled["v1/transaction"] });
-    const now = Math.floor(Date.now() / 1000);
+    const now = nowSeconds();
     const responses = await Promise.all(Array.from({ length: 5 }, () => postWebhook(raw, signProviderAWebhook(account.webhookSecret, now, raw))));
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     await simulator.webhooksIdle();
@@ -370,7 +371,7 @@ describe("POST /providerA/webhook/{environment}", () => {
 
   it("rejects a bad signature, an old timestamp and another account's secret", async () => {
     const raw = JSON.stringify({ name: "transaction.approved", entity: { id: 1 } });
-    const now = Math.floor(Date.now() / 1000);
+    const now = nowSeconds();
     expect((await postWebhook(raw, `t=${now},s=${"0".repeat(64)}`)).status).toBe(401);
     expect((await postWebhook(raw, signProviderAWebhook(account.webhookSecret, now - 301, raw))).status).toBe(401);
     expect((await postWebhook(raw, signProviderAWebhook(otherAccount.webhookSecret, now, raw))).status).toBe(401);
@@ -384,14 +385,17 @@ describe("POST /providerA/webhook/{environment}", () => {
 });
 
 describe("keeping status true without readers", () => {
-  it("settles pending payments after their jobs were lost with Redis", async () => {
+  it("settles pending payments whose first sync steps were lost (a process that died holding them, or Redis lost)", async () => {
     await pointProviderWebhooks(null);
     try {
       const created = await Promise.all(Array.from({ length: 3 }, () => api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1500 }) })));
       const ids = created.map((c) => c.body.paymentId as string);
       for (const c of created) await fetch(`${simBase}/_sim/transactions/${c.body.transactionId}/approve`, { method: "POST" });
-      if (process.env.REDIS_URL) await deleteKeysUnderPrefix(process.env.REDIS_URL, tg.config.queuePrefix);
-      await Bun.sleep(5_200);
+      // Their first steps are held in this process until due: lost, as a process that dies loses them.
+      for (const id of ids) tg.gateway.deps.syncHold.settled(id);
+      await time.advance(5_200);
+      const stateOf = async () => (await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "in", ids).execute()).map((r) => r.state);
+      expect(await stateOf()).toEqual(["pending", "pending", "pending"]);
       await runSweeper(tg.gateway.deps);
       const rows = await waitUntil(
         async () => {
@@ -404,7 +408,7 @@ describe("keeping status true without readers", () => {
     } finally {
       await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
     }
-  }, 40_000);
+  });
 });
 
 describe("a create call that got no answer (contract §4: found by our pay_ id)", () => {
@@ -425,10 +429,15 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
       const atProvider = all.transactions.filter((t) => t.merchant_reference === row.id);
       expect(atProvider.length).toBe(1);
       expect((await fetch(`${simBase}/_sim/transactions/${atProvider[0]!.id}/approve`, { method: "POST" })).status).toBe(200);
+      // The first sync step is 5 s after the payment's creation: nothing looks it up before.
+      await time.advance(4_999);
+      expect(upstreamCalls).not.toContain(`GET /v1/transactions/merchant/${row.id}`);
+      expect((await rowOf(row.id)).state).toBe("pending");
+      await time.advance(1);
       const settled = await waitUntil(async () => ((await rowOf(row.id)).state === "succeeded" ? rowOf(row.id) : undefined), {
         what: "the sync job settled the lost create",
         timeoutMs: 12_000,
-        intervalMs: 100,
+        intervalMs: 50,
       });
       expect(upstreamCalls).toContain(`GET /v1/transactions/merchant/${row.id}`);
       expect(settled).toMatchObject({ provider_transaction_id: String(atProvider[0]!.id), outcome_unknown: false, provider_status: "approved" });
@@ -438,20 +447,30 @@ describe("a create call that got no answer (contract §4: found by our pay_ id)"
     } finally {
       await pointProviderWebhooks(`${base}/providerA/webhook/sandbox`);
     }
-  }, 20_000);
+  });
 
   it("the provider never received it: pending while it may still appear, then failed/not_received from the sync job (2 min on)", async () => {
     faults.push({ match: /^POST \/v1\/transactions$/, kind: "fail5xx" });
     const { status } = await api("/providerA/direct-payment", { method: "POST", json: payment({ amount: 1400, description: "create never received" }) });
     expect(status).toBe(502);
     const id = (await api("/payments?limit=1")).body.data[0].id as string;
-    const at = (offsetMs: number) => ({ ...tg.gateway.deps, now: () => new Date(Date.now() + offsetMs) });
-    // One minute on (the sync chain's step 3): the provider does not know our pay_ id yet, which proves nothing — still pending.
-    await syncDirectPayment(at(60_000), { paymentId: id, step: 3 });
-    expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
-    expect(upstreamCalls).toContain(`GET /v1/transactions/merchant/${id}`);
-    // Three minutes on, still unknown to the provider: it never received the request.
-    await syncDirectPayment(at(3 * 60_000), { paymentId: id, step: 3 });
+    const lookups = () => upstreamCalls.filter((call) => call === `GET /v1/transactions/merchant/${id}`).length;
+    const createdAt = (await rowOf(id)).created_at.getTime();
+    const queued = (step: number) => tg.gateway.deps.queue.has("providerA-sync", DIRECT_PAYMENT_SYNC.jobId(id, step));
+    // The sync chain runs on its own as the clock reaches each step: at 5 s, 15 s, 30 s and 1 min the provider
+    // does not know our pay_ id, which proves nothing yet — still pending.
+    for (const [step, offsetMs] of [5_000, 15_000, 30_000, 60_000].entries()) {
+      await time.advance(createdAt + offsetMs - time.now().getTime());
+      await waitUntil(() => lookups() === step + 1, { what: `step ${step}'s lookup`, lastSeen: lookups });
+      await waitUntil(() => queued(step + 1), { what: `step ${step + 1} queued by step ${step}` });
+      expect(await rowOf(id)).toMatchObject({ state: "pending", outcome_unknown: true });
+    }
+    // Its next step, 6 min on (past the 2 min after which a create the provider does not know never reached it).
+    await time.advance(createdAt + 6 * 60_000 - 1 - time.now().getTime());
+    expect(lookups()).toBe(4);
+    expect((await rowOf(id)).state).toBe("pending");
+    await time.advance(1);
+    await waitUntil(async () => (await rowOf(id)).state === "failed", { what: "the step at 6 min to fail it", lastSeen: lookups });
     const failed = (await api(`/payments/${id}`)).body;
     expect(failed).toMatchObject({ state: "failed", failureCode: "not_received", outcomeUnknown: false, providerTransactionId: null });
     expect((await eventsOf(id)).map((e) => e.type)).toEqual(["payment.failed"]);

@@ -16,12 +16,15 @@ import { syncDirectPayment } from "../../../src/services/direct-payments/mod.ts"
 import { describeWithChromium, launchChromium } from "../../support/browser.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { providerC, type ProviderCServer, signProviderC, startProviderC } from "../../support/third-provider.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
 const API_KEY = "pc_test_key";
 const SECRET = "pc_notify_secret";
 const PROVIDERS = [...DEFAULT_PROVIDERS, providerC];
+/** The gateway runs on virtual time: its sync steps run when a test moves the clock, not seconds later. */
+const time = virtualTime();
 
 let server: ProviderCServer;
 let tg: TestGateway;
@@ -49,7 +52,7 @@ function wavePayment(overrides: Record<string, unknown> = {}) {
 
 beforeAll(async () => {
   server = startProviderC({ apiKeys: [API_KEY], secret: SECRET });
-  tg = await startTestGateway({ PROVIDER_C_URL: server.url, PROVIDER_C_API_KEY: API_KEY, PROVIDER_C_NOTIFY_SECRET: SECRET }, { providers: PROVIDERS });
+  tg = await startTestGateway({ PROVIDER_C_URL: server.url, PROVIDER_C_API_KEY: API_KEY, PROVIDER_C_NOTIFY_SECRET: SECRET }, { providers: PROVIDERS, time });
   base = (await tg.gateway.start()).url!;
   server.notifyUrl = `${base}/providerC/notify`;
   receiver = await startReceiver();
@@ -140,17 +143,22 @@ describe("a third provider registered beside the defaults", () => {
     const payment = await api("/payments", { method: "POST", json: wavePayment({ amount: 950 }) });
     await server.settle(payment.body.providerTransactionId, "SUCCESSFUL", { notify: false });
     expect(tg.gateway.deps.syncHold.size).toBeGreaterThanOrEqual(1);
-    const settled = await waitUntil(
-      async () => {
-        const row = await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "=", payment.body.id).executeTakeFirstOrThrow();
-        return row.state === "succeeded" ? row.state : undefined;
-      },
-      { what: "the first sync step on providerC-sync", timeoutMs: 10_000, intervalMs: 100 },
-    );
+    const stateOf = async () =>
+      (await tg.gateway.deps.db.selectFrom("payments").select("state").where("id", "=", payment.body.id).executeTakeFirstOrThrow()).state;
+    // Nothing reads provider C before the step is due.
+    await time.advance(4_999);
+    expect(await stateOf()).toBe("pending");
+    expect(server.calls).not.toContain(`GET /v1/collections/${payment.body.providerTransactionId}`);
+    await time.advance(1);
+    const settled = await waitUntil(async () => ((await stateOf()) === "succeeded" ? "succeeded" : undefined), {
+      what: "the first sync step on providerC-sync",
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
     expect(settled).toBe("succeeded");
     // Nothing else could have settled it (no notification, no read): the gateway runs a sync queue per provider.
     expect((await tg.gateway.deps.queue.stats?.())?.map((q) => q.queue)).toContain("providerC-sync");
-  }, 15_000);
+  });
 
   it("answers a refusal as a direct payment's: 422, the payment failed", async () => {
     const refused = await api("/payments", { method: "POST", json: wavePayment({ amount: 200_000 }) });

@@ -1,7 +1,11 @@
 /**
  * Webhook delivery (contract §6, issue 4 points 3 and 4): real deliveries over HTTP to a receiver on
- * 127.0.0.1, verified with the `standardwebhooks` package — a receiver's library we did not write. Runs
- * on the in-process driver, or on BullMQ when REDIS_URL is set; PGlite, or PostgreSQL with DATABASE_URL.
+ * 127.0.0.1, verified with the `standardwebhooks` package — a receiver's library we did not write. PGlite,
+ * or PostgreSQL with DATABASE_URL.
+ *
+ * The gateway runs on virtual time (`virtual-time.ts`), its queue in-process on both passes: a retry is due
+ * 5 s, then 30 s after a failed attempt (±20 %), and runs when a test moves the clock to it, to the
+ * millisecond. The receiver's and the request's own times (WEBHOOK_TIMEOUT_MS) stay real.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ulid } from "ulid";
@@ -9,20 +13,26 @@ import { Webhook } from "standardwebhooks";
 import type { Environment } from "../../../src/db/schema.ts";
 import { NotFoundError, ValidationError, ConflictError } from "../../../src/errors.ts";
 import { decideOutcome, FAILING_ENDPOINT_DISABLE_MS } from "../../../src/services/webhooks/attempt-outcome.ts";
-import { deliverOnce, WEBHOOK_USER_AGENT } from "../../../src/services/webhooks/deliver.ts";
+import { deliverOnce, deliveryLeaseMs, WEBHOOK_USER_AGENT } from "../../../src/services/webhooks/deliver.ts";
 import { replayEndpoint, retryDelivery, sendTestEvent } from "../../../src/services/webhooks/delivery-actions.ts";
 import { listDeliveries } from "../../../src/services/webhooks/delivery-log.ts";
 import { createEndpoint, deleteEndpoint, rotateEndpointSecret, updateEndpoint } from "../../../src/services/webhooks/endpoints.ts";
+import { deliveryJobId, lostLeaseJobId, WEBHOOKS_QUEUE } from "../../../src/jobs/queues.ts";
 import { maxDeliveryAttempts, parseRetryAfter, retryDelayMs } from "../../../src/services/webhooks/retry-schedule.ts";
 import { scheduleDeliveries } from "../../../src/services/webhooks/schedule-deliveries.ts";
+import { sweepDueDeliveries } from "../../../src/services/webhooks/sweeper.ts";
 import { startDeliveryGateway, type DeliveryGateway } from "../../support/delivery-gateway.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type Responder, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
-/** How late a retry may run on a busy machine (test files run in parallel) before it counts as off schedule. */
-const SLACK_MS = 1000;
-
 const DAY = 86_400_000;
+/**
+ * The gateway's clock. standardwebhooks checks a signature's timestamp against the wall clock (±5 min): it
+ * starts two minutes behind it, so the retries this file moves through (a few minutes) keep within.
+ */
+const time = virtualTime(new Date(Date.now() - 2 * 60_000));
+/** Moves the gateway's clock days ahead of `time` (an endpoint failing for 5 days) without running those days. */
 const clock = { offsetMs: 0 };
 let dg: DeliveryGateway;
 let receiver: WebhookReceiver;
@@ -36,8 +46,9 @@ beforeAll(async () => {
     respond: (receipt, index) => (routes.get(receipt.path) ?? (() => new Response("ok")))(receipt, index),
   });
   dg = await startDeliveryGateway({
-    env: { WEBHOOK_RETRY_SCHEDULE: "200ms,400ms", WEBHOOK_TIMEOUT_MS: "500" },
-    now: () => new Date(Date.now() + clock.offsetMs),
+    env: { WEBHOOK_RETRY_SCHEDULE: "5s,30s", WEBHOOK_TIMEOUT_MS: "500" },
+    time,
+    now: () => new Date(time.now().getTime() + clock.offsetMs),
   });
 }, 60_000);
 afterAll(async () => {
@@ -89,12 +100,15 @@ function attemptsOf(deliveryId: string) {
   return dg.deps.db.selectFrom("delivery_attempts").selectAll().where("delivery_id", "=", deliveryId).orderBy("attempt").execute();
 }
 
-/** Waits until the delivery is no longer pending (optionally: has made `attempts` attempts). */
-async function settled(deliveryId: string, timeoutMs = 4000) {
+/** Waits until the delivery is no longer pending, moving the clock to each of its retries as it waits for one. */
+async function settled(deliveryId: string, timeoutMs = 8000) {
   return waitUntil(
     async () => {
       const row = await deliveryRow(deliveryId);
-      return row.state !== "pending" ? row : undefined;
+      if (row.state !== "pending") return row;
+      const waitMs = row.next_attempt_at.getTime() - dg.deps.now().getTime();
+      if (waitMs > 0) await time.advance(waitMs);
+      return undefined;
     },
     { what: `delivery ${deliveryId} to finish`, timeoutMs },
   );
@@ -180,7 +194,7 @@ describe("delivering an event", () => {
     expect(verify(endpoint.secret, receipt!)).toEqual(JSON.parse(receipt!.body));
     expect(() => verify(`whsec_${Buffer.alloc(32, 1).toString("base64")}`, receipt!)).toThrow();
     expect(receipt!.headers["webhook-id"]).toBe(eventId);
-    expect(Math.abs(Number(receipt!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(10);
+    expect(Number(receipt!.headers["webhook-timestamp"])).toBe(Math.floor(dg.deps.now().getTime() / 1000));
     expect(receipt!.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     expect(receipt!.headers["content-type"]).toBe("application/json");
     expect(receipt!.headers["user-agent"]).toBe(WEBHOOK_USER_AGENT);
@@ -238,32 +252,45 @@ describe("delivering an event", () => {
     for (const attempt of delivery.attempts) {
       expect(attempt.url).toBe(`${receiver.url}${endpoint.path}`);
       expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
-      expect(Date.parse(attempt.attemptedAt)).toBeGreaterThan(Date.now() - 10_000);
+      expect(Date.parse(attempt.attemptedAt)).toBeLessThanOrEqual(dg.deps.now().getTime());
+      expect(Date.parse(attempt.attemptedAt)).toBeGreaterThan(dg.deps.now().getTime() - 10_000);
     }
     // A success clears the endpoint's failure streak.
     expect((await endpointRow(endpoint.id)).failing_since).toBeNull();
     expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(2);
   });
 
-  it("retries on WEBHOOK_RETRY_SCHEDULE (200ms, 400ms ±20 %), then fails after the last attempt", async () => {
+  it("retries on WEBHOOK_RETRY_SCHEDULE (5 s, 30 s ±20 %), each retry when it falls due and not a millisecond before, then fails", async () => {
     const { scope } = await newTenant();
     const endpoint = await endpointAt(scope, { respond: () => new Response("down", { status: 500 }) });
     const { eventId, deliveryIds } = await send(scope);
-    const row = await settled(deliveryIds[0]!);
+    const id = deliveryIds[0]!;
+    for (const [made, scheduledMs] of [
+      [1, 5_000],
+      [2, 30_000],
+    ] as const) {
+      const row = await waitUntil(async () => ((await deliveryRow(id)).attempts === made ? deliveryRow(id) : undefined), { what: `attempt ${made}` });
+      const waitMs = row.next_attempt_at.getTime() - dg.deps.now().getTime();
+      expect(waitMs).toBeGreaterThanOrEqual(scheduledMs * 0.8);
+      expect(waitMs).toBeLessThanOrEqual(scheduledMs * 1.2);
+      await time.advance(waitMs - 1);
+      expect((await deliveryRow(id)).attempts).toBe(made);
+      expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(made);
+      await time.advance(1);
+    }
+    const row = await settled(id);
     expect(row).toMatchObject({ state: "failed", attempts: 3, last_status: 500, last_error: "answered HTTP 500", locked_until: null });
-    const attempts = await attemptsOf(deliveryIds[0]!);
+    const attempts = await attemptsOf(id);
     expect(attempts.map((a) => a.status)).toEqual([500, 500, 500]);
     const gap = (i: number) => attempts[i]!.attempted_at.getTime() - attempts[i - 1]!.attempted_at.getTime();
-    // The lower bounds are the schedule's (less its jitter); the upper ones leave a loaded machine a second
-    // of slack (test files run in parallel) and still catch a wait in the wrong unit or from the wrong slot.
-    expect(gap(1)).toBeGreaterThanOrEqual(160);
-    expect(gap(1)).toBeLessThan(240 + SLACK_MS);
-    expect(gap(2)).toBeGreaterThanOrEqual(320);
-    expect(gap(2)).toBeLessThan(480 + SLACK_MS);
+    expect(gap(1)).toBeGreaterThanOrEqual(4_000);
+    expect(gap(1)).toBeLessThanOrEqual(6_000);
+    expect(gap(2)).toBeGreaterThanOrEqual(24_000);
+    expect(gap(2)).toBeLessThanOrEqual(36_000);
     expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(3);
     expect((await endpointRow(endpoint.id)).failing_since).toBeInstanceOf(Date);
-    // Failed for good: nothing more comes.
-    await Bun.sleep(700);
+    // Failed for good: a minute on (a sweep included), nothing more comes.
+    await time.advance(60_000);
     expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(3);
   });
 
@@ -273,11 +300,15 @@ describe("delivering an event", () => {
       respond: (_, i) => (i === 0 ? new Response(null, { status: 503, headers: { "retry-after": "30" } }) : new Response("ok")),
     });
     const { deliveryIds } = await send(scope);
-    expect(await settled(deliveryIds[0]!)).toMatchObject({ state: "succeeded", attempts: 2 });
-    const attempts = await attemptsOf(deliveryIds[0]!);
-    const gap = attempts[1]!.attempted_at.getTime() - attempts[0]!.attempted_at.getTime();
-    expect(gap).toBeGreaterThanOrEqual(400);
-    expect(gap).toBeLessThan(400 + SLACK_MS);
+    const id = deliveryIds[0]!;
+    // 30 s asked, 10 s given (twice the scheduled 5 s), to the millisecond.
+    await waitUntil(async () => (await deliveryRow(id)).attempts === 1, { what: "the first attempt" });
+    await time.advance(9_999);
+    expect((await deliveryRow(id)).attempts).toBe(1);
+    await time.advance(1);
+    expect(await settled(id)).toMatchObject({ state: "succeeded", attempts: 2 });
+    const attempts = await attemptsOf(id);
+    expect(attempts[1]!.attempted_at.getTime() - attempts[0]!.attempted_at.getTime()).toBe(10_000);
     expect(endpoint.path).toBeTruthy();
   });
 
@@ -417,6 +448,37 @@ describe("endpoints that must receive nothing", () => {
   });
 });
 
+describe("a delivery whose worker died mid-attempt", () => {
+  it("is left alone while its lease runs (2 × WEBHOOK_TIMEOUT_MS + 1 s), then sent by the sweep that follows, once", async () => {
+    const { scope } = await newTenant();
+    const endpoint = await endpointAt(scope);
+    const { eventId, deliveryIds } = await dg.record({ tenantId: scope.tenantId });
+    const id = deliveryIds[0]!;
+    // A worker took the lease, as its lease statement does, and died before sending: no job is left for it.
+    const leaseMs = deliveryLeaseMs(dg.config);
+    expect(leaseMs).toBe(2_000);
+    const lockedUntil = new Date(dg.deps.now().getTime() + leaseMs);
+    await dg.deps.db.updateTable("deliveries").set({ locked_until: lockedUntil }).where("id", "=", id).execute();
+
+    // A millisecond before it runs out, and as it runs out, a sweep gives it to no other worker.
+    const resent = () => dg.deps.queue.has(WEBHOOKS_QUEUE, lostLeaseJobId(id, 1, lockedUntil));
+    await time.advance(leaseMs - 1);
+    await sweepDueDeliveries(dg.deps);
+    expect(await resent()).toBe(false);
+    await time.advance(1);
+    await sweepDueDeliveries(dg.deps);
+    expect(await resent()).toBe(false);
+    expect(await deliveryRow(id)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(0);
+    // Past it, the gateway's own sweep (every minute) enqueues the attempt again, and it goes out once.
+    const logsBefore = dg.logs.length;
+    await time.advance(60_000);
+    expect(await settled(id)).toMatchObject({ state: "succeeded", attempts: 1, locked_until: null });
+    expect(receiver.receiptsOf(eventId, endpoint.path)).toHaveLength(1);
+    expect(dg.logs.slice(logsBefore).some((log) => log.msg === "sweeper re-enqueued deliveries whose job was missing")).toBe(true);
+  });
+});
+
 describe("manual actions", () => {
   it("retryDelivery delivers a failed delivery again now, then a succeeded one, with the same webhook-id", async () => {
     const { scope } = await newTenant();
@@ -453,20 +515,22 @@ describe("manual actions", () => {
     expect((await deliverOnce(dg.deps, id, { attempt: 1 })).outcome).toBe("retrying");
     await dg.deps.db
       .updateTable("deliveries")
-      .set({ next_attempt_at: new Date(Date.now() + 3600_000) })
+      .set({ next_attempt_at: new Date(dg.deps.now().getTime() + 3600_000) })
       .where("id", "=", id)
       .execute();
     up = true;
     await retryDelivery(dg.deps, scope, id);
     expect(await settled(id)).toMatchObject({ state: "succeeded", attempts: 2 });
-    // The automatic attempt 2 that was queued finds attempt 2 made and does nothing.
-    await Bun.sleep(400);
+    // The automatic attempt 2 that was queued (5 s ± 20 %) finds attempt 2 made and does nothing.
+    expect(await dg.deps.queue.has(WEBHOOKS_QUEUE, deliveryJobId(id, 2))).toBe(true);
+    await time.advance(6_000);
+    await waitUntil(async () => !(await dg.deps.queue.has(WEBHOOKS_QUEUE, deliveryJobId(id, 2))), { what: "the automatic attempt 2 to have run" });
     expect(receiver.receiptsOf(recorded.eventId, endpoint.path).map((r) => r.status)).toEqual([500, 200]);
   });
 
   it("replayEndpoint re-delivers the subscribed events of a window, reusing the deliveries it already has", async () => {
     const { scope } = await newTenant();
-    const now = Date.now();
+    const now = dg.deps.now().getTime();
     const inWindow = [
       await dg.record({ tenantId: scope.tenantId, type: "payment.completed", at: new Date(now - 3 * DAY) }),
       await dg.record({ tenantId: scope.tenantId, type: "payment.failed", at: new Date(now - 2 * DAY) }),
