@@ -531,6 +531,16 @@ export declare const procedures: {
             };
             meta: object;
         }>;
+        changePassword: TRPCMutationProcedure<{
+            input: {
+                currentPassword: string;
+                newPassword: string;
+            };
+            output: {
+                sessionsEnded: number;
+            };
+            meta: object;
+        }>;
         signIns: TRPCQueryProcedure<{
             input: Record<string, never> | undefined;
             output: {

@@ -31,6 +31,7 @@ export const PROCEDURE_AREAS: Readonly<Record<string, Area>> = {
   "me.me": "self",
   "me.sessions": "self",
   "me.endSession": "self",
+  "me.changePassword": "self",
   "me.signIns": "self",
   "me.startTwoFactor": "self",
   "me.confirmTwoFactor": "self",
