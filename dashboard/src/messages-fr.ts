@@ -2,11 +2,13 @@
  * The dashboard's words in French: the reference catalogue, whose keys every other language must have
  * (`messages-en.ts` is typed by it).
  */
+import { profileFr } from "./messages-profile.ts";
 import { teamFr } from "./messages-team.ts";
 import { linksFr } from "./screens/links/messages.ts";
 
 export const fr = {
   ...teamFr,
+  ...profileFr,
   ...linksFr,
   "app.title": "Passerelle — tableau de bord",
   "language.label": "Langue",
