@@ -164,9 +164,9 @@ describe("what a role is offered", () => {
 describe("a session's browser", () => {
   it("is named as a person knows it, from its user agent", () => {
     expect(browserOf("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")).toBe("Chrome · Linux");
-    expect(browserOf("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1")).toBe(
-      "Safari · iOS",
-    );
+    expect(
+      browserOf("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"),
+    ).toBe("Safari · iOS");
     expect(browserOf("curl/8.5.0")).toBe("curl/8.5.0");
     expect(browserOf(null)).toBeUndefined();
   });
