@@ -2311,6 +2311,57 @@ export declare const procedures: {
             };
             meta: object;
         }>;
+        differences: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                from?: string | undefined;
+                to?: string | undefined;
+            };
+            output: {
+                data: {
+                    tenantId: string;
+                    kind: "payment" | "payout" | "refund";
+                    id: string;
+                    provider: string;
+                    ourState: string;
+                    providerState: string;
+                    providerStatus: string;
+                    amount: number;
+                    currency: "GNF" | "XOF";
+                    firstSeenAt: string;
+                    lastSeenAt: string;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+        allDifferences: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                from?: string | undefined;
+                to?: string | undefined;
+                tenantId?: string | undefined;
+            };
+            output: {
+                data: {
+                    tenantId: string;
+                    kind: "payment" | "payout" | "refund";
+                    id: string;
+                    provider: string;
+                    ourState: string;
+                    providerState: string;
+                    providerStatus: string;
+                    amount: number;
+                    currency: "GNF" | "XOF";
+                    firstSeenAt: string;
+                    lastSeenAt: string;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
         allReconciliation: TRPCQueryProcedure<{
             input: {
                 from?: string | undefined;

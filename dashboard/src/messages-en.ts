@@ -90,6 +90,8 @@ export const en: Messages = {
   "filters.apply": "Filter",
   "pager.previous": "← Newer",
   "pager.next": "Older →",
+  "pager.previousOlder": "← Older",
+  "pager.nextNewer": "Newer →",
   "payments.title": "Payments",
   "payments.filters": "Payment filters",
   "payments.state": "State",

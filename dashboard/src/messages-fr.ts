@@ -92,6 +92,8 @@ export const fr = {
   "filters.apply": "Filtrer",
   "pager.previous": "← Précédents",
   "pager.next": "Suivants →",
+  "pager.previousOlder": "← Précédents",
+  "pager.nextNewer": "Suivants →",
   "payments.title": "Paiements",
   "payments.filters": "Filtres des paiements",
   "payments.state": "État",

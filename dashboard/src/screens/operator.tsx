@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { CreatedAmountState, ErrorNote, providerLabel, ReadOnlyNote, SecretOnce, useAction, useLoad } from "../components.tsx";
+import { CreatedAmountState, ErrorNote, providerLabel, ReadOnlyNote, SecretOnce, useAction } from "../components.tsx";
 import { ConfirmDialog } from "../confirm-dialog.tsx";
 import { cursorOf, ListStates, ListTable, Pager, useAddress, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
@@ -135,7 +135,8 @@ export function TenantsScreen() {
 
 export function StuckPaymentsScreen() {
   const { api, t, actFor, session } = useDashboard();
-  const stuck = useLoad(() => api.admin.stuckPayments.query({ limit: 50 }), []);
+  // The page lives in the address (`#/operator/stuck?page=…`), as every list's.
+  const stuck = usePages((cursor) => api.admin.stuckPayments.query({ limit: 20, ...cursorOf(cursor) }), [], useAddress("#/operator/stuck").pages());
   return (
     <section aria-labelledby="stuck-title">
       <h1 id="stuck-title">{t("stuck.title")}</h1>
@@ -179,6 +180,8 @@ export function StuckPaymentsScreen() {
           </ListTable>
         )}
       </ListStates>
+      {/* The longest stuck first: the next page is of later ones. */}
+      <Pager pages={stuck} oldestFirst />
     </section>
   );
 }
