@@ -91,7 +91,7 @@ describeWithChromium("browser: the team and the audit log", () => {
       expect(await rows.nth(0).textContent()).toContain("Lecture seule");
       expect(await rows.nth(1).getAttribute("data-outcome")).toBe("success");
       expect(await rows.nth(1).textContent()).toContain("Finance");
-      await rig.screenshot(owner, "audit-log-fr");
+      await rig.screenshot(owner, "dashboard-audit-log");
 
       // The viewer's dashboard (the browser's cookie is the owner's until signed out) offers neither screen.
       await owner.getByRole("button", { name: "Se déconnecter" }).click();
