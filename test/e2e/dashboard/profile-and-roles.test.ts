@@ -79,13 +79,14 @@ async function joinInBrowser(rig: DashboardRig, page: Page, token: string, name:
  * Sets up two-factor sign-in on the Profile screen; returns its secret and the recovery codes shown. A person who
  * had to set it up first is then shown the screen they asked for.
  */
-async function enrol(page: Page, problems: string[], language: "fr" | "en"): Promise<{ secret: string; codes: string[] }> {
+async function enrol(page: Page, problems: string[], language: "fr" | "en", shot?: () => Promise<void>): Promise<{ secret: string; codes: string[] }> {
   await page.locator('[data-testid="two-factor-state"][data-enabled="false"]').waitFor();
   problems.push(...(await checkBothWaysRound(page, "profile, two-factor off", language)));
   await page.locator('[data-testid="two-factor"] button').first().click();
   const secret = (await page.locator('[data-testid="two-factor-secret"]').textContent())!.trim();
   // The QR code is drawn from the gateway's SVG (an image the page's policy lets in: no inline markup).
   expect(await page.locator("img.two-factor-qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+  if (shot) await shot();
   problems.push(...(await checkBothWaysRound(page, "profile, setting up two-factor", language)));
   // A wrong code is refused on the screen, and the person stays signed in.
   await page.locator('[data-testid="enrolment"] input[name="code"]').fill("000000");
@@ -140,7 +141,7 @@ describeWithChromium("browser: the profile, two-factor set up, and what a role i
       await rig.signInAsPerson(finance, "kofi@boutique.example", PASSWORD);
       await finance.getByRole("link", { name: "Mon profil" }).click();
       await finance.getByRole("heading", { name: "Mon profil" }).waitFor();
-      const { secret } = await enrol(finance, problems, "fr");
+      const { secret } = await enrol(finance, problems, "fr", () => rig.screenshot(finance, "dashboard-phone-two-factor"));
       await finance.locator('[data-testid="two-factor-state"][data-enabled="true"]').waitFor();
       expect(await finance.locator('[data-testid="two-factor-state"]').textContent()).toContain("Codes de secours restants : 10");
       await rig.screenshot(finance, "dashboard-phone-profile");

@@ -56,6 +56,8 @@ describeWithChromium("browser: the team and the audit log", () => {
         "Finance",
         "Lecture seule",
       ]);
+      // The least a role may do is chosen until the owner chooses another.
+      expect(await owner.locator('form[data-testid="invite"] select[name="role"]').inputValue()).toBe("viewer");
       await owner.locator('form[data-testid="invite"] select[name="role"]').selectOption("developer");
       await owner.locator('form[data-testid="invite"] button[type="submit"]').click();
       await owner.getByRole("cell", { name: "yao@boutique.example" }).waitFor();
