@@ -531,6 +531,16 @@ export declare const procedures: {
             };
             meta: object;
         }>;
+        changePassword: TRPCMutationProcedure<{
+            input: {
+                currentPassword: string;
+                newPassword: string;
+            };
+            output: {
+                sessionsEnded: number;
+            };
+            meta: object;
+        }>;
         signIns: TRPCQueryProcedure<{
             input: Record<string, never> | undefined;
             output: {
@@ -2298,6 +2308,57 @@ export declare const procedures: {
                     firstSeenAt: string;
                     lastSeenAt: string;
                 }[];
+            };
+            meta: object;
+        }>;
+        differences: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                from?: string | undefined;
+                to?: string | undefined;
+            };
+            output: {
+                data: {
+                    tenantId: string;
+                    kind: "payment" | "payout" | "refund";
+                    id: string;
+                    provider: string;
+                    ourState: string;
+                    providerState: string;
+                    providerStatus: string;
+                    amount: number;
+                    currency: "GNF" | "XOF";
+                    firstSeenAt: string;
+                    lastSeenAt: string;
+                }[];
+                nextCursor: string | null;
+            };
+            meta: object;
+        }>;
+        allDifferences: TRPCQueryProcedure<{
+            input: {
+                limit?: number | undefined;
+                cursor?: string | undefined;
+                from?: string | undefined;
+                to?: string | undefined;
+                tenantId?: string | undefined;
+            };
+            output: {
+                data: {
+                    tenantId: string;
+                    kind: "payment" | "payout" | "refund";
+                    id: string;
+                    provider: string;
+                    ourState: string;
+                    providerState: string;
+                    providerStatus: string;
+                    amount: number;
+                    currency: "GNF" | "XOF";
+                    firstSeenAt: string;
+                    lastSeenAt: string;
+                }[];
+                nextCursor: string | null;
             };
             meta: object;
         }>;

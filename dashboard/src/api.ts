@@ -24,6 +24,17 @@ export type ApiKey = Outputs["apiKeys"]["list"]["data"][number];
 export type WhoAmI = Outputs["auth"]["whoami"];
 
 /**
+ * The person's own calls that answer 401 for a wrong password or code they typed: their session goes on, and the
+ * screen says the refusal (any other 401 means the session ended).
+ */
+const CHECKS_WHAT_WAS_TYPED = ["me.changePassword", "me.confirmTwoFactor", "me.disableTwoFactor"];
+
+function checksWhatWasTyped(input: unknown): boolean {
+  const path = new URL(String(input instanceof Request ? input.url : input), location.origin).pathname;
+  return CHECKS_WHAT_WAS_TYPED.some((procedure) => path === `/trpc/${procedure}`);
+}
+
+/**
  * A client sending `token` as the bearer (left out: only `auth.token` answers, or a person's session cookie),
  * a person's session's CSRF token as `x-csrf-token`, and, for a tenant's session, its `tenantId` as `x-tenant-id`. `onUnauthorized` is told
  * when the gateway answers 401 (the token expired or its key was revoked), so the page can sign out.
@@ -60,7 +71,7 @@ export function createApi(options: {
         },
         fetch: async (input, init) => {
           const response = await fetch(input, init);
-          if (response.status === 401 && (options.signedIn?.() ?? Boolean(options.token()))) options.onUnauthorized?.();
+          if (response.status === 401 && (options.signedIn?.() ?? Boolean(options.token())) && !checksWhatWasTyped(input)) options.onUnauthorized?.();
           return response;
         },
       }),

@@ -32,6 +32,7 @@ import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
 import { PersonLinkScreen, personLinkOf } from "./screens/person-link.tsx";
 import { AuditLogScreen } from "./screens/audit-log.tsx";
 import { TeamScreen } from "./screens/team.tsx";
+import { ProfileScreen } from "./screens/profile.tsx";
 import { offers } from "./permissions.ts";
 import {
   type ActingFor,
@@ -142,7 +143,11 @@ export function App() {
   const languageSwitch = <LanguageSwitch language={language} onChoose={chooseLanguage} label={t("language.label")} />;
   // A title per screen (a browser tab, its history, a bookmark): the screen's name, then the dashboard's.
   const operatingNow = session?.role === "admin" ? actingFor : undefined;
-  const titleRoute = session ? parseRoute(hash, session.role === "admin" && !operatingNow ? { screen: "tenants" } : { screen: "home" }) : undefined;
+  const titleRoute: Route | undefined = session?.mustEnrol
+    ? { screen: "profile" }
+    : session
+      ? parseRoute(hash, session.role === "admin" && !operatingNow ? { screen: "tenants" } : { screen: "home" })
+      : undefined;
   const screenTitle = titleRoute ? t(SCREEN_TITLES[titleRoute.screen]) : t("signIn.title");
   useEffect(() => {
     document.title = `${screenTitle} · ${t("app.title")}`;
@@ -155,7 +160,8 @@ export function App() {
 
   const operating = session.role === "admin" ? actingFor : undefined;
   const home: Route = session.role === "admin" && !operating ? { screen: "tenants" } : { screen: "home" };
-  const route = parseRoute(hash, home);
+  // A person who must set up two-factor sign-in first has only their profile (the API refuses everything else).
+  const route: Route = session.mustEnrol ? { screen: "profile" } : parseRoute(hash, home);
   const context: DashboardContext = {
     api,
     session,
@@ -169,6 +175,11 @@ export function App() {
     language,
     t,
     sessionEnded: () => signOutRef.current("signIn.expired"),
+    signOut: () => signOutRef.current("signIn.signedOut"),
+    refreshPerson: async () => {
+      const resumed = await resumePersonSession(api);
+      if (resumed) setSession(resumed);
+    },
     navigate: (next) => (location.hash = next),
   };
   return (
@@ -217,6 +228,7 @@ const SCREEN_TITLES: Record<Route["screen"], MessageKey> = {
   team: "nav.team",
   auditLog: "nav.auditLog",
   allAuditLog: "nav.auditLog",
+  profile: "nav.profile",
   notFound: "notFound.title",
 };
 
@@ -266,6 +278,8 @@ function Screen({ route }: { route: Route }) {
       return <AuditLogScreen scope="shop" />;
     case "allAuditLog":
       return <AuditLogScreen scope="all" />;
+    case "profile":
+      return <ProfileScreen />;
     case "notFound":
       return <NotFoundScreen />;
   }
@@ -294,6 +308,8 @@ const OPERATOR_LINKS = [
   { route: { screen: "allAuditLog" }, label: "nav.auditLog" },
 ] as const satisfies readonly { route: Route; label: MessageKey }[];
 
+const PROFILE_LINK = { route: { screen: "profile" }, label: "nav.profile" } as const satisfies { route: Route; label: MessageKey };
+
 /** Which navigation entry a route belongs to (a payment's page is under Payments). */
 function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "payment") return "payments";
@@ -319,10 +335,17 @@ function Shell({
   const live = session.environment === "live";
   // The shop's name in the header (a tenant reads its own record; an operator's banner names the tenant it acts for).
   const ownTenantId = session.role === "admin" ? null : session.tenantId;
-  const shop = useLoad(() => (ownTenantId ? api.tenants.get.query({ tenant_id: ownTenantId }) : Promise.resolve(undefined)), [ownTenantId]);
-  const links = (session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS).filter((link) =>
-    offers(session, link.route.screen),
+  const shop = useLoad(
+    () => (ownTenantId && !session.mustEnrol ? api.tenants.get.query({ tenant_id: ownTenantId }) : Promise.resolve(undefined)),
+    [ownTenantId, session.mustEnrol],
   );
+  const screens: readonly { route: Route; label: MessageKey }[] = session.mustEnrol
+    ? []
+    : (session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS).filter((link) =>
+        offers(session, link.route.screen),
+      );
+  // A person's own profile (password, two-factor sign-in, sessions); a token's session has none.
+  const links = session.personRole ? [...screens, PROFILE_LINK] : screens;
   const section = sectionOf(route);
   // A new screen takes the focus, so a keyboard or screen-reader user starts on it, not on the link just used.
   const main = useRef<HTMLElement>(null);

@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { codeOf, messageOf } from "./api.ts";
 import { useDashboard } from "./context.ts";
 import { formatAmount, formatDateTime, type MessageKey } from "./i18n.ts";
+import { type Ability, may } from "./permissions.ts";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -103,6 +104,20 @@ export function StatusNote({ children }: { children: ComponentChildren }) {
   return (
     <p class="notice" role="status">
       {children}
+    </p>
+  );
+}
+
+/**
+ * Says, where a screen's changes are not offered, that the person's role does not allow them (`permissions.ts`);
+ * nothing when it does.
+ */
+export function ReadOnlyNote({ ability }: { ability: Ability }) {
+  const { session, t } = useDashboard();
+  if (may(session, ability)) return null;
+  return (
+    <p class="hint" data-testid="read-only">
+      {t("role.readOnly", { role: t(`role.${session.personRole}` as MessageKey) })}
     </p>
   );
 }

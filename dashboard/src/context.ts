@@ -28,6 +28,10 @@ export interface DashboardContext {
    * screen saying the session ended: what the tRPC client does, for the calls made outside it (Download CSV).
    */
   sessionEnded: () => void;
+  /** Signs out at the person's or the operator's own asking (a person's session ends at the gateway). */
+  signOut: () => void;
+  /** Reads again who the signed-in person is (`me.me`): after they set up two-factor sign-in, say. */
+  refreshPerson: () => Promise<void>;
   /** Goes to a hash route, e.g. `#/payments/pay_…`. */
   navigate: (hash: string) => void;
 }

@@ -111,16 +111,16 @@ export function openRowOnClick(event: MouseEvent): void {
   target.closest("tr, li")?.querySelector<HTMLElement>("[data-open]")?.click();
 }
 
-/** The Previous and Next buttons of a paged list. */
-export function Pager({ pages }: { pages: Pages<{ nextCursor?: string | null }> }) {
+/** The Previous and Next buttons of a paged list; `oldestFirst` for a list that runs from the oldest (they say so in English). */
+export function Pager({ pages, oldestFirst = false }: { pages: Pages<{ nextCursor?: string | null }>; oldestFirst?: boolean }) {
   const { t } = useDashboard();
   return (
     <div class="pager">
       <button type="button" class="secondary" disabled={pages.first} onClick={pages.previous}>
-        {t("pager.previous")}
+        {t(oldestFirst ? "pager.previousOlder" : "pager.previous")}
       </button>
       <button type="button" class="secondary" disabled={!pages.data?.nextCursor} onClick={pages.next}>
-        {t("pager.next")}
+        {t(oldestFirst ? "pager.nextNewer" : "pager.next")}
       </button>
     </div>
   );

@@ -2,11 +2,13 @@
  * The dashboard's words in English. Typed by the French catalogue: a missing or extra key is a type error.
  */
 import type { Messages } from "./i18n.ts";
+import { profileEn } from "./messages-profile.ts";
 import { teamEn } from "./messages-team.ts";
 import { linksEn } from "./screens/links/messages.ts";
 
 export const en: Messages = {
   ...teamEn,
+  ...profileEn,
   ...linksEn,
   "app.title": "Passerelle — dashboard",
   "language.label": "Language",
@@ -88,6 +90,8 @@ export const en: Messages = {
   "filters.apply": "Filter",
   "pager.previous": "← Newer",
   "pager.next": "Older →",
+  "pager.previousOlder": "← Older",
+  "pager.nextNewer": "Newer →",
   "payments.title": "Payments",
   "payments.filters": "Payment filters",
   "payments.state": "State",

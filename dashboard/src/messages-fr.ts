@@ -2,11 +2,13 @@
  * The dashboard's words in French: the reference catalogue, whose keys every other language must have
  * (`messages-en.ts` is typed by it).
  */
+import { profileFr } from "./messages-profile.ts";
 import { teamFr } from "./messages-team.ts";
 import { linksFr } from "./screens/links/messages.ts";
 
 export const fr = {
   ...teamFr,
+  ...profileFr,
   ...linksFr,
   "app.title": "Passerelle — tableau de bord",
   "language.label": "Langue",
@@ -90,6 +92,8 @@ export const fr = {
   "filters.apply": "Filtrer",
   "pager.previous": "← Précédents",
   "pager.next": "Suivants →",
+  "pager.previousOlder": "← Précédents",
+  "pager.nextNewer": "Suivants →",
   "payments.title": "Paiements",
   "payments.filters": "Filtres des paiements",
   "payments.state": "État",

@@ -3,20 +3,24 @@
  * the API refuses it anyway (docs/team.md's table). A token's session (an operator's admin token, a development
  * API key) is offered everything its token may do, as before roles.
  *
+ * The abilities follow the areas of `src/services/people/roles.ts` (`operator` is its `operator-write`: creating,
+ * disabling a shop and letting it go live, the operator's admin only); a test compares the two
+ * (`test/e2e/dashboard/formats.test.ts`).
+ *
  * @module
  */
 import type { Route } from "./routes.ts";
 import type { Session } from "./session.ts";
 
 /** The parts of the dashboard a role may use beyond reading. */
-export type Ability = "team" | "audit" | "money" | "keys" | "webhooks" | "routing" | "credentials";
+export type Ability = "team" | "audit" | "money" | "keys" | "webhooks" | "routing" | "credentials" | "operator";
 
 const ABILITIES: Record<string, readonly Ability[]> = {
   owner: ["team", "audit", "money", "keys", "webhooks", "routing", "credentials"],
   developer: ["keys", "webhooks", "routing"],
   finance: ["money"],
   viewer: [],
-  admin: ["team", "audit", "money", "keys", "webhooks", "routing", "credentials"],
+  admin: ["team", "audit", "money", "keys", "webhooks", "routing", "credentials", "operator"],
   support: ["audit"],
 };
 

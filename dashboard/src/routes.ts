@@ -29,6 +29,8 @@ export type Route =
   | { screen: "team" }
   | { screen: "auditLog" }
   | { screen: "allAuditLog" }
+  /** The signed-in person's own: password, two-factor sign-in, sessions. */
+  | { screen: "profile" }
   | { screen: "notFound" };
 
 /** The route a location hash names; `#/` and an empty hash are the session's home (`home`). */
@@ -58,6 +60,7 @@ export function parseRoute(hash: string, home: Route): Route {
   if (first === "team") return { screen: "team" };
   if (first === "audit-log") return { screen: "auditLog" };
   if (first === "operator" && second === "audit-log") return { screen: "allAuditLog" };
+  if (first === "profile") return { screen: "profile" };
   return { screen: "notFound" };
 }
 
@@ -108,6 +111,8 @@ export function hashOf(route: Route): string {
       return "#/audit-log";
     case "allAuditLog":
       return "#/operator/audit-log";
+    case "profile":
+      return "#/profile";
     case "notFound":
       return "#/";
   }

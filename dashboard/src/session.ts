@@ -20,6 +20,8 @@ export interface Session {
   expiresAt: string;
   /** A person's role (`owner`, `developer`, `finance`, `viewer`; `admin`, `support` on the operator's side): what is offered (`permissions.ts`). */
   personRole?: Me["role"];
+  /** A person who must set up two-factor sign-in before anything else (their shop, or the operator's side, requires it). */
+  mustEnrol?: boolean;
 }
 
 const SESSION_KEY = "passerelle.session";
@@ -94,6 +96,7 @@ function personSession(me: Me): Session {
     subject: me.email,
     expiresAt: me.expiresAt,
     personRole: me.role,
+    mustEnrol: me.mustEnrol,
   };
 }
 

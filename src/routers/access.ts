@@ -31,6 +31,7 @@ export const PROCEDURE_AREAS: Readonly<Record<string, Area>> = {
   "me.me": "self",
   "me.sessions": "self",
   "me.endSession": "self",
+  "me.changePassword": "self",
   "me.signIns": "self",
   "me.startTwoFactor": "self",
   "me.confirmTwoFactor": "self",
@@ -47,6 +48,7 @@ export const PROCEDURE_AREAS: Readonly<Record<string, Area>> = {
   "admin.staff": "operator-read",
   "admin.removeStaff": "operator-write",
   "balance.allReconciliation": "operator-read",
+  "balance.allDifferences": "operator-read",
 
   "credentials.*.put": "credentials",
   "credentials.*.get": "read",
@@ -116,6 +118,7 @@ export const PROCEDURE_AREAS: Readonly<Record<string, Area>> = {
   "balance.get": "read",
   "balance.entries": "read",
   "balance.reconciliation": "read",
+  "balance.differences": "read",
   "reports.overview": "read",
   "reports.onboarding": "read",
 };

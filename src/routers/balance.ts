@@ -10,11 +10,13 @@ import { CSV_NOTE, csvListOf } from "../services/reports/csv-list.ts";
 import {
   adminReconciliationReport,
   adminReconciliationSchema,
+  differenceSchema,
   reconciliationCsv,
   reconciliationQuery,
   reconciliationReport,
   reconciliationSchema,
 } from "../services/reports/reconciliation.ts";
+import { listDifferences } from "../services/reports/difference-list.ts";
 import { adminProcedure, router, tenantProcedure } from "./trpc.ts";
 
 const csvNote = " Send `Accept: text/csv` for the same report as CSV (a `section` column tells totals from differences).";
@@ -84,6 +86,46 @@ export const balanceRouter = router({
     .input(z.object(reconciliationQuery))
     .output(reconciliationSchema)
     .query(({ ctx, input }) => reconciliationReport(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+
+  differences: tenantProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/reports/reconciliation/differences",
+        tags: ["reports"],
+        summary: "The tenant's reconciliation differences, paged",
+        description:
+          "The records whose provider state differs from ours (the report's `differences`), last seen in [from, to) (default the last " +
+          "30 days), newest sighting first, in the list shape every list has: `limit` and `cursor`, `{ data, nextCursor }`.",
+      },
+      tenantHeader: "accepted",
+    })
+    .input(z.object({ ...reconciliationQuery, ...pageQuery }))
+    .output(pageOf(differenceSchema))
+    .query(({ ctx, input }) => listDifferences(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, ...input })),
+
+  allDifferences: adminProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/admin/reports/reconciliation/differences",
+        tags: ["admin"],
+        summary: "Every tenant's reconciliation differences, paged",
+        description:
+          "As GET /reports/reconciliation/differences, for every tenant (or the one named by tenantId), in the token's environment or " +
+          "x-environment. An admin token or the operator's staff.",
+        requestHeaders: z.object({
+          "x-environment": z.enum(["sandbox", "live"]).optional().meta({ description: "The environment to list (default: the token's)" }),
+        }),
+      },
+    })
+    .input(z.object({ ...reconciliationQuery, ...pageQuery, tenantId: z.string().min(1).max(64).optional() }))
+    .output(pageOf(differenceSchema))
+    .query(({ ctx, input }) => {
+      const requested = ctx.headers.get("x-environment");
+      const environment = requested === "live" || requested === "sandbox" ? requested : ctx.principal.environment;
+      return listDifferences(ctx.deps, { environment, ...input });
+    }),
 
   allReconciliation: adminProcedure
     .meta({

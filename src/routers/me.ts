@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import {
+  changePassword,
   confirmEnrolment,
   csrfTokenOf,
   disableTwoFactor,
@@ -14,6 +15,7 @@ import {
   type LiveSession,
   listSignIns,
   OPERATOR_ROLES,
+  PASSWORD_MIN_LENGTH,
   recoveryCodesLeft,
   SHOP_ROLES,
   sessionCookie,
@@ -187,6 +189,29 @@ export const meRouter = router({
     .input(z.object({ session_id: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string(), endedAt: dateTime }))
     .mutation(({ ctx, input }) => endSession(ctx.deps, ctx.person.personId, input.session_id)),
+  changePassword: personProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/people/me/password",
+        tags: ["people"],
+        summary: "Change the person's password",
+        description:
+          `The current password, then the new one: at least ${PASSWORD_MIN_LENGTH} characters, not one of the most common passwords, not ` +
+          "the person's e-mail address, not the current one (else 400 `validation_failed` saying which). The person's other sessions end " +
+          "and any password link sent earlier stops working; this session stays. 401 for a wrong current password, which counts toward " +
+          "the account's lock as a failed sign-in does (429 with `Retry-After` while it is locked).",
+      },
+      errors: [400, 401, 429],
+    })
+    .input(
+      z.object({
+        currentPassword: z.string().min(1).max(800).meta({ example: "baobab sous la pluie" }),
+        newPassword: z.string().min(1).max(800).meta({ example: "fromager au bord du lac" }),
+      }),
+    )
+    .output(z.object({ sessionsEnded: z.number().int().meta({ description: "How many of the person's other sessions were ended" }) }))
+    .mutation(({ ctx, input }) => changePassword(ctx.deps, { personId: ctx.person.personId, sessionId: ctx.person.sessionId, ...input })),
   signIns: personProcedure
     .meta({ openapi: { method: "GET", path: "/people/me/sign-ins", tags: ["people"], summary: "The person's latest sign-ins and failures" } })
     .input(z.object({}).optional())

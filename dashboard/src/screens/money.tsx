@@ -9,9 +9,10 @@
 import { useState } from "preact/hooks";
 import { CALLING_CODES } from "../../../src/services/countries.ts";
 import { codeOf } from "../api.ts";
-import { ErrorNote, StatusNote, useAction, useLoad } from "../components.tsx";
+import { ErrorNote, ReadOnlyNote, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import { countryName, formatAmount } from "../i18n.ts";
+import { may } from "../permissions.ts";
 import { formatPhone, internationalNumberOf, PHONE_COUNTRIES } from "../phones.ts";
 import { BalanceSection } from "./holding-accounts.tsx";
 import { MoneyLists } from "./money-lists.tsx";
@@ -19,7 +20,7 @@ import { MoneyLists } from "./money-lists.tsx";
 const OPERATORS = ["mtn", "moov", "celtiis", "togocel", "orange", "wave", "free", "expresso"] as const;
 
 export function MoneyScreen() {
-  const { api, language, t, navigate } = useDashboard();
+  const { api, language, session, t, navigate } = useDashboard();
   const balance = useLoad(() => api.balance.get.query({}), []);
   // Bumped to read the lists again (a payout sent, Refresh).
   const [refreshed, setRefreshed] = useState(0);
@@ -61,52 +62,57 @@ export function MoneyScreen() {
       <h1 id="money-title">{t("money.title")}</h1>
       <BalanceSection balance={balance} />
 
-      <h2>{t("money.send")}</h2>
-      <form class="inline-form card" onSubmit={send}>
-        <label>
-          {t("money.amount")}
-          <input name="amount" type="number" inputMode="numeric" min={1} step={1} required />
-        </label>
-        <label>
-          {t("payments.description")}
-          <input name="description" required maxLength={255} />
-        </label>
-        <label>
-          {t("money.country")}
-          <select name="country">
-            {PHONE_COUNTRIES.map((country) => (
-              <option key={country} value={country}>
-                {countryName(language, country)} (+{CALLING_CODES[country]})
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t("money.phone")}
-          <input name="phone" type="tel" required placeholder="97 00 00 00" autoComplete="off" aria-describedby="payout-phone-hint" />
-          <span class="muted" id="payout-phone-hint">
-            {t("money.phoneHint")}
-          </span>
-        </label>
-        <label>
-          {t("money.operator")}
-          <input name="operator" required list="operators" autoComplete="off" spellcheck={false} />
-          <datalist id="operators">
-            {OPERATORS.map((operator) => (
-              <option key={operator} value={operator} />
-            ))}
-          </datalist>
-        </label>
-        <button type="submit" disabled={action.busy}>
-          {t("money.sendSubmit")}
-        </button>
-      </form>
-      <StatusNote>{sent}</StatusNote>
-      <ErrorNote error={action.error} />
-      {codeOf(action.error) === "insufficient_balance" ? (
-        <p class="hint" data-testid="insufficient-hint">
-          {t("money.insufficientHint")}
-        </p>
+      <ReadOnlyNote ability="money" />
+      {may(session, "money") ? (
+        <>
+          <h2>{t("money.send")}</h2>
+          <form class="inline-form card" onSubmit={send}>
+            <label>
+              {t("money.amount")}
+              <input name="amount" type="number" inputMode="numeric" min={1} step={1} required />
+            </label>
+            <label>
+              {t("payments.description")}
+              <input name="description" required maxLength={255} />
+            </label>
+            <label>
+              {t("money.country")}
+              <select name="country">
+                {PHONE_COUNTRIES.map((country) => (
+                  <option key={country} value={country}>
+                    {countryName(language, country)} (+{CALLING_CODES[country]})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              {t("money.phone")}
+              <input name="phone" type="tel" required placeholder="97 00 00 00" autoComplete="off" aria-describedby="payout-phone-hint" />
+              <span class="muted" id="payout-phone-hint">
+                {t("money.phoneHint")}
+              </span>
+            </label>
+            <label>
+              {t("money.operator")}
+              <input name="operator" required list="operators" autoComplete="off" spellcheck={false} />
+              <datalist id="operators">
+                {OPERATORS.map((operator) => (
+                  <option key={operator} value={operator} />
+                ))}
+              </datalist>
+            </label>
+            <button type="submit" disabled={action.busy}>
+              {t("money.sendSubmit")}
+            </button>
+          </form>
+          <StatusNote>{sent}</StatusNote>
+          <ErrorNote error={action.error} />
+          {codeOf(action.error) === "insufficient_balance" ? (
+            <p class="hint" data-testid="insufficient-hint">
+              {t("money.insufficientHint")}
+            </p>
+          ) : null}
+        </>
       ) : null}
 
       <MoneyLists

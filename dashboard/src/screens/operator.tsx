@@ -6,15 +6,18 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { CreatedAmountState, ErrorNote, providerLabel, SecretOnce, useAction, useLoad } from "../components.tsx";
+import { CreatedAmountState, ErrorNote, providerLabel, ReadOnlyNote, SecretOnce, useAction } from "../components.tsx";
 import { ConfirmDialog } from "../confirm-dialog.tsx";
 import { cursorOf, ListStates, ListTable, Pager, useAddress, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
+import { may } from "../permissions.ts";
 
 type Tenant = Outputs["tenants"]["list"]["data"][number];
 
 export function TenantsScreen() {
-  const { api, actFor, t } = useDashboard();
+  const { api, actFor, session, t } = useDashboard();
+  // Creating, disabling and letting a shop go live are the operator's admin's: support reads.
+  const changes = may(session, "operator");
   // The page lives in the address (`#/operator/tenants?page=…`).
   const tenants = usePages((cursor) => api.tenants.list.query({ limit: 20, ...cursorOf(cursor) }), [], useAddress("#/operator/tenants").pages());
   const [created, setCreated] = useState<{ keyId: string; secret: string } | undefined>();
@@ -41,13 +44,16 @@ export function TenantsScreen() {
   return (
     <section aria-labelledby="tenants-title">
       <h1 id="tenants-title">{t("tenants.title")}</h1>
-      <form class="inline-form" onSubmit={create}>
-        <label>
-          {t("tenants.name")}
-          <input name="name" required maxLength={200} />
-        </label>
-        <button type="submit">{t("tenants.create")}</button>
-      </form>
+      <ReadOnlyNote ability="operator" />
+      {changes ? (
+        <form class="inline-form" onSubmit={create}>
+          <label>
+            {t("tenants.name")}
+            <input name="name" required maxLength={200} />
+          </label>
+          <button type="submit">{t("tenants.create")}</button>
+        </form>
+      ) : null}
       {created ? <SecretOnce note={t("tenants.created", { id: created.keyId })} secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
       <ErrorNote error={action.error} />
       <ListStates loaded={tenants} items={(page) => page.data} empty={t("tenants.none")}>
@@ -77,18 +83,22 @@ export function TenantsScreen() {
                   <button type="button" onClick={() => actFor({ tenantId: tenant.id, name: tenant.name })}>
                     {t("tenants.open")}
                   </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() =>
-                      // Disabling stops a merchant's business at once: confirmed with a reason first; enabling again is harmless.
-                      tenant.disabled ? act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: false })) : setAsking({ step: "disable", tenant })
-                    }
-                  >
-                    {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
-                  </button>
+                  {changes ? (
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() =>
+                        // Disabling stops a merchant's business at once: confirmed with a reason first; enabling again is harmless.
+                        tenant.disabled
+                          ? act(() => api.tenants.update.mutate({ tenant_id: tenant.id, disabled: false }))
+                          : setAsking({ step: "disable", tenant })
+                      }
+                    >
+                      {tenant.disabled ? t("tenants.enable") : t("tenants.disable")}
+                    </button>
+                  ) : null}
                   {/* A disabled tenant cannot take money: going live is offered once it is enabled again. */}
-                  {tenant.liveEnabled || tenant.disabled ? null : (
+                  {tenant.liveEnabled || tenant.disabled || !changes ? null : (
                     <button type="button" class="danger" onClick={() => setAsking({ step: "goLive", tenant })}>
                       {t("tenants.goLive")}
                     </button>
@@ -125,7 +135,8 @@ export function TenantsScreen() {
 
 export function StuckPaymentsScreen() {
   const { api, t, actFor, session } = useDashboard();
-  const stuck = useLoad(() => api.admin.stuckPayments.query({ limit: 50 }), []);
+  // The page lives in the address (`#/operator/stuck?page=…`), as every list's.
+  const stuck = usePages((cursor) => api.admin.stuckPayments.query({ limit: 20, ...cursorOf(cursor) }), [], useAddress("#/operator/stuck").pages());
   return (
     <section aria-labelledby="stuck-title">
       <h1 id="stuck-title">{t("stuck.title")}</h1>
@@ -169,6 +180,8 @@ export function StuckPaymentsScreen() {
           </ListTable>
         )}
       </ListStates>
+      {/* The longest stuck first: the next page is of later ones. */}
+      <Pager pages={stuck} oldestFirst />
     </section>
   );
 }

@@ -7,6 +7,7 @@ import { type Outputs, statusOf } from "../api.ts";
 import { Amount, CreatedAmountState, DateTime, Empty, ErrorNote, Loading, StateBadge, useAction, useLoad } from "../components.tsx";
 import { AnySelect, cursorOf, ListStates, ListTable, Pager, useAddress, usePages } from "../lists.tsx";
 import { useDashboard } from "../context.ts";
+import { may } from "../permissions.ts";
 import { formatPhone } from "../phones.ts";
 
 type Permit = Outputs["permits"]["get"];
@@ -72,7 +73,9 @@ export function PermitsScreen() {
 }
 
 export function PermitScreen({ permitId }: { permitId: string }) {
-  const { api, t } = useDashboard();
+  const { api, session, t } = useDashboard();
+  // Revoking, scheduling and cancelling move money: not offered to a role that may not (`permissions.ts`).
+  const moneyOffered = may(session, "money");
   const permit = useLoad(() => api.permits.get.query({ permit_id: permitId }), [permitId]);
   // A permit without a schedule is the API's 404: shown as "no schedule", not as an error.
   const schedule = useLoad(
@@ -155,7 +158,7 @@ export function PermitScreen({ permitId }: { permitId: string }) {
               <DateTime iso={current.endedAt} />
             </dd>
           </dl>
-          {current.status === "active" || current.status === "pending" ? (
+          {moneyOffered && (current.status === "active" || current.status === "pending") ? (
             <div class="actions">
               <button type="button" class="danger" onClick={revoke}>
                 {t("permit.revoke")}
@@ -182,14 +185,14 @@ export function PermitScreen({ permitId }: { permitId: string }) {
               </dd>
             </dl>
           ) : null}
-          {schedule.data && schedule.data.status !== "cancelled" ? (
+          {moneyOffered && schedule.data && schedule.data.status !== "cancelled" ? (
             <div class="actions">
               <button type="button" class="danger" onClick={cancelSchedule}>
                 {t("permit.cancelSchedule")}
               </button>
             </div>
           ) : null}
-          {current.status === "active" && (schedule.data === null || schedule.data?.status === "cancelled") ? (
+          {moneyOffered && current.status === "active" && (schedule.data === null || schedule.data?.status === "cancelled") ? (
             <form class="inline-form card" onSubmit={putSchedule} aria-label={t("permit.newSchedule")}>
               <label>
                 {t("payments.amount")}

@@ -9,9 +9,10 @@
 import { operatorName } from "../wallets.ts";
 import { useState } from "preact/hooks";
 import type { Outputs } from "../api.ts";
-import { Amount, Empty, ErrorNote, Loading, providerLabel, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
+import { Amount, Empty, ErrorNote, Loading, providerLabel, ReadOnlyNote, SectionHead, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import { countryName, type MessageKey } from "../i18n.ts";
+import { may } from "../permissions.ts";
 
 type RoutingView = Outputs["routing"]["get"];
 type Wallet = RoutingView["routes"][number];
@@ -32,6 +33,7 @@ export function RoutingScreen() {
     <section aria-labelledby="routing-title">
       <h1 id="routing-title">{t("routing.title")}</h1>
       <p class="hint">{t("routing.hint", { environment: session.environment === "live" ? t("env.live") : t("env.sandbox") })}</p>
+      <ReadOnlyNote ability="routing" />
       <ErrorNote error={routing.error} />
       {routing.loading && !routing.data ? <Loading /> : null}
       {routing.data ? <PaymentMethods countries={countries} /> : null}
@@ -189,13 +191,15 @@ function RouteCard({
   notice: MessageKey | undefined;
   onSaved: (message: MessageKey) => void;
 }) {
-  const { api, t } = useDashboard();
+  const { api, session, t } = useDashboard();
+  // A role that may not change the routing reads the list in use only: nothing to switch, move or save.
+  const editable = may(session, "routing");
   // The list in use, then the other providers that serve this wallet (the only ones the API takes), switched off.
   const initial: Choice[] = [
     ...wallet.providers.map((provider) => ({ provider, enabled: true })),
     ...wallet.serving.filter((provider) => !wallet.providers.includes(provider)).map((provider) => ({ provider, enabled: false })),
   ];
-  const [choices, setChoices] = useState<Choice[]>(initial);
+  const [choices, setChoices] = useState<Choice[]>(editable ? initial : initial.filter((choice) => choice.enabled));
   const action = useAction();
   const busy = action.busy;
   const chosen = choices.filter((choice) => choice.enabled).map((choice) => choice.provider);
@@ -227,18 +231,22 @@ function RouteCard({
           const circuit = stats?.circuits.find((c) => c.provider === choice.provider && c.operator === wallet.operator && c.country === wallet.country);
           return (
             <li key={choice.provider} data-provider={choice.provider} data-enabled={String(choice.enabled)}>
-              <label class="check">
-                <input
-                  type="checkbox"
-                  checked={choice.enabled}
-                  aria-label={t("routing.use", { provider: label, wallet: name })}
-                  onChange={(event) => {
-                    const enabled = (event.currentTarget as HTMLInputElement).checked;
-                    setChoices(choices.map((other) => (other.provider === choice.provider ? { ...other, enabled } : other)));
-                  }}
-                />
+              {editable ? (
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={choice.enabled}
+                    aria-label={t("routing.use", { provider: label, wallet: name })}
+                    onChange={(event) => {
+                      const enabled = (event.currentTarget as HTMLInputElement).checked;
+                      setChoices(choices.map((other) => (other.provider === choice.provider ? { ...other, enabled } : other)));
+                    }}
+                  />
+                  <span>{label}</span>
+                </label>
+              ) : (
                 <span>{label}</span>
-              </label>
+              )}
               <span class="route-health">
                 <span class="muted" data-testid="success-rate">
                   {rate && rate.successRate !== null
@@ -251,7 +259,7 @@ function RouteCard({
                   </span>
                 ) : null}
               </span>
-              {choices.length > 1 ? (
+              {editable && choices.length > 1 ? (
                 <span class="route-move">
                   <button
                     type="button"
@@ -278,16 +286,18 @@ function RouteCard({
         })}
       </ol>
       {chosen.length === 0 ? <p class="hint">{t("routing.keepOne")}</p> : null}
-      <div class="actions">
-        <button type="button" disabled={busy || !changed || chosen.length === 0} onClick={() => save(chosen, "routing.saved")}>
-          {t("routing.save")}
-        </button>
-        {wallet.configured ? (
-          <button type="button" class="secondary" disabled={busy} onClick={() => save([], "routing.reset")}>
-            {t("routing.backToDefault")}
+      {editable ? (
+        <div class="actions">
+          <button type="button" disabled={busy || !changed || chosen.length === 0} onClick={() => save(chosen, "routing.saved")}>
+            {t("routing.save")}
           </button>
-        ) : null}
-      </div>
+          {wallet.configured ? (
+            <button type="button" class="secondary" disabled={busy} onClick={() => save([], "routing.reset")}>
+              {t("routing.backToDefault")}
+            </button>
+          ) : null}
+        </div>
+      ) : null}
       <StatusNote>{notice && !changed ? t(notice) : null}</StatusNote>
       <ErrorNote error={action.error} />
     </li>

@@ -64,9 +64,10 @@ export function TeamScreen() {
         </label>
         <label>
           {t("team.role")}
-          <select name="role" defaultValue="viewer">
+          {/* Viewer first chosen (the least a role may do); `selected`, which a form's reset returns to (a select has no defaultValue). */}
+          <select name="role">
             {givable.map((role) => (
-              <option key={role} value={role}>
+              <option key={role} value={role} selected={role === "viewer"}>
                 {roleLabel(role)}
               </option>
             ))}

@@ -32,5 +32,6 @@ export {
 } from "./sessions.ts";
 export { listSignIns, LOCK_AFTER_FAILURES, lockMs, signIn, type SignedIn, type SignInView } from "./sign-in.ts";
 export { confirmEnrolment, disableTwoFactor, type Enrolment, RECOVERY_CODE_COUNT, recoveryCodesLeft, startEnrolment, totpCode } from "./two-factor.ts";
+export { changePassword, type PasswordChanged } from "./password-change.ts";
 export { confirmPasswordReset, PASSWORD_RESET_TTL_MS, requestPasswordReset } from "./password-reset.ts";
 export { assertAcceptablePassword, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from "./passwords.ts";

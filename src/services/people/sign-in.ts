@@ -61,7 +61,8 @@ export function lockMs(failures: number): number {
   return Math.min(LONGEST_LOCK_MS, FIRST_LOCK_MS * 2 ** (failures - LOCK_AFTER_FAILURES));
 }
 
-async function fail(deps: Pick<Deps, "db" | "now">, person: { id: string; failed_sign_ins: number }): Promise<void> {
+/** Counts a failure of the account's password or code toward its lock (also a wrong current password: `password-change.ts`). */
+export async function countFailure(deps: Pick<Deps, "db" | "now">, person: { id: string; failed_sign_ins: number }): Promise<void> {
   const failures = person.failed_sign_ins + 1;
   const lock = lockMs(failures);
   await deps.db
@@ -102,7 +103,7 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
     throw new RateLimitedError(seconds, "Too many failed sign-ins for this account: try again later, or set a new password by e-mail");
   }
   if (!(await verifyPassword(input.password, person.password_hash))) {
-    await fail(deps, person);
+    await countFailure(deps, person);
     await record(deps, email, input.address, "wrong_password", person.id);
     throw new UnauthorizedError(WRONG_CREDENTIALS);
   }
@@ -139,7 +140,7 @@ export async function signIn(deps: Deps, input: SignInInput): Promise<SignedIn> 
     return session;
   });
   if (!signedIn) {
-    await fail(deps, person);
+    await countFailure(deps, person);
     await record(deps, email, input.address, "wrong_code", person.id);
     throw new UnauthorizedError("Wrong two-factor code");
   }

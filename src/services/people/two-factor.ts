@@ -145,7 +145,8 @@ export async function recoveryCodesLeft(deps: Pick<Deps, "db">, personId: string
 }
 
 /**
- * Turns two-factor sign-in off, with a code (TOTP or recovery). 409 while a shop of the person requires it;
+ * Turns two-factor sign-in off, with a code (TOTP or recovery). 409 while a shop of the person requires it, and
+ * for the operator's staff (their side always does);
  * 401 on a wrong code.
  */
 export async function disableTwoFactor(deps: Pick<Deps, "db" | "keyring" | "now" | "config">, personId: string, code: string): Promise<void> {
@@ -158,7 +159,9 @@ export async function disableTwoFactor(deps: Pick<Deps, "db" | "keyring" | "now"
     .executeTakeFirst();
   if (required) throw new ConflictError(`${required.store_name} requires two-factor sign-in: it cannot be turned off`);
   await deps.db.transaction().execute(async (tx) => {
-    const person = await tx.selectFrom("people").select(["id", "totp_secret"]).where("id", "=", personId).executeTakeFirstOrThrow();
+    const person = await tx.selectFrom("people").select(["id", "totp_secret", "operator_role"]).where("id", "=", personId).executeTakeFirstOrThrow();
+    // The operator's side always requires it (`sessions.ts`): turned off, the next sign-in could do nothing but set it up again.
+    if (person.operator_role) throw new ConflictError("The operator's staff sign in with two-factor: it cannot be turned off");
     if (!(await secondFactorMatches(deps, tx, person, code))) throw new UnauthorizedError("Wrong two-factor code");
     await tx
       .updateTable("people")

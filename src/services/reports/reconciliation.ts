@@ -86,6 +86,19 @@ function operatorOf(deps: Pick<Deps, "providers">, provider: string, method: str
 }
 
 /**
+ * The window a report or its differences cover: `[from, to)`, by default the 30 days before now.
+ *
+ * @throws {ValidationError} for a window that ends before it starts or spans more than a year.
+ */
+export function reconciliationWindow(deps: Pick<Deps, "now">, input: { from?: string | undefined; to?: string | undefined }): { from: Date; to: Date } {
+  const to = input.to !== undefined ? new Date(input.to) : deps.now();
+  const from = input.from !== undefined ? new Date(input.from) : new Date(to.getTime() - 30 * 86_400_000);
+  if (from >= to) throw new ValidationError(["from must be before to"]);
+  if (to.getTime() - from.getTime() > 366 * 86_400_000) throw new ValidationError(["the window from–to must not exceed 366 days"]);
+  return { from, to };
+}
+
+/**
  * The report of one environment, for one tenant or (`tenantId` undefined, operators only) every tenant.
  *
  * @throws {ValidationError} for a window that ends before it starts or spans more than a year.
@@ -94,10 +107,7 @@ export async function reconciliationReport(
   deps: Pick<Deps, "db" | "providers" | "now">,
   input: { tenantId?: string; environment: Environment; from?: string; to?: string },
 ): Promise<Reconciliation> {
-  const to = input.to !== undefined ? new Date(input.to) : deps.now();
-  const from = input.from !== undefined ? new Date(input.from) : new Date(to.getTime() - 30 * 86_400_000);
-  if (from >= to) throw new ValidationError(["from must be before to"]);
-  if (to.getTime() - from.getTime() > 366 * 86_400_000) throw new ValidationError(["the window from–to must not exceed 366 days"]);
+  const { from, to } = reconciliationWindow(deps, input);
 
   let payments = deps.db
     .selectFrom("payments")

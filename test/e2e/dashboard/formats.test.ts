@@ -7,7 +7,11 @@ import { describe, expect, it } from "bun:test";
 import { fill, formatAmount, formatDateTime, initialLanguage, rememberLanguage } from "../../../dashboard/src/i18n.ts";
 import { en } from "../../../dashboard/src/messages-en.ts";
 import { fr } from "../../../dashboard/src/messages-fr.ts";
+import { type Ability, may } from "../../../dashboard/src/permissions.ts";
 import { hashOf, parseRoute, type Route } from "../../../dashboard/src/routes.ts";
+import type { Session } from "../../../dashboard/src/session.ts";
+import { browserOf } from "../../../dashboard/src/screens/profile.tsx";
+import { type Area, roleMay } from "../../../src/services/people/roles.ts";
 import { ERROR_CODES } from "../../../src/errors.ts";
 
 /** A Storage over a Map, as sessionStorage behaves. */
@@ -90,6 +94,10 @@ describe("hash routes", () => {
       { screen: "settings", version: "providerB-sandbox-v1" },
       { screen: "tenants" },
       { screen: "stuck" },
+      { screen: "team" },
+      { screen: "auditLog" },
+      { screen: "allAuditLog" },
+      { screen: "profile" },
     ];
     for (const route of routes) expect(parseRoute(hashOf(route), home)).toEqual(route);
   });
@@ -115,5 +123,51 @@ describe("refusals in words", () => {
       expect(fr[`error.code.${code}` as keyof typeof fr]).toBeString();
       expect(en[`error.code.${code}` as keyof typeof en]).not.toBe(fr[`error.code.${code}` as keyof typeof fr]);
     }
+  });
+});
+
+describe("what a role is offered", () => {
+  // Each ability of the dashboard is what a procedure's area allows: a change, or (the audit log) a read.
+  const ABILITY_AREAS: Record<Ability, { area: Area; type: "query" | "mutation" }> = {
+    team: { area: "team", type: "mutation" },
+    audit: { area: "audit", type: "query" },
+    money: { area: "money", type: "mutation" },
+    keys: { area: "keys", type: "mutation" },
+    webhooks: { area: "webhooks", type: "mutation" },
+    routing: { area: "routing", type: "mutation" },
+    credentials: { area: "credentials", type: "mutation" },
+    operator: { area: "operator-write", type: "mutation" },
+  };
+  const sessionOf = (personRole: Session["personRole"]): Session => ({
+    token: personRole ? null : "token",
+    role: personRole === "admin" || personRole === "support" ? "admin" : "tenant",
+    tenantId: null,
+    environment: "sandbox",
+    subject: "someone",
+    expiresAt: "2099-01-01T00:00:00Z",
+    personRole,
+  });
+
+  it("is what the API lets the role do (src/services/people/roles.ts), for every role and ability", () => {
+    const disagreements: string[] = [];
+    for (const role of ["owner", "developer", "finance", "viewer", "admin", "support"] as const)
+      for (const [ability, { area, type }] of Object.entries(ABILITY_AREAS) as [Ability, (typeof ABILITY_AREAS)[Ability]][])
+        if (may(sessionOf(role), ability) !== roleMay(role, area, type)) disagreements.push(`${role} ${ability}`);
+    expect(disagreements).toEqual([]);
+  });
+
+  it("is everything for a token's session (an admin token, a developer's API key)", () => {
+    for (const ability of Object.keys(ABILITY_AREAS) as Ability[]) expect(may(sessionOf(undefined), ability)).toBe(true);
+  });
+});
+
+describe("a session's browser", () => {
+  it("is named as a person knows it, from its user agent", () => {
+    expect(browserOf("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")).toBe("Chrome · Linux");
+    expect(
+      browserOf("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"),
+    ).toBe("Safari · iOS");
+    expect(browserOf("curl/8.5.0")).toBe("curl/8.5.0");
+    expect(browserOf(null)).toBeUndefined();
   });
 });

@@ -4,12 +4,14 @@
  * and page in the address (a reload, Back); a click on a row's amount opens its record; a payout to a local
  * number with its country, shown in groups, its row opening the payout's page with its entries — in French at
  * 390 px, from the keyboard. In English on a desktop: the operator disables a tenant in a dialog with a reason
- * typed from the keyboard (no Go live offered then), and a person of that shop is told at sign-in, with the reason.
+ * typed from the keyboard (no Go live offered then), and a person of that shop is told at sign-in, with the reason;
+ * the operator's stuck payments and the reconciliation's differences paged, the page in the address.
  *
  * Skipped, under a name that says so, when Debian's `chromium` is not installed (`.ci/run` installs it).
  */
 import { describe, expect, it } from "bun:test";
 import { describeWithChromium } from "../../support/browser.ts";
+import { insertDirectPayment } from "../../support/db.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { useDashboardRig } from "./dashboard-rig.ts";
 
@@ -198,6 +200,74 @@ describeWithChromium(
           await person.close();
         }
       }, 60_000);
+    });
+
+    describe("the operator's and the accountant's longer lists", () => {
+      it("pages the stuck payments and the reconciliation's differences, the page in the address kept by a reload, Back to the first", async () => {
+        const tenant = await newTenant("Grossiste Dantokpa");
+        const db = rig.tg.gateway.deps.db;
+        const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+        // 22 payments pending for two days: stuck. 22 differences seen this week.
+        for (let index = 0; index < 22; index++) {
+          const payment = await insertDirectPayment(db, tenant.id, 9_920_000 + index, {
+            created_at: twoDaysAgo,
+            amount: 1000 + index,
+            description: `Sac ${index}`,
+          });
+          await db
+            .insertInto("reconciliation_differences")
+            .values({
+              subject_id: payment.id,
+              subject_kind: "payment",
+              tenant_id: tenant.id,
+              environment: "sandbox",
+              provider: "providerA",
+              our_state: "pending",
+              provider_state: "succeeded",
+              provider_status: "SUCCESS",
+              amount: payment.amount,
+              currency: "XOF",
+              first_seen_at: new Date(Date.now() - (index + 1) * 3_600_000),
+              last_seen_at: new Date(Date.now() - (index + 1) * 3_600_000),
+            })
+            .execute();
+        }
+
+        const page = await openDashboard(["en-US", "en"]);
+        await page.setViewportSize(DESKTOP);
+        await page.getByRole("tab", { name: "Operator (admin token)" }).click();
+        await page.locator('input[name="token"]').fill(await rig.tg.adminToken());
+        await page.locator('form button[type="submit"]').click();
+        await page.getByRole("heading", { name: "Tenants" }).waitFor();
+
+        // Stuck payments: 20, then the last 2 on the next page, kept by a reload; Back to the first 20.
+        await page.locator('nav a[href="#/operator/stuck"]').click();
+        const stuck = page.locator('[data-testid="stuck"] tbody tr');
+        await waitUntil(async () => ((await stuck.count()) === 20 ? true : undefined), { what: "the first 20 stuck payments" });
+        await page.getByRole("button", { name: "Newer →" }).click();
+        await page.waitForURL(/#\/operator\/stuck\?page=/);
+        await waitUntil(async () => ((await stuck.count()) === 2 ? true : undefined), { what: "the last 2 stuck payments" });
+        await page.reload();
+        await waitUntil(async () => ((await stuck.count()) === 2 ? true : undefined), { what: "the same page after a reload" });
+        await page.goBack();
+        await waitUntil(async () => ((await stuck.count()) === 20 ? true : undefined), { what: "the first page again" });
+
+        // The differences of every tenant's reconciliation, paged alike.
+        await page.locator('nav a[href="#/operator/reports"]').click();
+        const differences = page.locator('[data-testid="reconciliation-differences"] tbody tr');
+        await waitUntil(async () => ((await differences.count()) === 20 ? true : undefined), { what: "the first 20 differences" });
+        const first = await differences.first().textContent();
+        await page.getByRole("button", { name: "Older →" }).click();
+        await page.waitForURL(/#\/operator\/reports\?page=/);
+        await waitUntil(async () => ((await differences.count()) === 2 ? true : undefined), { what: "the last 2 differences" });
+        await page.reload();
+        await waitUntil(async () => ((await differences.count()) === 2 ? true : undefined), { what: "the same page after a reload" });
+        expect(await differences.first().textContent()).not.toBe(first);
+        await page.goBack();
+        await waitUntil(async () => ((await differences.count()) === 20 ? true : undefined), { what: "the first page again" });
+        expect(await differences.first().textContent()).toBe(first);
+        await page.close();
+      }, 90_000);
     });
 
     it("left no error in any page's console: nothing refused by the Content-Security-Policy, nothing thrown", () => {

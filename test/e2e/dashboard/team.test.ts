@@ -56,6 +56,8 @@ describeWithChromium("browser: the team and the audit log", () => {
         "Finance",
         "Lecture seule",
       ]);
+      // The least a role may do is chosen until the owner chooses another.
+      expect(await owner.locator('form[data-testid="invite"] select[name="role"]').inputValue()).toBe("viewer");
       await owner.locator('form[data-testid="invite"] select[name="role"]').selectOption("developer");
       await owner.locator('form[data-testid="invite"] button[type="submit"]').click();
       await owner.getByRole("cell", { name: "yao@boutique.example" }).waitFor();
@@ -91,7 +93,7 @@ describeWithChromium("browser: the team and the audit log", () => {
       expect(await rows.nth(0).textContent()).toContain("Lecture seule");
       expect(await rows.nth(1).getAttribute("data-outcome")).toBe("success");
       expect(await rows.nth(1).textContent()).toContain("Finance");
-      await rig.screenshot(owner, "audit-log-fr");
+      await rig.screenshot(owner, "dashboard-audit-log");
 
       // The viewer's dashboard (the browser's cookie is the owner's until signed out) offers neither screen.
       await owner.getByRole("button", { name: "Se déconnecter" }).click();

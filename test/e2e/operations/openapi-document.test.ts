@@ -139,6 +139,7 @@ describe("what the OpenAPI document declares beyond bodies", () => {
       [
         "GET /admin/payments/stuck",
         "GET /admin/reports/reconciliation",
+        "GET /admin/reports/reconciliation/differences",
         "GET /admin/audit-log",
         "GET /admin/staff",
         "POST /admin/staff/invitations",

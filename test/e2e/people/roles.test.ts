@@ -5,6 +5,7 @@
  * admin token does; taking a person off the staff ends their session at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { totpCode } from "../../../src/services/people/two-factor.ts";
 import { expectError } from "../../support/errors.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import type { Browser } from "../../support/people.ts";
@@ -78,8 +79,15 @@ describe("the operator's staff", () => {
     const me = (await (await call("GET", "/people/me", { browser: fresh })).json()) as Record<string, unknown>;
     expect(me).toMatchObject({ tenantId: null, role: "support", operatorRole: "support", mustEnrol: true, shops: [] });
     await expectError(await call("GET", "/tenants", { browser: fresh }), 403, "forbidden");
-    await enrolTwoFactor(base, fresh);
+    const secret = await enrolTwoFactor(base, fresh);
     expect((await call("GET", "/tenants", { browser: fresh })).status).toBe(200);
+    // Their side always requires it: it cannot be turned off, even with a right code.
+    await expectError(
+      await call("POST", "/people/me/two-factor/disable", { browser: fresh }, { code: totpCode(secret, Date.now() + 30_000) }),
+      409,
+      "conflict",
+    );
+    expect(((await (await call("GET", "/people/me", { browser: fresh })).json()) as { twoFactorEnabled: boolean }).twoFactorEnabled).toBe(true);
   });
 
   it("support reads every shop and changes nothing; admin acts as an admin token", async () => {

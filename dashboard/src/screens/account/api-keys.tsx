@@ -3,7 +3,8 @@
  * shown once with a copy button) and revoking one (`apiKeys.revoke`).
  */
 import { useState } from "preact/hooks";
-import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
+import { DateTime, ErrorNote, ReadOnlyNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
+import { may } from "../../permissions.ts";
 import { ListStates, ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { ConfirmDialog } from "../../confirm-dialog.tsx";
@@ -44,6 +45,7 @@ export function ApiKeysScreen() {
     <section aria-labelledby="api-keys-title">
       <h1 id="api-keys-title">{t("apiKeys.title")}</h1>
       <p class="hint">{t("apiKeys.hint")}</p>
+      <ReadOnlyNote ability="keys" />
       {created ? <SecretOnce note={t("apiKeys.created", { id: created.id })} secret={created.secret} onDone={() => setCreated(undefined)} /> : null}
       <ErrorNote error={action.error} />
       <ListStates loaded={keys} items={(page) => page.data} empty={t("apiKeys.none")}>
@@ -76,10 +78,12 @@ export function ApiKeysScreen() {
                     <span class="muted">
                       {t("apiKeys.revoked")} <DateTime iso={key.revokedAt} />
                     </span>
-                  ) : (
+                  ) : may(session, "keys") ? (
                     <button type="button" class="danger" onClick={() => revoke(key.id)}>
                       {t("apiKeys.revoke")}
                     </button>
+                  ) : (
+                    t("apiKeys.active")
                   )}
                 </td>
               </tr>
@@ -100,14 +104,18 @@ export function ApiKeysScreen() {
           {t("apiKeys.revokeInUseConfirm", { id: askingInUse })}
         </ConfirmDialog>
       ) : null}
-      <h2>{t("apiKeys.create")}</h2>
-      <form class="inline-form" onSubmit={create}>
-        <label>
-          {t("apiKeys.name")}
-          <input name="name" maxLength={100} />
-        </label>
-        <button type="submit">{t("apiKeys.createSubmit", { environment: session.environment === "live" ? t("env.live") : t("env.sandbox") })}</button>
-      </form>
+      {may(session, "keys") ? (
+        <>
+          <h2>{t("apiKeys.create")}</h2>
+          <form class="inline-form" onSubmit={create}>
+            <label>
+              {t("apiKeys.name")}
+              <input name="name" maxLength={100} />
+            </label>
+            <button type="submit">{t("apiKeys.createSubmit", { environment: session.environment === "live" ? t("env.live") : t("env.sandbox") })}</button>
+          </form>
+        </>
+      ) : null}
     </section>
   );
 }

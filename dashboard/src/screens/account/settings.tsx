@@ -7,9 +7,10 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { DateTime, Empty, ErrorNote, type Loaded, Loading, SecretOnce, StatusNote, useAction, useLoad } from "../../components.tsx";
+import { DateTime, Empty, ErrorNote, type Loaded, Loading, ReadOnlyNote, SecretOnce, StatusNote, useAction, useLoad } from "../../components.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatDateTime } from "../../i18n.ts";
+import { may } from "../../permissions.ts";
 import { CredentialVersions } from "./credential-versions.tsx";
 
 type Environment = Outputs["auth"]["whoami"]["environment"];
@@ -31,6 +32,7 @@ export function SettingsScreen({ version }: { version?: string }) {
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">{t("settings.title")}</h1>
       <p class="hint">{t("settings.hint")}</p>
+      <ReadOnlyNote ability="credentials" />
       <ErrorNote error={providers.error} />
       {providers.loading && !providers.data ? <Loading /> : null}
       {(providers.data?.data ?? []).map((provider) => (
@@ -139,36 +141,39 @@ function CredentialsSection(props: {
         </dl>
       ))}
       {props.versions}
-      <form class="stack" onSubmit={submit} aria-label={t("settings.replace", { provider: props.title })}>
-        <h3>{sets.length > 0 ? t("settings.replace", { provider: props.title }) : t("settings.store", { provider: props.title })}</h3>
-        <label>
-          {t("apiKeys.environment")}
-          <select name="environment">
-            {ENVIRONMENTS.map((environment) => (
-              <option key={environment} value={environment} selected={environment === session.environment}>
-                {environment === "live" ? t("env.live") : t("env.sandbox")}
-              </option>
-            ))}
-          </select>
-        </label>
-        {props.fields.map((field) => (
-          <label key={field.name}>
-            {field.label}
-            {field.optional ? ` ${t("settings.optional")}` : ""}
-            <input name={field.name} type="password" autoComplete="off" required={!field.optional} spellcheck={false} />
+      {/* Provider credentials are the owner's (and the operator's) to store: another role reads them masked. */}
+      {may(session, "credentials") ? (
+        <form class="stack" onSubmit={submit} aria-label={t("settings.replace", { provider: props.title })}>
+          <h3>{sets.length > 0 ? t("settings.replace", { provider: props.title }) : t("settings.store", { provider: props.title })}</h3>
+          <label>
+            {t("apiKeys.environment")}
+            <select name="environment">
+              {ENVIRONMENTS.map((environment) => (
+                <option key={environment} value={environment} selected={environment === session.environment}>
+                  {environment === "live" ? t("env.live") : t("env.sandbox")}
+                </option>
+              ))}
+            </select>
           </label>
-        ))}
-        <StatusNote>{saved}</StatusNote>
-        <ErrorNote error={action.error} />
-        <button type="submit">{t("settings.save")}</button>
-      </form>
+          {props.fields.map((field) => (
+            <label key={field.name}>
+              {field.label}
+              {field.optional ? ` ${t("settings.optional")}` : ""}
+              <input name={field.name} type="password" autoComplete="off" required={!field.optional} spellcheck={false} />
+            </label>
+          ))}
+          <StatusNote>{saved}</StatusNote>
+          <ErrorNote error={action.error} />
+          <button type="submit">{t("settings.save")}</button>
+        </form>
+      ) : null}
     </div>
   );
 }
 
 /** The secret that signs deliveries to a direct payment's callback_url: a new one, shown once (`tenants.rotateCallbackSecret`). */
 function CallbackSecret({ tenantId }: { tenantId: string }) {
-  const { api, language, t } = useDashboard();
+  const { api, language, session, t } = useDashboard();
   const [rotated, setRotated] = useState<{ secret: string; previousExpiresAt: string } | undefined>();
   const action = useAction();
   const rotate = async () => {
@@ -188,11 +193,11 @@ function CallbackSecret({ tenantId }: { tenantId: string }) {
           secret={rotated.secret}
           onDone={() => setRotated(undefined)}
         />
-      ) : (
+      ) : may(session, "keys") ? (
         <button type="button" class="secondary" onClick={rotate}>
           {t("settings.callbackRotate")}
         </button>
-      )}
+      ) : null}
       <ErrorNote error={action.error} />
     </div>
   );

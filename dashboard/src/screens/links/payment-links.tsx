@@ -6,7 +6,8 @@
  */
 import { useRef, useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { Amount, DateTime, ErrorNote, Loading, SectionHead, StateBadge, useAction, useLoad } from "../../components.tsx";
+import { Amount, DateTime, ErrorNote, Loading, ReadOnlyNote, SectionHead, StateBadge, useAction, useLoad } from "../../components.tsx";
+import { may } from "../../permissions.ts";
 import { useDashboard } from "../../context.ts";
 import { formatAmount, formatDateTime, type MessageKey } from "../../i18n.ts";
 import { cursorOf, ListStates, Pager, usePages } from "../../lists.tsx";
@@ -41,7 +42,7 @@ function LinkStatus({ status }: { status: Link["status"] }) {
 
 /** The list of the shop's links, newest first, and the form that makes one. */
 export function PaymentLinksScreen() {
-  const { api, t, navigate } = useDashboard();
+  const { api, session, t, navigate } = useDashboard();
   const links = usePages((cursor) => api.paymentLinks.list.query({ limit: 20, ...cursorOf(cursor) }), []);
   const [chosen, setChosen] = useState(false);
   const action = useAction();
@@ -69,54 +70,59 @@ export function PaymentLinksScreen() {
     <section aria-labelledby="links-title">
       <h1 id="links-title">{t("links.title")}</h1>
       <p class="hint">{t("links.hint")}</p>
-      <h2>{t("links.create")}</h2>
-      <form class="stack card" onSubmit={create} data-testid="link-form">
-        <label>
-          {t("links.description")}
-          <input name="description" required maxLength={255} />
-        </label>
-        <fieldset>
-          <legend>{t("links.amountKind")}</legend>
-          <label class="check">
-            <input type="radio" name="amountKind" value="fixed" checked={!chosen} onChange={() => setChosen(false)} /> {t("links.amountFixed")}
-          </label>
-          <label class="check">
-            <input type="radio" name="amountKind" value="chosen" checked={chosen} onChange={() => setChosen(true)} /> {t("links.amountChosen")}
-          </label>
-        </fieldset>
-        {chosen ? (
-          <div class="link-bounds">
+      <ReadOnlyNote ability="money" />
+      {may(session, "money") ? (
+        <>
+          <h2>{t("links.create")}</h2>
+          <form class="stack card" onSubmit={create} data-testid="link-form">
             <label>
-              {t("links.amountMin")}
-              <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} required />
+              {t("links.description")}
+              <input name="description" required maxLength={255} />
+            </label>
+            <fieldset>
+              <legend>{t("links.amountKind")}</legend>
+              <label class="check">
+                <input type="radio" name="amountKind" value="fixed" checked={!chosen} onChange={() => setChosen(false)} /> {t("links.amountFixed")}
+              </label>
+              <label class="check">
+                <input type="radio" name="amountKind" value="chosen" checked={chosen} onChange={() => setChosen(true)} /> {t("links.amountChosen")}
+              </label>
+            </fieldset>
+            {chosen ? (
+              <div class="link-bounds">
+                <label>
+                  {t("links.amountMin")}
+                  <input name="amountMin" type="number" inputMode="numeric" min={1} step={1} required />
+                </label>
+                <label>
+                  {t("links.amountMax")}
+                  <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} required />
+                </label>
+              </div>
+            ) : (
+              <label>
+                {t("links.amount")}
+                <input name="amount" type="number" inputMode="numeric" min={1} step={1} required />
+              </label>
+            )}
+            <label class="check">
+              <input type="checkbox" name="reusable" /> {t("links.reusable")}
             </label>
             <label>
-              {t("links.amountMax")}
-              <input name="amountMax" type="number" inputMode="numeric" min={1} step={1} required />
+              {t("links.expiresAt")}
+              <input name="expiresAt" type="datetime-local" />
             </label>
-          </div>
-        ) : (
-          <label>
-            {t("links.amount")}
-            <input name="amount" type="number" inputMode="numeric" min={1} step={1} required />
-          </label>
-        )}
-        <label class="check">
-          <input type="checkbox" name="reusable" /> {t("links.reusable")}
-        </label>
-        <label>
-          {t("links.expiresAt")}
-          <input name="expiresAt" type="datetime-local" />
-        </label>
-        <label>
-          {t("links.returnUrl")}
-          <input name="returnUrl" type="url" placeholder="https://" spellcheck={false} />
-        </label>
-        <ErrorNote error={action.error} />
-        <button type="submit" disabled={action.busy}>
-          {t("links.createSubmit")}
-        </button>
-      </form>
+            <label>
+              {t("links.returnUrl")}
+              <input name="returnUrl" type="url" placeholder="https://" spellcheck={false} />
+            </label>
+            <ErrorNote error={action.error} />
+            <button type="submit" disabled={action.busy}>
+              {t("links.createSubmit")}
+            </button>
+          </form>
+        </>
+      ) : null}
       <SectionHead title={t("links.list")} onRefresh={links.reload} />
       <ListStates loaded={links} items={(page) => page.data} empty={t("links.none")}>
         {(list) => (
@@ -146,7 +152,7 @@ export function PaymentLinksScreen() {
 
 /** One link: its QR code, its address to copy, its messages to send, its payments; deactivate it. */
 export function PaymentLinkScreen({ linkId }: { linkId: string }) {
-  const { api, t } = useDashboard();
+  const { api, session, t } = useDashboard();
   const link = useLoad(() => api.paymentLinks.get.query({ link_id: linkId }), [linkId]);
   const action = useAction();
   const deactivate = async () => {
@@ -166,7 +172,7 @@ export function PaymentLinkScreen({ linkId }: { linkId: string }) {
           <LinkSummary link={link.data} />
           {link.data.status === "active" ? <ShareLink link={link.data} /> : null}
           <ErrorNote error={action.error} />
-          {link.data.status === "active" ? (
+          {link.data.status === "active" && may(session, "money") ? (
             <button type="button" class="danger" onClick={deactivate} disabled={action.busy}>
               {t("link.deactivate")}
             </button>

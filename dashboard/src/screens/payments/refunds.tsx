@@ -8,6 +8,7 @@ import { CreatedAmountState, ErrorNote, type Loaded, SectionHead, useAction } fr
 import { ListTable } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { formatAmount } from "../../i18n.ts";
+import { may } from "../../permissions.ts";
 
 export type Refund = Outputs["payouts"]["getRefund"];
 export type RefundPage = Outputs["payouts"]["refunds"];
@@ -20,13 +21,15 @@ export function refundableOf(payment: Payment, refunds: Refund[]): number {
 
 /** `refunds` is the payment's refunds as its page loaded them (`payouts.refunds`), which its timeline shows too. */
 export function RefundsSection({ payment, refunds, onChanged }: { payment: Payment; refunds: Loaded<RefundPage>; onChanged: () => void }) {
-  const { api, language, t } = useDashboard();
+  const { api, language, session, t } = useDashboard();
   const action = useAction();
   const list = refunds.data?.data ?? [];
   const left = refundableOf(payment, list);
   // Only a collected payment can be refunded: a pending, failed or cancelled one says nothing of refunds left.
   const collected = payment.state === "succeeded" || payment.state === "refunded";
   const refundable = refunds.data !== undefined && left > 0 && collected;
+  // A role that may not move money is not offered the refund (the API refuses it anyway: docs/team.md).
+  const offered = refundable && may(session, "money");
 
   const refund = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -76,7 +79,7 @@ export function RefundsSection({ payment, refunds, onChanged }: { payment: Payme
           ))}
         </ListTable>
       ) : null}
-      {refundable ? (
+      {offered ? (
         <form class="inline-form" onSubmit={refund} key={left}>
           <label>
             {t("refunds.amount")}

@@ -7,6 +7,7 @@ import { useState } from "preact/hooks";
 import type { Delivery } from "../../api.ts";
 import { DateTime, Empty, ErrorNote, StateBadge, StatusNote, useAction } from "../../components.tsx";
 import { ListTable } from "../../lists.tsx";
+import { may } from "../../permissions.ts";
 import { useDashboard } from "../../context.ts";
 
 export function DeliveryLog({ deliveries, onChanged }: { deliveries: Delivery[]; onChanged: () => void }) {
@@ -22,7 +23,7 @@ export function DeliveryLog({ deliveries, onChanged }: { deliveries: Delivery[];
 }
 
 function DeliveryItem({ delivery, onChanged }: { delivery: Delivery; onChanged: () => void }) {
-  const { api, t } = useDashboard();
+  const { api, session, t } = useDashboard();
   const action = useAction();
   const [asked, setAsked] = useState(false);
   const deliverAgain = () =>
@@ -38,9 +39,11 @@ function DeliveryItem({ delivery, onChanged }: { delivery: Delivery; onChanged: 
         <StateBadge state={delivery.state} />
         <span class="muted">{t("deliveries.attempts", { count: delivery.attemptCount })}</span>
         <span class="spacer" />
-        <button type="button" class="secondary" onClick={deliverAgain} disabled={action.busy}>
-          {t("deliveries.deliverAgain")}
-        </button>
+        {may(session, "webhooks") ? (
+          <button type="button" class="secondary" onClick={deliverAgain} disabled={action.busy}>
+            {t("deliveries.deliverAgain")}
+          </button>
+        ) : null}
       </div>
       <dl class="facts">
         <dt>{t("deliveries.target")}</dt>

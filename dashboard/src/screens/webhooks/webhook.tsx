@@ -5,7 +5,8 @@
  * `update`, `delete`, `test`, `rotateSecret`, `replay`, `recover`, `deliveries`).
  */
 import { useState } from "preact/hooks";
-import { DateTime, ErrorNote, Loading, SecretOnce, SectionHead, StatusNote, useAction, useLoad } from "../../components.tsx";
+import { DateTime, ErrorNote, Loading, ReadOnlyNote, SecretOnce, SectionHead, StatusNote, useAction, useLoad } from "../../components.tsx";
+import { may } from "../../permissions.ts";
 import { cursorOf, Pager, useAddress, usePages } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { DeliveryLog } from "./deliveries.tsx";
@@ -29,7 +30,7 @@ function localValue(date: Date): string {
 }
 
 export function WebhookScreen({ webhookId }: { webhookId: string }) {
-  const { api, t, navigate } = useDashboard();
+  const { api, session, t, navigate } = useDashboard();
   const endpoint = useLoad(() => api.webhooks.get.query({ webhook_id: webhookId }), [webhookId]);
   // The log's filter and page live in the address (`#/webhooks/wh_…?state=failed&page=…`).
   const address = useAddress(`#/webhooks/${encodeURIComponent(webhookId)}`);
@@ -106,71 +107,77 @@ export function WebhookScreen({ webhookId }: { webhookId: string }) {
             </dd>
           </dl>
           <HealthFacts health={current.health} />
-          <div class="actions">
-            <button type="button" onClick={() => act(() => api.webhooks.test.mutate({ webhook_id: webhookId }), t("webhook.testSent"))}>
-              {t("webhook.test")}
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => act(async () => setSecret((await api.webhooks.rotateSecret.mutate({ webhook_id: webhookId })).secret), t("webhook.rotated"))}
-            >
-              {t("webhook.rotate")}
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => act(() => api.webhooks.update.mutate({ webhook_id: webhookId, enabled: !current.enabled }), t("webhook.saved"))}
-            >
-              {current.enabled ? t("webhook.disable") : t("webhook.enable")}
-            </button>
-            <button
-              type="button"
-              class="danger"
-              onClick={() =>
-                confirm(t("webhook.deleteConfirm")) &&
-                act(async () => {
-                  await api.webhooks.delete.mutate({ webhook_id: webhookId });
-                  navigate("#/webhooks");
-                }, "")
-              }
-            >
-              {t("webhook.delete")}
-            </button>
-          </div>
-          {secret ? <SecretOnce secret={secret} onDone={() => setSecret(undefined)} /> : null}
-          <StatusNote>{status}</StatusNote>
-          <ErrorNote error={action.error} />
-          <details class="card">
-            <summary>{t("webhook.editEvents")}</summary>
-            <form class="stack" onSubmit={saveEvents} key={(current.events ?? []).join(",")}>
-              <p class="hint">{t("webhooks.eventsHint")}</p>
-              {EVENT_TYPES.map((type) => (
-                <label key={type} class="check">
-                  <input type="checkbox" name="events" value={type} defaultChecked={current.events?.includes(type) ?? false} /> <span class="mono">{type}</span>
+          <ReadOnlyNote ability="webhooks" />
+          {may(session, "webhooks") ? (
+            <>
+              <div class="actions">
+                <button type="button" onClick={() => act(() => api.webhooks.test.mutate({ webhook_id: webhookId }), t("webhook.testSent"))}>
+                  {t("webhook.test")}
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => act(async () => setSecret((await api.webhooks.rotateSecret.mutate({ webhook_id: webhookId })).secret), t("webhook.rotated"))}
+                >
+                  {t("webhook.rotate")}
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => act(() => api.webhooks.update.mutate({ webhook_id: webhookId, enabled: !current.enabled }), t("webhook.saved"))}
+                >
+                  {current.enabled ? t("webhook.disable") : t("webhook.enable")}
+                </button>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    confirm(t("webhook.deleteConfirm")) &&
+                    act(async () => {
+                      await api.webhooks.delete.mutate({ webhook_id: webhookId });
+                      navigate("#/webhooks");
+                    }, "")
+                  }
+                >
+                  {t("webhook.delete")}
+                </button>
+              </div>
+              {secret ? <SecretOnce secret={secret} onDone={() => setSecret(undefined)} /> : null}
+              <StatusNote>{status}</StatusNote>
+              <ErrorNote error={action.error} />
+              <details class="card">
+                <summary>{t("webhook.editEvents")}</summary>
+                <form class="stack" onSubmit={saveEvents} key={(current.events ?? []).join(",")}>
+                  <p class="hint">{t("webhooks.eventsHint")}</p>
+                  {EVENT_TYPES.map((type) => (
+                    <label key={type} class="check">
+                      <input type="checkbox" name="events" value={type} defaultChecked={current.events?.includes(type) ?? false} />{" "}
+                      <span class="mono">{type}</span>
+                    </label>
+                  ))}
+                  <button type="submit">{t("settings.save")}</button>
+                </form>
+              </details>
+              <form class="inline-form" onSubmit={replay}>
+                <label>
+                  {t("webhook.replaySince")}
+                  <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
                 </label>
-              ))}
-              <button type="submit">{t("settings.save")}</button>
-            </form>
-          </details>
-          <form class="inline-form" onSubmit={replay}>
-            <label>
-              {t("webhook.replaySince")}
-              <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
-            </label>
-            <button type="submit" class="secondary">
-              {t("webhook.replay")}
-            </button>
-          </form>
-          <form class="inline-form" onSubmit={recover}>
-            <label>
-              {t("webhook.recoverSince")}
-              <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
-            </label>
-            <button type="submit" class="secondary">
-              {t("webhook.recover")}
-            </button>
-          </form>
+                <button type="submit" class="secondary">
+                  {t("webhook.replay")}
+                </button>
+              </form>
+              <form class="inline-form" onSubmit={recover}>
+                <label>
+                  {t("webhook.recoverSince")}
+                  <input name="since" type="datetime-local" required defaultValue={localValue(new Date(Date.now() - 24 * 3600_000))} />
+                </label>
+                <button type="submit" class="secondary">
+                  {t("webhook.recover")}
+                </button>
+              </form>
+            </>
+          ) : null}
           <SectionHead title={t("webhook.log")} onRefresh={deliveries.reload} />
           <div class="inline-form">
             <label>

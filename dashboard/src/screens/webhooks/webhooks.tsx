@@ -4,7 +4,8 @@
  */
 import { useState } from "preact/hooks";
 import type { Outputs } from "../../api.ts";
-import { DateTime, ErrorNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
+import { DateTime, ErrorNote, ReadOnlyNote, SecretOnce, useAction, useLoad } from "../../components.tsx";
+import { may } from "../../permissions.ts";
 import { ListStates, openRowOnClick } from "../../lists.tsx";
 import { useDashboard } from "../../context.ts";
 import { HealthLine } from "./health.tsx";
@@ -38,7 +39,7 @@ const everyTypeOffered: [Unoffered] extends [never] ? true : Unoffered = true;
 void everyTypeOffered;
 
 export function WebhooksScreen() {
-  const { api, t } = useDashboard();
+  const { api, session, t } = useDashboard();
   const endpoints = useLoad(() => api.webhooks.list.query(), []);
   const [created, setCreated] = useState<{ id: string; secret: string } | undefined>();
   const action = useAction();
@@ -89,30 +90,35 @@ export function WebhooksScreen() {
           </ul>
         )}
       </ListStates>
-      <h2>{t("webhooks.create")}</h2>
-      <form class="stack card" onSubmit={create}>
-        <label>
-          {t("webhooks.url")}
-          <input name="url" type="url" required placeholder="https://" spellcheck={false} />
-        </label>
-        <label>
-          {t("webhooks.description")}
-          <input name="description" maxLength={500} />
-        </label>
-        <fieldset>
-          <legend>{t("webhooks.events")}</legend>
-          <p class="hint">{t("webhooks.eventsHint")}</p>
-          {EVENT_TYPES.map((type) => (
-            <label key={type} class="check">
-              <input type="checkbox" name="events" value={type} /> <span class="mono">{type}</span>
+      <ReadOnlyNote ability="webhooks" />
+      {may(session, "webhooks") ? (
+        <>
+          <h2>{t("webhooks.create")}</h2>
+          <form class="stack card" onSubmit={create}>
+            <label>
+              {t("webhooks.url")}
+              <input name="url" type="url" required placeholder="https://" spellcheck={false} />
             </label>
-          ))}
-        </fieldset>
-        <ErrorNote error={action.error} />
-        <button type="submit" disabled={action.busy}>
-          {t("webhooks.createSubmit")}
-        </button>
-      </form>
+            <label>
+              {t("webhooks.description")}
+              <input name="description" maxLength={500} />
+            </label>
+            <fieldset>
+              <legend>{t("webhooks.events")}</legend>
+              <p class="hint">{t("webhooks.eventsHint")}</p>
+              {EVENT_TYPES.map((type) => (
+                <label key={type} class="check">
+                  <input type="checkbox" name="events" value={type} /> <span class="mono">{type}</span>
+                </label>
+              ))}
+            </fieldset>
+            <ErrorNote error={action.error} />
+            <button type="submit" disabled={action.busy}>
+              {t("webhooks.createSubmit")}
+            </button>
+          </form>
+        </>
+      ) : null}
     </section>
   );
 }
