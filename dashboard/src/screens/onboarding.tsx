@@ -5,17 +5,22 @@
  */
 import { useDashboard } from "../context.ts";
 import { useLoad } from "../components.tsx";
+import { may } from "../permissions.ts";
 
-/** Where each step is done, and its link's words (live is the operator's to give: no link). */
+/**
+ * Where each step is done, its link's words, and what a person must be allowed to do there (live is the
+ * operator's to give: no link). A person whose role cannot take a step is not sent to it: the step is listed
+ * without its link.
+ */
 const STEP_LINKS = {
-  credentials: { href: "#/settings", label: "onboarding.credentials.link" },
-  testPayment: { href: "#/payments", label: "onboarding.testPayment.link" },
-  webhook: { href: "#/webhooks", label: "onboarding.webhook.link" },
+  credentials: { href: "#/settings", label: "onboarding.credentials.link", ability: "credentials" },
+  testPayment: { href: "#/payments", label: "onboarding.testPayment.link", ability: "money" },
+  webhook: { href: "#/webhooks", label: "onboarding.webhook.link", ability: "webhooks" },
   live: undefined,
 } as const;
 
 export function OnboardingChecklist() {
-  const { api, t } = useDashboard();
+  const { api, t, session } = useDashboard();
   const progress = useLoad(() => api.reports.onboarding.query({}), []);
   const data = progress.data;
   // Nothing to show once done, or while it cannot be read (the Home's own figures say what went wrong).
@@ -37,7 +42,8 @@ export function OnboardingChecklist() {
               <span>
                 <strong>{t(`onboarding.${step}`)}</strong> <span class="visually-hidden">{done ? t("onboarding.done") : t("onboarding.todo")}</span>
                 <br />
-                <span class="muted">{t(`onboarding.${step}.hint`)}</span> {!done && link ? <a href={link.href}>{t(link.label)}</a> : null}
+                <span class="muted">{t(`onboarding.${step}.hint`)}</span>{" "}
+                {!done && link && may(session, link.ability) ? <a href={link.href}>{t(link.label)}</a> : null}
               </span>
             </li>
           );

@@ -192,6 +192,13 @@ describeWithChromium("browser: the profile, two-factor set up, and what a role i
         if (hash !== "#/payments") expect(await viewer.locator('[data-testid="read-only"]').textContent(), hash).toContain("Lecture seule");
       }
       expect(await viewer.getByRole("link", { name: "Équipe" }).count()).toBe(0);
+      // The new shop's checklist lists its steps, but sends a viewer to none of them.
+      await viewer.goto(`${rig.base}/dashboard#/`);
+      const checklist = viewer.locator('[data-testid="onboarding"]');
+      await checklist.waitFor();
+      expect(await checklist.locator("li").count()).toBe(4);
+      expect(await checklist.locator('li[data-done="false"]:not([data-step="live"])').count()).toBeGreaterThan(0);
+      expect(await checklist.locator("a").count()).toBe(0);
       // Called anyway, from the viewer's own session (its cookie and CSRF token), the API refuses.
       const refused = await viewer.evaluate(async (id) => {
         const me = (await (await fetch("/people/me")).json()) as { csrfToken: string };
