@@ -4,7 +4,7 @@
  * out more than the tenant holds; limits are refused before any call; the refunds of a payment never add
  * up to more than it collected, even when 20 arrive at once.
  */
-import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { followPayment } from "../../../src/mod.ts";
 import type { TestGateway } from "../../support/gateway.ts";
@@ -13,6 +13,9 @@ import { expectIsolated } from "../../support/isolation.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 import { expectLedgerRefiledAsWritten } from "../../support/ledger-refile.ts";
+
+// Waits follow the payouts' sync chain (steps 5, 15 and 30 s after creation): a test may take up to a minute on a loaded machine.
+setDefaultTimeout(60_000);
 
 let rig: ProviderARig;
 let simBase: string;
@@ -59,13 +62,19 @@ async function collect(api: Api, amount: number, number = "+22997000000"): Promi
   );
 }
 
+/**
+ * Polls `path` until its state is one of `states`. Up to 35 s: a payout or refund whose provider notification is
+ * lost or late on a loaded machine is read again by its sync chain 5, 15 and 30 s after its creation.
+ */
 async function settled(api: Api, path: string, states: string[]): Promise<Body> {
+  let last: Body | undefined;
   return waitUntil(
     async () => {
       const read = await api(path);
+      last = read.body;
       return states.includes(read.body.state) ? read.body : undefined;
     },
-    { what: `${path} settled`, timeoutMs: 10_000, intervalMs: 50 },
+    { what: `${path} settled`, timeoutMs: 35_000, intervalMs: 50, lastSeen: () => last },
   );
 }
 

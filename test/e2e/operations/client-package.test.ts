@@ -60,7 +60,7 @@ describe("@passerelle/client in a merchant's project", () => {
     expect(files).toContain(join(root, "client/generated/router.d.ts"));
     expect(files).toContain(join(root, "client/generated/openapi.d.ts"));
     expect(files.filter((file) => file.startsWith(`${root}/src/`))).toEqual([]);
-  });
+  }, 60_000);
 
   it("type-checks with the tsconfig.json `tsc --init` writes (exactOptionalPropertyTypes, noUncheckedIndexedAccess…), the README's example too", async () => {
     // The README's "Typed client" example, as a file of the project, as it is (no @types/node here).
@@ -84,7 +84,7 @@ describe("@passerelle/client in a merchant's project", () => {
     } finally {
       await rm(join(project, "readme.ts"), { force: true });
     }
-  });
+  }, 60_000);
 
   it("refuses wrong calls of each kind: the types are the gateway's, not any", async () => {
     const lines = [
@@ -112,7 +112,7 @@ describe("@passerelle/client in a merchant's project", () => {
     } finally {
       await rm(join(project, "wrong.ts"), { force: true });
     }
-  });
+  }, 60_000);
 
   it("runs under Node against a gateway over HTTP: a tRPC mutation and query, and an openapi-fetch call", async () => {
     const compiled = await run([tsc, "-p", "."], project);
@@ -144,5 +144,5 @@ describe("@passerelle/client in a merchant's project", () => {
     // The endpoint the tRPC mutation made is the tenant's, as the gateway's own REST surface lists it.
     const listed = await fetch(new URL("/webhooks", server.url), { headers: { authorization: `Bearer ${apiKey.secret}` } });
     expect(((await listed.json()) as { data: { id: string }[] }).data.map((endpoint) => endpoint.id)).toEqual([answers.created.id]);
-  }, 30_000);
+  }, 60_000);
 });
