@@ -46,7 +46,7 @@ export function listenerOptions(fetch: (request: Request) => Promise<Response>, 
   return {
     // The socket's address, for what limits callers per address (`client-address.ts`).
     fetch: (request, server) => {
-      rememberClientAddress(request, server.requestIP(request)?.address);
+      rememberClientAddress(request, server);
       return fetch(request);
     },
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { clientAddressOf } from "./client-address.ts";
 
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
@@ -16,4 +17,25 @@ export interface RequestInfo {
   responseHeaders?: Record<string, string>;
   /** Set once the request was counted against its tenant's rate limit: a CSV export calls its procedure once per page, and counts once. */
   rateLimited?: true;
+}
+
+/**
+ * The {@link RequestInfo} of a request the gateway's `fetch` received: `clientAddress` is asked of the
+ * server on first read (`client-address.ts`), not on every request.
+ */
+export class ReceivedRequestInfo implements RequestInfo {
+  declare tenantId?: string;
+  declare responseHeaders?: Record<string, string>;
+  declare rateLimited?: true;
+  #address: string | undefined | null = null;
+
+  constructor(
+    readonly requestId: string,
+    private readonly request: Request,
+  ) {}
+
+  get clientAddress(): string | undefined {
+    if (this.#address === null) this.#address = clientAddressOf(this.request);
+    return this.#address;
+  }
 }

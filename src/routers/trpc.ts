@@ -55,6 +55,12 @@ export type Meta = OpenApiMeta<{
   sessionCookie?: true;
   /** Public, and counted against the caller's address (the pay page's calls): its answers carry the budget's headers. */
   limitedPerAddress?: true;
+  /**
+   * A hot read: its REST route calls it without tRPC's middleware chain (`direct-call.ts`), and validates and
+   * serializes each answer once. Only for a query whose resolver answers with views that are shared between calls
+   * and never mutated (a cached final transaction's view, a cached token's claims), on a base with a guard.
+   */
+  directRead?: true;
 }>;
 
 const t = initTRPC
@@ -89,12 +95,14 @@ export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => 
   return next();
 });
 
+const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/;
+
 function bearerToken(headers: Headers): string {
   const header = headers.get("authorization");
   if (!header) throw new UnauthorizedError("Missing Authorization header");
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
-  if (!match) throw new UnauthorizedError("Authorization header must be 'Bearer <token>'");
-  return match[1]!;
+  // `test` and a slice: no match array per request.
+  if (!BEARER_HEADER.test(header)) throw new UnauthorizedError("Authorization header must be 'Bearer <token>'");
+  return header.slice(7);
 }
 
 type CallType = "query" | "mutation" | "subscription";
@@ -158,12 +166,42 @@ async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
   return principal;
 }
 
+/** What a base's middleware receives besides the context: the procedure's metadata, its call type and its raw input. */
+export interface BaseCall {
+  meta: Meta | undefined;
+  type: CallType;
+  getRawInput: () => Promise<unknown>;
+}
+
+/**
+ * A procedure base's checks as a plain function: what its middleware adds to the context, or a throw. The
+ * base's tRPC middleware is this function and nothing else, so a caller that runs a procedure without
+ * tRPC's middleware chain (`direct-call.ts`, the hot REST reads) runs the very same checks.
+ */
+export type BaseGuard<Added extends object = object> = (ctx: Context, call: BaseCall) => Promise<Added>;
+
+const guards = new Map<unknown, BaseGuard>();
+
+/** The guard behind a middleware of a procedure's chain, when that middleware is a base's (see {@link BaseGuard}). */
+export function baseGuardOf(middleware: unknown): BaseGuard | undefined {
+  return guards.get(middleware);
+}
+
+/** A base's middleware: the guard's checks, then the rest of the chain with what the guard added to the context. */
+function guardMiddleware<Added extends object>(guard: BaseGuard<Added>) {
+  const built = t.middleware(async ({ ctx, meta, type, getRawInput, next }) => next({ ctx: await guard(ctx, { meta, type, getRawInput }) }));
+  for (const middleware of (built as unknown as { _middlewares: unknown[] })._middlewares) guards.set(middleware, guard);
+  return built;
+}
+
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, type, getRawInput, next }) => {
-  const principal = await authenticate(ctx, type);
-  refuseHostileText(await getRawInput());
-  return next({ ctx: { principal } });
-});
+export const authedProcedure = t.procedure.use(
+  guardMiddleware(async (ctx, { type, getRawInput }) => {
+    const principal = await authenticate(ctx, type);
+    refuseHostileText(await getRawInput());
+    return { principal };
+  }),
+);
 
 /** An operator token (`role: "admin"`). */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
@@ -223,24 +261,26 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
  */
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
-export const tenantProcedure = t.procedure.use(async ({ ctx, meta, type, getRawInput, next }) => {
-  const principal = await authenticate(ctx, type);
-  refuseHostileText(await getRawInput());
-  const header = ctx.headers.get("x-tenant-id");
-  let tenantId: string;
-  if (principal.role === "admin") {
-    if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
-    tenantId = header;
-  } else {
-    if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
-    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
-    tenantId = principal.tenantId!;
-  }
-  const environment = environmentOf(principal, ctx.headers);
-  const tenant = await resolveTenant(ctx, principal, tenantId);
-  await enforceRateLimit(ctx, principal, tenant, environment);
-  return next({ ctx: { principal, tenant, environment } });
-});
+export const tenantProcedure = t.procedure.use(
+  guardMiddleware(async (ctx, { meta, type, getRawInput }) => {
+    const principal = await authenticate(ctx, type);
+    refuseHostileText(await getRawInput());
+    const header = ctx.headers.get("x-tenant-id");
+    let tenantId: string;
+    if (principal.role === "admin") {
+      if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
+      tenantId = header;
+    } else {
+      if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
+      if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+      tenantId = principal.tenantId!;
+    }
+    const environment = environmentOf(principal, ctx.headers);
+    const tenant = await resolveTenant(ctx, principal, tenantId);
+    await enforceRateLimit(ctx, principal, tenant, environment);
+    return { principal, tenant, environment };
+  }),
+);
 
 /**
  * A call on `/tenants/{tenant_id}/…`: an admin token on any tenant, a tenant token on its own only —

@@ -3,7 +3,7 @@
  * §4): the caller's direct payment by provider A's id, refreshed on read when it is pending.
  *
  * A final answer (any state but `pending`) is kept per process for at most {@link FINAL_READ_CACHE_MS},
- * keyed by tenant, environment and transaction id, in an LRU of {@link FINAL_READ_CACHE_SIZE} entries:
+ * keyed by tenant, environment and transaction id, in a map of {@link FINAL_READ_CACHE_SIZE} entries (`expiring-map.ts`):
  * a client polling a settled transaction costs no database round trip. A final state can still move
  * forward (a refund, a transfer, a late success after `failed`/`declined`) through a webhook or the sync
  * job on any instance, so a read may show the previous final state for up to that long — the same order
