@@ -22,6 +22,7 @@ import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
 import { ReceivedRequestInfo } from "./request-info.ts";
+import { type AddressSource, rememberClientAddress } from "./client-address.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
@@ -53,6 +54,8 @@ export interface HttpApp {
   app: Elysia;
   /** The gateway's request handler: Elysia wrapped with request id, log line and metrics. */
   fetch: (request: Request) => Promise<Response>;
+  /** The same, given the server that received the request (the listener's: it tells the client's address, `client-address.ts`). */
+  serve: (request: Request, server: AddressSource) => Promise<Response>;
   routes: { method: string; path: string }[];
   /** Stops what the app runs beside requests (the mounted simulators' timers and retries). */
   close(): void;
@@ -245,14 +248,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return errorResponse(mapped);
   };
 
-  const fetch = async (request: Request): Promise<Response> => {
+  const serve = async (request: Request, server: AddressSource | undefined): Promise<Response> => {
     const started = performance.now();
     // Over the head limit, no route runs (not even the REST lookup): the answer is the 431.
     const tooLarge = headBytes(request) > MAX_HEADER_BYTES;
     const rest = tooLarge ? undefined : table.match(request.method, request.url);
     // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
     // answers with the request id and response headers already on the response.
-    const requestInfo = rest ? new ReceivedRequestInfo(requestIdFor(request), request) : infoOf(request);
+    // The server is kept beside the request only for what Elysia answers (its hooks find the RequestInfo by request).
+    if (!rest && server) rememberClientAddress(request, server);
+    const requestInfo = rest ? new ReceivedRequestInfo(requestIdFor(request), request, server) : infoOf(request);
     let response: Response;
     let stamped = false;
     let preflight: Response | undefined;
@@ -301,7 +306,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   return {
     app: app as unknown as Elysia,
-    fetch,
+    fetch: (request) => serve(request, undefined),
+    serve,
     routes,
     close: () => {
       for (const simulator of simulators) simulator.close();

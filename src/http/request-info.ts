@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { clientAddressOf } from "./client-address.ts";
+import { type AddressSource, clientAddressOf } from "./client-address.ts";
 
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
@@ -21,7 +21,8 @@ export interface RequestInfo {
 
 /**
  * The {@link RequestInfo} of a request the gateway's `fetch` received: `clientAddress` is asked of the
- * server on first read (`client-address.ts`), not on every request.
+ * server that received it (`source`, or the one the listener recorded: `client-address.ts`) on first read,
+ * not on every request.
  */
 export class ReceivedRequestInfo implements RequestInfo {
   declare tenantId?: string;
@@ -32,10 +33,11 @@ export class ReceivedRequestInfo implements RequestInfo {
   constructor(
     readonly requestId: string,
     private readonly request: Request,
+    private readonly source?: AddressSource,
   ) {}
 
   get clientAddress(): string | undefined {
-    if (this.#address === null) this.#address = clientAddressOf(this.request);
+    if (this.#address === null) this.#address = this.source ? (this.source.requestIP(this.request)?.address ?? undefined) : clientAddressOf(this.request);
     return this.#address;
   }
 }

@@ -66,8 +66,6 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
   const answers = new WeakMap<object, DirectAnswer>();
 
   const validated = async (data: unknown): Promise<DirectAnswer> => {
-    const known = typeof data === "object" && data !== null ? answers.get(data) : undefined;
-    if (known) return known;
     let output: unknown;
     try {
       const parsed = parseOutput(data);
@@ -100,6 +98,6 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
     } catch (cause) {
       throw getTRPCErrorFromUnknown(cause);
     }
-    return validated(data);
+    return (typeof data === "object" && data !== null && answers.get(data)) || validated(data);
   };
 }
