@@ -81,7 +81,7 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
   return async (ctx, rawInput) => {
     let data: unknown;
     try {
-      const getRawInput = () => Promise.resolve(rawInput);
+      const getRawInput = () => rawInput;
       const added = await guard(ctx, { meta, type, getRawInput });
       let input: unknown;
       if (parseInput) {
@@ -93,7 +93,16 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
         }
       }
       // The call's own context (the bridge makes one per request), completed in place rather than copied.
-      const result = resolver({ ctx: Object.assign(ctx, added), input, meta, path, type, getRawInput, signal: undefined, batchIndex: 0 });
+      const result = resolver({
+        ctx: Object.assign(ctx, added),
+        input,
+        meta,
+        path,
+        type,
+        getRawInput: async () => rawInput, // as tRPC gives it to a resolver
+        signal: undefined,
+        batchIndex: 0,
+      });
       data = isPromise(result) ? await result : result;
     } catch (cause) {
       throw getTRPCErrorFromUnknown(cause);

@@ -18,7 +18,7 @@ import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
 import { CSRF_HEADER, csrfTokenMatches, findLiveSession, sessionSecretOf } from "../services/people/mod.ts";
-import { rateLimitKey } from "../services/rate-limit/mod.ts";
+import { type RateLimit, type RateLimitDecision, rateLimitKey } from "../services/rate-limit/mod.ts";
 
 export type { RequestInfo } from "../http/request-info.ts";
 
@@ -143,25 +143,39 @@ async function authenticateSession(ctx: Context, secret: string, type: CallType,
  * The caller's verified token, or the dashboard's session cookie when no `Authorization` header is sent; a token
  * minted from an API key stops working once the key is revoked.
  */
-// Cache hits are read synchronously (`verifyCached`, `cached`): no promise per check on the hot path.
-async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
+// Cache hits are read synchronously (`verifyCached`, `cached`), and then the principal is answered without a
+// promise: on the hot path every check is a plain call (callers await only a promise). Called from async functions
+// only, where a synchronous throw rejects like any other.
+function authenticate(ctx: Context, type: CallType): Principal | Promise<Principal> {
   if (!ctx.headers.has("authorization")) {
     const secret = sessionSecretOf(ctx.headers);
     if (secret) return authenticateSession(ctx, secret, type, false);
   }
-  const { tokens, apiKeyStatus } = ctx.deps;
+  const tokens = ctx.deps.tokens;
   const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
   // A secret API key sent as the bearer (the Stripe habit) is told apart by its prefix, before any JWT work.
-  const principal = token.startsWith(API_KEY_BEARER_PREFIX)
-    ? await apiKeyBearerPrincipal(ctx.deps, token, nowMs)
-    : (tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs)));
+  if (token.startsWith(API_KEY_BEARER_PREFIX)) return apiKeyBearerPrincipal(ctx.deps, token, nowMs).then((principal) => admitPrincipal(ctx, principal));
+  const cached = tokens.verifyCached?.(token, nowMs);
+  return cached ? admitPrincipal(ctx, cached) : tokens.verify(token, nowMs).then((principal) => admitPrincipal(ctx, principal));
+}
+
+/** A verified principal, unless its API key was revoked; the request learns its tenant. */
+function admitPrincipal(ctx: Context, principal: Principal): Principal | Promise<Principal> {
   if (principal.keyId && principal.role === "tenant") {
+    const keyId = principal.keyId;
     // No key's id holds a NUL or an unpaired surrogate, and the database could not even look one up (a 500).
-    if (holdsHostileText(principal.keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");
-    if (!(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
-      throw new InvalidTokenError("The API key behind this token has been revoked");
+    if (holdsHostileText(keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");
+    const apiKeyStatus = ctx.deps.apiKeyStatus;
+    const active = apiKeyStatus.cached?.(keyId);
+    if (active === undefined) return apiKeyStatus.isActive(keyId).then((found) => admitActive(ctx, principal, found));
+    return admitActive(ctx, principal, active);
   }
+  return admitActive(ctx, principal, true);
+}
+
+function admitActive(ctx: Context, principal: Principal, active: boolean): Principal {
+  if (!active) throw new InvalidTokenError("The API key behind this token has been revoked");
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return principal;
 }
@@ -170,7 +184,8 @@ async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
 export interface BaseCall {
   meta: Meta | undefined;
   type: CallType;
-  getRawInput: () => Promise<unknown>;
+  /** tRPC's (a promise), or the direct call's (the input itself). */
+  getRawInput: () => unknown;
 }
 
 /**
@@ -197,8 +212,11 @@ function guardMiddleware<Added extends object>(guard: BaseGuard<Added>) {
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
 export const authedProcedure = t.procedure.use(
   guardMiddleware(async (ctx, { type, getRawInput }) => {
-    const principal = await authenticate(ctx, type);
-    refuseHostileText(await getRawInput());
+    // Awaiting only what is pending: a cached answer costs no microtask turn.
+    const authenticated = authenticate(ctx, type);
+    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
+    const raw = getRawInput();
+    refuseHostileText(raw instanceof Promise ? await raw : raw);
     return { principal };
   }),
 );
@@ -230,21 +248,35 @@ export const personProcedure = t.procedure.use(async ({ ctx, type, getRawInput, 
  * Counts a tenant token's call against its tenant's budget in that environment (contract §9). Operators'
  * admin tokens are not limited by a tenant's budget.
  */
-async function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> {
+// A decision this process makes at once (`consumeNow`: the memory buckets, a leased slice of the Redis bucket) is
+// applied without a promise; undefined then, else the promise of the decision applied.
+function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> | undefined {
   if (principal.role === "admin" || ctx.request.rateLimited) return;
   ctx.request.rateLimited = true;
   const limit = tenant.rateLimit ?? ctx.deps.config.rateLimit;
-  const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), limit);
+  const key = rateLimitKey(tenant.id, environment);
+  const limiter = ctx.deps.rateLimiter;
+  const now = limiter.consumeNow(key, limit);
+  if (now) return applyRateLimit(ctx, limit, now);
+  return limiter.consume(key, limit).then((decision) => applyRateLimit(ctx, limit, decision));
+}
+
+function applyRateLimit(ctx: Context, limit: RateLimit, decision: RateLimitDecision): undefined {
   // The budget on every answer, a 429 included; a request let through unchecked (Redis failed) was not counted.
   if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+  return undefined;
 }
 
-async function resolveTenant(ctx: Context, principal: Principal, tenantId: string): Promise<TenantSummary> {
+// A cached tenant is answered without a promise (see `enforceRateLimit`).
+function resolveTenant(ctx: Context, principal: Principal, tenantId: string): TenantSummary | Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
   const tenants = ctx.deps.tenants;
   const cached = isId("ten", tenantId) ? tenants.cached?.(tenantId) : null;
-  const tenant = cached !== undefined ? cached : await tenants.find(tenantId);
+  return cached !== undefined ? admitTenant(principal, cached) : tenants.find(tenantId).then((tenant) => admitTenant(principal, tenant));
+}
+
+function admitTenant(principal: Principal, tenant: TenantSummary | null): TenantSummary {
   if (!tenant) {
     if (principal.role === "admin") throw new NotFoundError("Tenant not found");
     throw new InvalidTokenError("The token's tenant does not exist");
@@ -263,8 +295,11 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
 export const tenantProcedure = t.procedure.use(
   guardMiddleware(async (ctx, { meta, type, getRawInput }) => {
-    const principal = await authenticate(ctx, type);
-    refuseHostileText(await getRawInput());
+    // Awaiting only what is pending: on a cached path (token, key, tenant, leased budget) no microtask turn.
+    const authenticated = authenticate(ctx, type);
+    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
+    const raw = getRawInput();
+    refuseHostileText(raw instanceof Promise ? await raw : raw);
     const header = ctx.headers.get("x-tenant-id");
     let tenantId: string;
     if (principal.role === "admin") {
@@ -276,8 +311,10 @@ export const tenantProcedure = t.procedure.use(
       tenantId = principal.tenantId!;
     }
     const environment = environmentOf(principal, ctx.headers);
-    const tenant = await resolveTenant(ctx, principal, tenantId);
-    await enforceRateLimit(ctx, principal, tenant, environment);
+    const resolved = resolveTenant(ctx, principal, tenantId);
+    const tenant = resolved instanceof Promise ? await resolved : resolved;
+    const limited = enforceRateLimit(ctx, principal, tenant, environment);
+    if (limited) await limited;
     return { principal, tenant, environment };
   }),
 );
