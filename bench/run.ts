@@ -232,7 +232,9 @@ async function run(options: BenchOptions, cleanup: Cleanup): Promise<boolean> {
           publicBaseUrl: sinkBaseUrl(providerWorld.receiver),
         })
       : undefined,
-    options.cpuProf ? { dir: join(import.meta.dir, "results", "profiles"), name: `gateway-${startedAt.replace(/:/g, "-")}` } : undefined,
+    options.cpuProf
+      ? { dir: join(import.meta.dir, "results", "profiles"), name: `gateway-${startedAt.replace(/:/g, "-")}`, intervalUs: options.cpuProfIntervalUs }
+      : undefined,
   );
   if (options.cpuProf)
     log(`bench: profiling the gateway: bench/results/profiles/gateway-${startedAt.replace(/:/g, "-")}.cpuprofile (.md beside it), written when it stops`);

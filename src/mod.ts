@@ -221,7 +221,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     async start(options = {}) {
       const addresses: { url?: string; metricsUrl?: string } = {};
       if (options.http ?? true) {
-        server = Bun.serve({ port: config.port, hostname: config.host, ...listenerOptions(http.fetch, logger, config.trustedProxies) });
+        server = Bun.serve({ port: config.port, hostname: config.host, ...listenerOptions(http.serve, logger, config.trustedProxies) });
         metricsServer = Bun.serve({ port: config.metrics.port, hostname: config.metrics.host, fetch: metricsFetch(metrics) });
         addresses.url = server.url.toString().replace(/\/$/, "");
         addresses.metricsUrl = metricsServer.url.toString().replace(/\/$/, "");

@@ -31,6 +31,8 @@ export interface BenchOptions {
   approveDelayMs: number;
   /** Run the gateway under `bun --cpu-prof --cpu-prof-md`, writing the profile under `bench/results/profiles/`. */
   cpuProf: boolean;
+  /** The profiler's sampling interval in µs (`bun --cpu-prof-interval`); undefined: Bun's 1000. */
+  cpuProfIntervalUs: number | undefined;
   /** Run the soak (`harness/soak.ts`) instead of the table: mixed traffic at a fixed rate, RSS and p99 per minute. */
   soak: boolean;
   /** Measured minutes of the soak, after its warm-up. */
@@ -56,6 +58,7 @@ export const USAGE = `usage: bun run bench [options]        (or set the BENCH_* 
   --approve-delay-ms <n> provider A sandbox approval delay        (BENCH_APPROVE_DELAY_MS, default 2000)
   --cpu-prof            profile the gateway (bun --cpu-prof --cpu-prof-md) into bench/results/profiles/;
                         use with --filter: the profile covers the whole run
+  --cpu-prof-interval <µs> the profiler's sampling interval     (BENCH_CPU_PROF_INTERVAL, default Bun's 1000)
   --no-save             do not write bench/results/*.json
   --soak                instead of the table: mixed traffic (payments, reads, lists, IPNs, payouts) at a fixed
                         rate, the gateway's and the simulators' RSS and p99 per minute, minute 1 vs the last
@@ -104,6 +107,7 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
       "fanout-endpoints": { type: "string" },
       ipns: { type: "string" },
       "cpu-prof": { type: "boolean" },
+      "cpu-prof-interval": { type: "string" },
       "approve-delay-ms": { type: "string" },
       soak: { type: "boolean" },
       "soak-minutes": { type: "string" },
@@ -132,6 +136,7 @@ export function parseBenchOptions(argv: string[], env: Record<string, string | u
     ipns: count("--ipns", pick(values.ipns, "BENCH_IPNS", "20000")),
     approveDelayMs: Number(pick(values["approve-delay-ms"], "BENCH_APPROVE_DELAY_MS", "2000")),
     cpuProf: values["cpu-prof"] ?? false,
+    cpuProfIntervalUs: optionalCount("--cpu-prof-interval", values["cpu-prof-interval"] ?? env.BENCH_CPU_PROF_INTERVAL),
     soak: values.soak ?? false,
     soakMinutes: count("--soak-minutes", pick(values["soak-minutes"], "BENCH_SOAK_MINUTES", "10")),
     soakRate: positive("--soak-rate", pick(values["soak-rate"], "BENCH_SOAK_RATE", "100"), "requests per second"),

@@ -94,11 +94,19 @@ export async function launchGateway(
   startTimeoutS: number,
   providers?: (port: number) => GatewayProviders,
   /** Where to write a CPU profile of the gateway (`bun --cpu-prof --cpu-prof-md`), written when it stops. */
-  cpuProfile?: { dir: string; name: string },
+  cpuProfile?: { dir: string; name: string; intervalUs?: number | undefined },
 ): Promise<LaunchedServer & { env: Record<string, string> }> {
   const port = await freePort();
   const env = gatewayEnv(stores, port, await freePort(), providers?.(port));
-  const profiling = cpuProfile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${cpuProfile.dir}`, `--cpu-prof-name=${cpuProfile.name}`] : [];
+  const profiling = cpuProfile
+    ? [
+        "--cpu-prof",
+        "--cpu-prof-md",
+        `--cpu-prof-dir=${cpuProfile.dir}`,
+        `--cpu-prof-name=${cpuProfile.name}`,
+        ...(cpuProfile.intervalUs ? [`--cpu-prof-interval=${cpuProfile.intervalUs}`] : []),
+      ]
+    : [];
   const child = spawnChild("the gateway (bun src/main.ts serve)", [process.execPath, ...profiling, "src/main.ts", "serve"], env, REPO_ROOT);
   const baseUrl = `http://127.0.0.1:${port}`;
   const ready = waitUntilReady(child, `${baseUrl}/health/ready`, startTimeoutS * 1000);

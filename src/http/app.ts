@@ -12,7 +12,6 @@ import type { Context, RequestInfo } from "../routers/trpc.ts";
 import type { Deps } from "../services/deps.ts";
 import type * as SimulatorsModule from "../providers/simulators.ts";
 import { readRawBody } from "./body-limit.ts";
-import { clientAddressOf } from "./client-address.ts";
 import { docsPage, scalarBundle } from "./docs.ts";
 import { prepareStaticBody, type StaticBody, staticResponse } from "./static-body.ts";
 import { createCors } from "./cors.ts";
@@ -22,6 +21,8 @@ import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../map-error.ts";
 import { createRouteLabeller, type GatewayMetrics } from "./metrics.ts";
 import { RAW_BODY_ROUTES } from "./raw-body-routes.ts";
 import { requestIdFor } from "./request-id.ts";
+import { ReceivedRequestInfo } from "./request-info.ts";
+import { type AddressSource, rememberClientAddress } from "./client-address.ts";
 import { rootResponse } from "./root-route.ts";
 import { redactPath } from "../logger.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
@@ -40,6 +41,8 @@ export interface HttpAppOptions {
   readiness: Record<string, () => Promise<void>>;
   /** `false` sends REST calls through Elysia's router too (tests compare both ways). Default: looked up first. */
   fastRestRoutes?: boolean;
+  /** `false` calls the hot reads (`meta.directRead`) through tRPC's middleware chain too (tests compare both ways). Default: directly. */
+  directReads?: boolean;
   /**
    * The simulators' module, required when `deps.config.simulators` is on (they are mounted under
    * `/sandbox/…`); the caller loads it only then, so a production process never loads their code.
@@ -51,6 +54,8 @@ export interface HttpApp {
   app: Elysia;
   /** The gateway's request handler: Elysia wrapped with request id, log line and metrics. */
   fetch: (request: Request) => Promise<Response>;
+  /** The same, given the server that received the request (the listener's: it tells the client's address, `client-address.ts`). */
+  serve: (request: Request, server: AddressSource) => Promise<Response>;
   routes: { method: string; path: string }[];
   /** Stops what the app runs beside requests (the mounted simulators' timers and retries). */
   close(): void;
@@ -85,7 +90,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const infoOf = (request: Request): RequestInfo => {
     let found = info.get(request);
     if (!found) {
-      found = { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) };
+      found = new ReceivedRequestInfo(requestIdFor(request), request);
       info.set(request, found);
     }
     return found;
@@ -216,7 +221,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const route of inboundRoutes) table.add(route.method, route.path, null);
   table.reservePrefix("/trpc/");
   if (simulatorModule) for (const name of ["providerA", "providerB"] as const) table.reservePrefix(simulatorModule.simulatorMountPath(name));
-  const routes = mountRestRoutes(app as unknown as Elysia, router, { createContext, onUnexpectedError }, options.fastRestRoutes === false ? undefined : table);
+  const routes = mountRestRoutes(
+    app as unknown as Elysia,
+    router,
+    { createContext, onUnexpectedError, directReads: options.directReads !== false },
+    options.fastRestRoutes === false ? undefined : table,
+  );
   const allRoutes = [
     ...routes,
     ...PLAIN_GET_PATHS.map((path) => ({ method: "GET", path })),
@@ -238,14 +248,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return errorResponse(mapped);
   };
 
-  const fetch = async (request: Request): Promise<Response> => {
+  const serve = async (request: Request, server: AddressSource | undefined): Promise<Response> => {
     const started = performance.now();
     // Over the head limit, no route runs (not even the REST lookup): the answer is the 431.
     const tooLarge = headBytes(request) > MAX_HEADER_BYTES;
     const rest = tooLarge ? undefined : table.match(request.method, request.url);
     // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
     // answers with the request id and response headers already on the response.
-    const requestInfo = rest ? { requestId: requestIdFor(request), clientAddress: clientAddressOf(request) } : infoOf(request);
+    // The server is kept beside the request only for what Elysia answers (its hooks find the RequestInfo by request).
+    if (!rest && server) rememberClientAddress(request, server);
+    const requestInfo = rest ? new ReceivedRequestInfo(requestIdFor(request), request, server) : infoOf(request);
     let response: Response;
     let stamped = false;
     let preflight: Response | undefined;
@@ -294,7 +306,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   return {
     app: app as unknown as Elysia,
-    fetch,
+    fetch: (request) => serve(request, undefined),
+    serve,
     routes,
     close: () => {
       for (const simulator of simulators) simulator.close();

@@ -1,8 +1,9 @@
 /**
- * The address a request came from: kept beside the request by the listener (`listener.ts`) for what limits
- * callers per address — sign-in attempts (`services/people/sign-in.ts`) and the pay page's public endpoints
- * (`routers/pay-page.ts`) — and for the sessions' "from where". A request given to the gateway's `fetch` by
- * another program (a test, an embedding server) has none, and such requests share one bucket.
+ * The address a request came from: what limits callers per address — sign-in attempts
+ * (`services/people/sign-in.ts`) and the pay page's public endpoints (`routers/pay-page.ts`) — and a session's
+ * "from where". The listener (`listener.ts`) hands the gateway the server that received the request, which is
+ * asked only when something reads the address. A request given to the gateway's `fetch` by another program (a
+ * test, an embedding server) has none, and such requests share one bucket.
  *
  * It is the listening socket's address (`Bun.serve`'s `server.requestIP`), unless that address is one of the
  * gateway's own balancers (`TRUSTED_PROXIES`): then it is read from `X-Forwarded-For` — from the right, the
@@ -14,7 +15,10 @@
  */
 import proxyAddr from "proxy-addr";
 
-const addresses = new WeakMap<Request, string>();
+/** What tells a request's address: the server that received it (`Bun.serve`'s `server.requestIP`). */
+export interface AddressSource {
+  requestIP(request: Request): { address: string } | null;
+}
 
 /** Whether an address is one of the gateway's balancers (`TRUSTED_PROXIES`, compiled by {@link trustProxies}). */
 export type ProxyTrust = (address: string, hop: number) => boolean;
@@ -35,12 +39,27 @@ export function clientAddressFrom(socketAddress: string, forwardedFor: string | 
   return proxyAddr(request as unknown as Parameters<typeof proxyAddr>[0], trust);
 }
 
-/** Records the address of `request`, from its socket's (and `X-Forwarded-For` when the socket is a trusted proxy). */
-export function rememberClientAddress(request: Request, socketAddress: string | undefined, trust?: ProxyTrust): void {
-  if (socketAddress) addresses.set(request, clientAddressFrom(socketAddress, request.headers.get("x-forwarded-for"), trust));
+/** The server `server`, answering for the client a trusted balancer names (see {@link clientAddressFrom}). */
+export function trustingSource(server: AddressSource, trust: ProxyTrust): AddressSource {
+  return {
+    requestIP(request) {
+      const socket = server.requestIP(request)?.address;
+      return socket ? { address: clientAddressFrom(socket, request.headers.get("x-forwarded-for"), trust) } : null;
+    },
+  };
 }
 
-/** The client's address of `request`, when the listener recorded one. */
+const sources = new WeakMap<Request, AddressSource>();
+
+/**
+ * Records the server that received `request`; the address is asked of it only when something reads it
+ * ({@link clientAddressOf}): `requestIP` costs ~1 µs, and only the pay page's limit and a sign-in read it.
+ */
+export function rememberClientAddress(request: Request, source: AddressSource): void {
+  sources.set(request, source);
+}
+
+/** The client's address of `request`, when the listener recorded its server (and the connection is still open). */
 export function clientAddressOf(request: Request): string | undefined {
-  return addresses.get(request);
+  return sources.get(request)?.requestIP(request)?.address;
 }

@@ -21,12 +21,12 @@ import http from "node:http";
 import type { Logger } from "pino";
 import { mapError } from "../map-error.ts";
 import { PARSER_MAX_HEADER_BYTES } from "./header-limit.ts";
-import { rememberClientAddress, trustProxies } from "./client-address.ts";
+import { type AddressSource, trustingSource, trustProxies } from "./client-address.ts";
 import { errorResponse } from "./responses.ts";
 
 /** What {@link listenerOptions} adds to the caller's `Bun.serve` options. */
 export interface ListenerOptions {
-  fetch: (request: Request, server: { requestIP(request: Request): { address: string } | null }) => Promise<Response>;
+  fetch: (request: Request, server: AddressSource) => Promise<Response>;
   maxRequestBodySize: number;
   error: (error: Error) => Response;
 }
@@ -37,23 +37,21 @@ export interface ListenerOptions {
  *
  * @example
  * ```ts
- * Bun.serve({ port: 3000, hostname: "0.0.0.0", ...listenerOptions(gateway.fetch, logger) });
+ * Bun.serve({ port: 3000, hostname: "0.0.0.0", ...listenerOptions(http.serve, logger) });
  * ```
  */
 export function listenerOptions(
-  fetch: (request: Request) => Promise<Response>,
+  fetch: (request: Request, server: AddressSource) => Promise<Response>,
   logger: Pick<Logger, "error">,
   trustedProxies: readonly string[] = [],
 ): ListenerOptions {
-  const trust = trustedProxies.length > 0 ? trustProxies(trustedProxies) : undefined;
   const settings = http as unknown as { maxHeaderSize: number };
   if (settings.maxHeaderSize < PARSER_MAX_HEADER_BYTES) settings.maxHeaderSize = PARSER_MAX_HEADER_BYTES;
+  const trust = trustedProxies.length > 0 ? trustProxies(trustedProxies) : undefined;
   return {
-    // The client's address, for what limits callers per address (`client-address.ts`): the socket's, or a trusted balancer's `X-Forwarded-For`.
-    fetch: (request, server) => {
-      rememberClientAddress(request, server.requestIP(request)?.address, trust);
-      return fetch(request);
-    },
+    // With the server, which knows the socket's address, for what limits callers per address (`client-address.ts`);
+    // behind the gateway's own balancer, the client it names in `X-Forwarded-For`.
+    fetch: trust ? (request, server) => fetch(request, trustingSource(server, trust)) : fetch,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     error(error) {
       // The gateway's `fetch` answers every error itself; this is what escapes it (a response body that fails midway).

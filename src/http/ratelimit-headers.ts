@@ -26,9 +26,13 @@ export const RATE_LIMIT_HEADERS = ["ratelimit-policy", "ratelimit"] as const;
  * ```
  */
 export function rateLimitHeaders(limit: RateLimit, decision: Pick<RateLimitDecision, "remaining" | "resetSeconds">): Record<string, string> {
-  const window = Math.max(1, Math.ceil(limit.burst / limit.rps));
-  return {
-    "ratelimit-policy": `"default";q=${limit.burst};w=${window}`,
-    ratelimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-  };
+  let policy = policies.get(limit);
+  if (policy === undefined) {
+    const window = Math.max(1, Math.ceil(limit.burst / limit.rps));
+    policies.set(limit, (policy = `"default";q=${limit.burst};w=${window}`));
+  }
+  return { "ratelimit-policy": policy, ratelimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}` };
 }
+
+/** The policy of each limit object seen (a tenant's, the service's), written once: it is the same on every answer. */
+const policies = new WeakMap<RateLimit, string>();

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type AddressSource, clientAddressOf } from "./client-address.ts";
 
 /** What the HTTP layer learns about a request while tRPC handles it (for the request log line). */
 export interface RequestInfo {
@@ -18,4 +19,27 @@ export interface RequestInfo {
   rateLimited?: true;
   /** Fields a procedure changed, with their values before and after, for its audit log entry (`services/audit-log`). */
   auditChanges?: Record<string, { before: unknown; after: unknown }>;
+}
+
+/**
+ * The {@link RequestInfo} of a request the gateway's `fetch` received: `clientAddress` is asked of the
+ * server that received it (`source`, or the one the listener recorded: `client-address.ts`) on first read,
+ * not on every request.
+ */
+export class ReceivedRequestInfo implements RequestInfo {
+  declare tenantId?: string;
+  declare responseHeaders?: Record<string, string>;
+  declare rateLimited?: true;
+  #address: string | undefined | null = null;
+
+  constructor(
+    readonly requestId: string,
+    private readonly request: Request,
+    private readonly source?: AddressSource,
+  ) {}
+
+  get clientAddress(): string | undefined {
+    if (this.#address === null) this.#address = this.source ? (this.source.requestIP(this.request)?.address ?? undefined) : clientAddressOf(this.request);
+    return this.#address;
+  }
 }

@@ -32,10 +32,21 @@ export function stampedJsonResponse(
   headers?: Record<string, string>,
   request?: Request,
 ): Response {
+  return stampedJsonText(status, JSON.stringify(body), requestId, responseHeaders, headers, request);
+}
+
+/** {@link stampedJsonResponse} of a body already serialized (a direct read's cached JSON, `direct-call.ts`). */
+export function stampedJsonText(
+  status: number,
+  text: string,
+  requestId: string,
+  responseHeaders: Record<string, string> | undefined,
+  headers?: Record<string, string>,
+  request?: Request,
+): Response {
   const all: Record<string, string> = { "content-type": JSON_TYPE };
   if (headers) for (const name in headers) all[name.toLowerCase()] = headers[name]!;
   all["x-request-id"] = requestId;
   if (responseHeaders) for (const name in responseHeaders) all[name.toLowerCase()] = responseHeaders[name]!;
-  const text = JSON.stringify(body);
   return new Response(request ? negotiatedBody(request, text, all) : text, { status, headers: all });
 }

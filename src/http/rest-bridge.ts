@@ -18,7 +18,8 @@ import type { CsvList } from "../services/reports/csv-list.ts";
 import { readRawBody } from "./body-limit.ts";
 import { negotiatedBody, preferredCoding, varyOnEncoding } from "./compression.ts";
 import { mapError } from "../map-error.ts";
-import { stampedJsonResponse } from "./responses.ts";
+import { stampedJsonResponse, stampedJsonText } from "./responses.ts";
+import { directCaller, type DirectCall } from "../routers/direct-call.ts";
 import type { RouteTable } from "./route-table.ts";
 
 type Coerce = (values: string[]) => unknown;
@@ -73,9 +74,11 @@ interface RouteSpec {
   csv: ((output: unknown) => string) | undefined;
   /** A list streamed as CSV, page by page, for a request that accepts `text/csv`. */
   csvList: CsvList | undefined;
+  /** A hot read (`meta.directRead`): the procedure called without tRPC's middleware chain (`direct-call.ts`). */
+  direct: DirectCall | undefined;
 }
 
-function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
+function routeSpecs(router: AnyTRPCRouter, directReads: boolean): RouteSpec[] {
   const specs: RouteSpec[] = [];
   const procedures = router._def.procedures as Record<string, AnyTRPCProcedure>;
   for (const [procedurePath, procedure] of Object.entries(procedures)) {
@@ -96,6 +99,7 @@ function routeSpecs(router: AnyTRPCRouter): RouteSpec[] {
       oauthErrors: meta.oauthErrors === true,
       csv: meta.csv,
       csvList: meta.csvList,
+      direct: directReads && meta.directRead && !meta.csv && !meta.csvList ? directCaller(procedure, procedurePath) : undefined,
     });
   }
   return specs;
@@ -204,6 +208,8 @@ export interface BridgeDeps {
   createContext(request: Request, info?: RequestInfo): Context;
   /** Logs an error that became a 500 (the body says nothing about it). */
   onUnexpectedError(error: unknown, request: RequestInfo): void;
+  /** `false` calls the hot reads (`meta.directRead`) through tRPC like every other route (tests compare both ways). Default: directly. */
+  directReads?: boolean;
 }
 
 /**
@@ -213,7 +219,7 @@ export interface BridgeDeps {
  */
 export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: BridgeDeps, table?: RouteTable): { method: string; path: string }[] {
   const mounted: { method: string; path: string }[] = [];
-  for (const spec of routeSpecs(router)) {
+  for (const spec of routeSpecs(router, bridge.directReads !== false)) {
     const elysiaPath = spec.path.replace(/\{(\w+)\}/g, ":$1");
     const type = spec.procedure._def.type as "query" | "mutation";
     const takesBody = spec.method !== "GET" && spec.method !== "DELETE";
@@ -228,6 +234,10 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
           const value = params[key]!;
           const coerce = spec.coercers.get(key);
           input[key] = coerce ? coerce([value]) : value;
+        }
+        if (spec.direct) {
+          const answer = await spec.direct(ctx, input);
+          return stampedJsonText(200, answer.json, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
         }
         if (spec.csvList && wantsCsv(request)) {
           const csvList = spec.csvList;

@@ -39,6 +39,20 @@ interface Route {
 
 const newNode = (): Node => ({ statics: new Map(), methods: new Map() });
 
+/** What {@link RouteTable.match} answers; shared between requests, never to be mutated. */
+export interface RouteMatch {
+  handler: RouteHandler;
+  params: Readonly<Record<string, string>>;
+  route: string;
+}
+
+/**
+ * How many matched paths with parameters are remembered per method (oldest out first), and the longest path
+ * remembered: at most ~0.5 MB whatever paths clients send.
+ */
+export const MATCH_MEMO_SIZE = 1_000;
+export const MATCH_MEMO_MAX_PATH = 200;
+
 /** A parameter level reached by two routes with different names: Elysia decides there. */
 const AMBIGUOUS = "";
 
@@ -49,7 +63,7 @@ export interface RouteTable {
   /** Paths under this prefix (a mount, a wildcard route) always go to Elysia. */
   reservePrefix(prefix: string): void;
   /** The handler, parameters and route template (`/payments/{payment_id}`) for a request, or undefined when Elysia should answer it. */
-  match(method: string, url: string): { handler: RouteHandler; params: Record<string, string>; route: string } | undefined;
+  match(method: string, url: string): RouteMatch | undefined;
 }
 
 /** `%` (encoded), `//`, and `.`/`..` segments: paths Elysia decodes or normalises. */
@@ -74,10 +88,16 @@ export function createRouteTable(): RouteTable {
   const root = newNode();
   const prefixes: string[] = [];
   /**
-   * `METHOD path` of the routes without a parameter, and of every route's path that a parameter route
+   * Per method, the paths of the routes without a parameter, and of every route's path that a parameter route
    * could also match: one Map lookup answers `/auth/whoami`; null means "walk the tree" (see `add`).
    */
-  const exact = new Map<string, Route | null>();
+  const exact = new Map<string, Map<string, RouteMatch | null>>();
+  /**
+   * Per method, the paths with parameters already matched (`/providerA/transaction/412/status`): a client polling
+   * one resource costs one Map lookup, not a walk that splits the path and builds its parameters. Only paths the
+   * tree answered with a route are kept, and routes are added at start-up only (`add` clears it).
+   */
+  const memo = new Map<string, Map<string, RouteMatch>>();
   let hasParamRoutes = false;
 
   /**
@@ -127,7 +147,12 @@ export function createRouteTable(): RouteTable {
       const route = deferToElysia || !handler ? null : { handler, route: path };
       node.methods.set(method, route);
       if (path.includes("{")) hasParamRoutes = true;
-      else exact.set(`${method} ${path}`, route);
+      else {
+        let paths = exact.get(method);
+        if (!paths) exact.set(method, (paths = new Map()));
+        paths.set(path, route && { handler: route.handler, params: {}, route: route.route });
+      }
+      memo.clear();
     },
 
     reservePrefix(prefix) {
@@ -139,15 +164,23 @@ export function createRouteTable(): RouteTable {
       if (path === undefined) return undefined;
       for (let i = 0; i < prefixes.length; i++) if (path.startsWith(prefixes[i]!)) return undefined;
       // A static route wins over a parameter at every level (the tree's order), so an exact hit is the answer.
-      const hit = exact.get(`${method} ${path}`);
-      if (hit) return { handler: hit.handler, params: {}, route: hit.route };
+      const hit = exact.get(method)?.get(path);
+      if (hit) return hit;
       if (hit === null || !hasParamRoutes) return undefined;
+      let known = memo.get(method);
+      const remembered = known?.get(path);
+      if (remembered) return remembered;
       const found: string[] = [];
       const entry = find(root, path.split("/"), 1, method, found); // segments[0] is the "" before the first "/"
       if (!entry) return undefined;
       const params: Record<string, string> = {};
       for (let i = 0; i < found.length; i += 2) params[found[i]!] = found[i + 1]!;
-      return { handler: entry.handler, params, route: entry.route };
+      const answer: RouteMatch = { handler: entry.handler, params, route: entry.route };
+      if (path.length > MATCH_MEMO_MAX_PATH) return answer;
+      if (!known) memo.set(method, (known = new Map()));
+      if (known.size >= MATCH_MEMO_SIZE) known.delete(known.keys().next().value!);
+      known.set(path, answer);
+      return answer;
     },
   };
 }

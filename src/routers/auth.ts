@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { exchangeApiKey } from "../services/api-keys/api-keys.ts";
 import { clientCredentials } from "../services/auth/client-credentials.ts";
+import type { Principal } from "../services/auth/tokens.ts";
 import { authedProcedure, publicProcedure, router } from "./trpc.ts";
 
 const whoamiOutput = z
@@ -17,6 +18,12 @@ const whoamiOutput = z
     expiresAt: z.string().meta({ format: "date-time" }),
   })
   .meta({ id: "WhoAmI" });
+
+/**
+ * One view per principal: a verified token's principal is kept with it (`services/auth/tokens.ts`), so its
+ * view is too, and the direct read validates and serializes it once (`meta.directRead`). Never mutated.
+ */
+const whoamiViews = new WeakMap<Principal, z.infer<typeof whoamiOutput>>();
 
 export const authRouter = router({
   token: publicProcedure
@@ -73,17 +80,16 @@ export const authRouter = router({
         summary: "Who the calling token is",
         description: "The claims of the calling token, as the gateway reads them: the first call to make when a token does not work.",
       },
+      directRead: true,
     })
     .output(whoamiOutput)
     .query(({ ctx }) => {
       const p = ctx.principal;
-      return {
-        sub: p.sub,
-        role: p.role,
-        tenantId: p.tenantId,
-        environment: p.environment,
-        keyId: p.keyId,
-        expiresAt: p.expiresAt.toISOString(),
-      };
+      let view = whoamiViews.get(p);
+      if (!view) {
+        view = { sub: p.sub, role: p.role, tenantId: p.tenantId, environment: p.environment, keyId: p.keyId, expiresAt: p.expiresAt.toISOString() };
+        whoamiViews.set(p, view);
+      }
+      return view;
     }),
 });

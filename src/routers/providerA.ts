@@ -68,6 +68,7 @@ export const providerARouter = router({
           "Another tenant's or environment's transaction is 404.",
       },
       tenantHeader: "accepted",
+      directRead: true,
     })
     .input(transactionIdInput)
     .output(transactionStatusSchema)
@@ -83,6 +84,7 @@ export const providerARouter = router({
         description: "True for approved, transferred and partially refunded; false otherwise (refunded included).",
       },
       tenantHeader: "accepted",
+      directRead: true,
     })
     .input(transactionIdInput)
     .output(isApprovedSchema)

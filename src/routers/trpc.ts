@@ -18,8 +18,8 @@ import type { Deps } from "../services/deps.ts";
 import type { TenantSummary } from "../services/tenants/find-tenant.ts";
 import { isId } from "../services/ids.ts";
 import { CSRF_HEADER, csrfTokenMatches, findLiveSession, sessionSecretOf } from "../services/people/mod.ts";
-import { rateLimitKey } from "../services/rate-limit/mod.ts";
-import { authorize, type CallScope, guardCall } from "./call-guard.ts";
+import { type RateLimit, type RateLimitDecision, rateLimitKey } from "../services/rate-limit/mod.ts";
+import { authorize, type CallScope, guardCall, isAudited } from "./call-guard.ts";
 
 export type { RequestInfo } from "../http/request-info.ts";
 
@@ -56,6 +56,12 @@ export type Meta = OpenApiMeta<{
   sessionCookie?: true;
   /** Public, and counted against the caller's address (the pay page's calls): its answers carry the budget's headers. */
   limitedPerAddress?: true;
+  /**
+   * A hot read: its REST route calls it without tRPC's middleware chain (`direct-call.ts`), and validates and
+   * serializes each answer once. Only for a query whose resolver answers with views that are shared between calls
+   * and never mutated (a cached final transaction's view, a cached token's claims), on a base with a guard.
+   */
+  directRead?: true;
 }>;
 
 const t = initTRPC
@@ -90,12 +96,14 @@ export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => 
   return next();
 });
 
+const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/;
+
 function bearerToken(headers: Headers): string {
   const header = headers.get("authorization");
   if (!header) throw new UnauthorizedError("Missing Authorization header");
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
-  if (!match) throw new UnauthorizedError("Authorization header must be 'Bearer <token>'");
-  return match[1]!;
+  // `test` and a slice: no match array per request.
+  if (!BEARER_HEADER.test(header)) throw new UnauthorizedError("Authorization header must be 'Bearer <token>'");
+  return header.slice(7);
 }
 
 type CallType = "query" | "mutation" | "subscription";
@@ -138,39 +146,109 @@ async function authenticateSession(ctx: Context, secret: string, type: CallType,
  * The caller's verified token, or the dashboard's session cookie when no `Authorization` header is sent; a token
  * minted from an API key stops working once the key is revoked.
  */
-// Cache hits are read synchronously (`verifyCached`, `cached`): no promise per check on the hot path.
-async function authenticate(ctx: Context, type: CallType): Promise<Principal> {
+// Cache hits are read synchronously (`verifyCached`, `cached`), and then the principal is answered without a
+// promise: on the hot path every check is a plain call (callers await only a promise). Called from async functions
+// only, where a synchronous throw rejects like any other.
+function authenticate(ctx: Context, type: CallType): Principal | Promise<Principal> {
   if (!ctx.headers.has("authorization")) {
     const secret = sessionSecretOf(ctx.headers);
     if (secret) return authenticateSession(ctx, secret, type, false);
   }
-  const { tokens, apiKeyStatus } = ctx.deps;
+  const tokens = ctx.deps.tokens;
   const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
   // A secret API key sent as the bearer (the Stripe habit) is told apart by its prefix, before any JWT work.
-  const principal = token.startsWith(API_KEY_BEARER_PREFIX)
-    ? await apiKeyBearerPrincipal(ctx.deps, token, nowMs)
-    : (tokens.verifyCached?.(token, nowMs) ?? (await tokens.verify(token, nowMs)));
+  if (token.startsWith(API_KEY_BEARER_PREFIX)) return apiKeyBearerPrincipal(ctx.deps, token, nowMs).then((principal) => admitPrincipal(ctx, principal));
+  const cached = tokens.verifyCached?.(token, nowMs);
+  return cached ? admitPrincipal(ctx, cached) : tokens.verify(token, nowMs).then((principal) => admitPrincipal(ctx, principal));
+}
+
+/** A verified principal, unless its API key was revoked; the request learns its tenant. */
+function admitPrincipal(ctx: Context, principal: Principal): Principal | Promise<Principal> {
   if (principal.keyId && principal.role === "tenant") {
+    const keyId = principal.keyId;
     // No key's id holds a NUL or an unpaired surrogate, and the database could not even look one up (a 500).
-    if (holdsHostileText(principal.keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");
-    if (!(apiKeyStatus.cached?.(principal.keyId) ?? (await apiKeyStatus.isActive(principal.keyId))))
-      throw new InvalidTokenError("The API key behind this token has been revoked");
+    if (holdsHostileText(keyId)) throw new InvalidTokenError("Token key_id claim is not accepted");
+    const apiKeyStatus = ctx.deps.apiKeyStatus;
+    const active = apiKeyStatus.cached?.(keyId);
+    if (active === undefined) return apiKeyStatus.isActive(keyId).then((found) => admitActive(ctx, principal, found));
+    return admitActive(ctx, principal, active);
   }
+  return admitActive(ctx, principal, true);
+}
+
+function admitActive(ctx: Context, principal: Principal, active: boolean): Principal {
+  if (!active) throw new InvalidTokenError("The API key behind this token has been revoked");
   if (principal.tenantId) ctx.request.tenantId = principal.tenantId;
   return principal;
 }
 
-/** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
-export const authedProcedure = t.procedure.use(async ({ ctx, path, type, getRawInput, next }) => {
-  const principal = await authenticate(ctx, type);
-  const rawInput = await getRawInput();
-  return guardCall(ctx, principal, { path, type, rawInput }, scopeOf(ctx, principal), async () => {
-    refuseHostileText(rawInput);
-    authorize(principal, path, type);
-    return next({ ctx: { principal } });
+/** What a base's middleware receives besides the context: the procedure's metadata, its call type and its raw input. */
+export interface BaseCall {
+  meta: Meta | undefined;
+  /** The procedure's path (`payments.create`): what a person's role is checked against. */
+  path: string;
+  type: CallType;
+  /** tRPC's (a promise), or the direct call's (the input itself). */
+  getRawInput: () => unknown;
+  /**
+   * For a call written to the audit log (`call-guard.ts`): the guard notes the caller once known, and where the
+   * call acts as it resolves it, so that a refusal by its later checks is written too.
+   */
+  audit?: { principal?: Principal; scope?: CallScope };
+}
+
+/**
+ * A procedure base's checks as a plain function: what its middleware adds to the context, or a throw. The
+ * base's tRPC middleware is this function and nothing else, so a caller that runs a procedure without
+ * tRPC's middleware chain (`direct-call.ts`, the hot REST reads) runs the very same checks.
+ */
+export type BaseGuard<Added extends object = object> = (ctx: Context, call: BaseCall) => Promise<Added>;
+
+const guards = new Map<unknown, BaseGuard>();
+
+/** The guard behind a middleware of a procedure's chain, when that middleware is a base's (see {@link BaseGuard}). */
+export function baseGuardOf(middleware: unknown): BaseGuard | undefined {
+  return guards.get(middleware);
+}
+
+/**
+ * A base's middleware: the guard's checks, then the rest of the chain with what the guard added to the context.
+ * A call that changes something is written to the audit log (`guardCall`): its outcome, or the guard's refusal
+ * once the caller is known (a 401 has no caller to write).
+ */
+function guardMiddleware<Added extends { principal: Principal }>(guard: BaseGuard<Added>) {
+  const built = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
+    if (!isAudited(path, type)) return next({ ctx: await guard(ctx, { meta, path, type, getRawInput }) });
+    const audit: NonNullable<BaseCall["audit"]> = {};
+    let added: Added;
+    try {
+      added = await guard(ctx, { meta, path, type, getRawInput, audit });
+    } catch (error) {
+      if (audit.principal && audit.scope)
+        await guardCall(ctx, audit.principal, { path, type, rawInput: await getRawInput() }, audit.scope, () => Promise.reject(error));
+      throw error;
+    }
+    const scope = audit.scope ?? scopeOf(ctx, added.principal);
+    return guardCall(ctx, added.principal, { path, type, rawInput: await getRawInput() }, scope, () => next({ ctx: added }));
   });
-});
+  for (const middleware of (built as unknown as { _middlewares: unknown[] })._middlewares) guards.set(middleware, guard);
+  return built;
+}
+
+/** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
+export const authedProcedure = t.procedure.use(
+  guardMiddleware(async (ctx, { path, type, getRawInput, audit }) => {
+    // Awaiting only what is pending: a cached answer costs no microtask turn.
+    const authenticated = authenticate(ctx, type);
+    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
+    if (audit) Object.assign(audit, { principal, scope: scopeOf(ctx, principal) });
+    const raw = getRawInput();
+    refuseHostileText(raw instanceof Promise ? await raw : raw);
+    authorize(principal, path, type);
+    return { principal };
+  }),
+);
 
 /** An operator token (`role: "admin"`), or a person of the operator's staff whose role allows the call. */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
@@ -214,21 +292,35 @@ export const personProcedure = t.procedure.use(async ({ ctx, path, type, getRawI
  * Counts a tenant token's call against its tenant's budget in that environment (contract §9). Operators'
  * admin tokens are not limited by a tenant's budget.
  */
-async function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> {
+// A decision this process makes at once (`consumeNow`: the memory buckets, a leased slice of the Redis bucket) is
+// applied without a promise; undefined then, else the promise of the decision applied.
+function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSummary, environment: Environment): Promise<void> | undefined {
   if (principal.role === "admin" || ctx.request.rateLimited) return;
   ctx.request.rateLimited = true;
   const limit = tenant.rateLimit ?? ctx.deps.config.rateLimit;
-  const decision = await ctx.deps.rateLimiter.consume(rateLimitKey(tenant.id, environment), limit);
+  const key = rateLimitKey(tenant.id, environment);
+  const limiter = ctx.deps.rateLimiter;
+  const now = limiter.consumeNow(key, limit);
+  if (now) return applyRateLimit(ctx, limit, now);
+  return limiter.consume(key, limit).then((decision) => applyRateLimit(ctx, limit, decision));
+}
+
+function applyRateLimit(ctx: Context, limit: RateLimit, decision: RateLimitDecision): undefined {
   // The budget on every answer, a 429 included; a request let through unchecked (Redis failed) was not counted.
   if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+  return undefined;
 }
 
-async function resolveTenant(ctx: Context, principal: Principal, tenantId: string): Promise<TenantSummary> {
+// A cached tenant is answered without a promise (see `enforceRateLimit`).
+function resolveTenant(ctx: Context, principal: Principal, tenantId: string): TenantSummary | Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
   const tenants = ctx.deps.tenants;
   const cached = isId("ten", tenantId) ? tenants.cached?.(tenantId) : null;
-  const tenant = cached !== undefined ? cached : await tenants.find(tenantId);
+  return cached !== undefined ? admitTenant(principal, cached) : tenants.find(tenantId).then((tenant) => admitTenant(principal, tenant));
+}
+
+function admitTenant(principal: Principal, tenant: TenantSummary | null): TenantSummary {
   if (!tenant) {
     if (principal.role === "admin") throw new NotFoundError("Tenant not found");
     throw new InvalidTokenError("The token's tenant does not exist");
@@ -245,12 +337,14 @@ async function resolveTenant(ctx: Context, principal: Principal, tenantId: strin
  */
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
-export const tenantProcedure = t.procedure.use(async ({ ctx, meta, path, type, getRawInput, next }) => {
-  const principal = await authenticate(ctx, type);
-  const rawInput = await getRawInput();
-  const scope = scopeOf(ctx, principal);
-  return guardCall(ctx, principal, { path, type, rawInput }, scope, async () => {
-    refuseHostileText(rawInput);
+export const tenantProcedure = t.procedure.use(
+  guardMiddleware(async (ctx, { meta, path, type, getRawInput, audit }) => {
+    // Awaiting only what is pending: on a cached path (token, key, tenant, leased budget) no microtask turn.
+    const authenticated = authenticate(ctx, type);
+    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
+    if (audit) Object.assign(audit, { principal, scope: scopeOf(ctx, principal) });
+    const raw = getRawInput();
+    refuseHostileText(raw instanceof Promise ? await raw : raw);
     const header = ctx.headers.get("x-tenant-id");
     let tenantId: string;
     if (principal.role === "admin") {
@@ -262,13 +356,15 @@ export const tenantProcedure = t.procedure.use(async ({ ctx, meta, path, type, g
       tenantId = principal.tenantId!;
     }
     const environment = environmentOf(principal, ctx.headers);
-    const tenant = await resolveTenant(ctx, principal, tenantId);
-    scope.tenantId = tenant.id;
-    await enforceRateLimit(ctx, principal, tenant, environment);
+    const resolved = resolveTenant(ctx, principal, tenantId);
+    const tenant = resolved instanceof Promise ? await resolved : resolved;
+    if (audit?.scope) audit.scope.tenantId = tenant.id;
+    const limited = enforceRateLimit(ctx, principal, tenant, environment);
+    if (limited) await limited;
     authorize(principal, path, type);
-    return next({ ctx: { principal, tenant, environment } });
-  });
-});
+    return { principal, tenant, environment };
+  }),
+);
 
 /**
  * A call on `/tenants/{tenant_id}/…`: an admin token on any tenant, a tenant token on its own only —

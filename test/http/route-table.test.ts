@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHttpApp, type HttpApp } from "../../src/http/app.ts";
 import { createMetrics } from "../../src/http/metrics.ts";
-import { createRouteTable, type RouteHandler } from "../../src/http/route-table.ts";
+import { createRouteTable, MATCH_MEMO_MAX_PATH, MATCH_MEMO_SIZE, type RouteHandler } from "../../src/http/route-table.ts";
 import { appRouter } from "../../src/routers/app.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 
@@ -61,6 +61,17 @@ describe("the route table", () => {
     onlyStatic.add("GET", "/auth/whoami", named("whoami"));
     expect(onlyStatic.match("GET", url("/auth/who"))).toBeUndefined();
     expect(nameOf(onlyStatic.match("GET", url("/auth/whoami?x=1")))).toBe("whoami");
+  });
+
+  it("answers a path with parameters it matched before from memory, the same match, and long paths still by the tree", () => {
+    const first = table.match("GET", url("/payments/p7/deliveries"));
+    expect(first?.params).toEqual({ payment_id: "p7" });
+    expect(table.match("GET", url("/payments/p7/deliveries?cursor=x"))).toBe(first!);
+    expect(table.match("POST", url("/payments/p7/deliveries"))).toBeUndefined();
+    const long = `p${"x".repeat(MATCH_MEMO_MAX_PATH)}`;
+    expect(table.match("GET", url(`/payments/${long}`))?.params).toEqual({ payment_id: long });
+    for (let i = 0; i <= MATCH_MEMO_SIZE; i++) expect(table.match("GET", url(`/payments/p${i}`))?.params).toEqual({ payment_id: `p${i}` });
+    expect(nameOf(table.match("GET", url("/payments/p7/deliveries")))).toBe("deliveries");
   });
 
   it("steps aside where two routes name one parameter level differently", () => {

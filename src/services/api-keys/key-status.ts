@@ -5,6 +5,7 @@
  */
 import type { Kysely } from "kysely";
 import { LRUCache } from "lru-cache";
+import { ExpiringMap } from "../expiring-map.ts";
 import type { Environment } from "../../config.ts";
 import type { Database } from "../../db/schema.ts";
 
@@ -37,8 +38,8 @@ export interface ApiKeyStatus {
  * `forget` while that query runs drops its answer from the cache (it may predate the change).
  */
 export function createApiKeyStatus(deps: { db: Kysely<Database> }): ApiKeyStatus {
-  // ttlResolution 0: staleness is checked against the clock on each get, without lru-cache's debounce timer.
-  const cache = new LRUCache<string, { active: boolean }>({ max: 50_000, ttl: KEY_STATUS_CACHE_MS, ttlResolution: 0 });
+  // Staleness is checked against the clock on each get (`expiring-map.ts`).
+  const cache = new ExpiringMap<string, { active: boolean }>(50_000, KEY_STATUS_CACHE_MS);
   const inFlight = new Map<string, Promise<boolean>>();
   // Which key a secret is cannot change (keys are revoked, never edited): only the status above expires quickly.
   const keysOfSecrets = new LRUCache<string, KeyIdentity>({ max: 10_000, ttl: KEY_OF_SECRET_CACHE_MS });

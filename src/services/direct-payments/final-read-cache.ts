@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { LRUCache } from "lru-cache";
+import { ExpiringMap } from "../expiring-map.ts";
 import type { Environment, Payment } from "../../db/schema.ts";
 import type { IsApprovedView, TransactionStatusView } from "./status.ts";
 
@@ -25,13 +25,13 @@ export interface FinalRead {
 
 /** The cached answers, and the reads in flight (concurrent misses of one key share one query): `deps.caches.finalReads`. */
 export interface FinalReadCache {
-  final: LRUCache<string, FinalRead>;
+  final: ExpiringMap<string, FinalRead>;
   inFlight: Map<string, Promise<FinalRead>>;
 }
 
 /** A gateway's final-read cache, empty (built by `createGatewayCaches`). */
 export function createFinalReadCache(): FinalReadCache {
-  return { final: new LRUCache<string, FinalRead>({ max: FINAL_READ_CACHE_SIZE, ttl: FINAL_READ_CACHE_MS, ttlResolution: 0 }), inFlight: new Map() };
+  return { final: new ExpiringMap<string, FinalRead>(FINAL_READ_CACHE_SIZE, FINAL_READ_CACHE_MS), inFlight: new Map() };
 }
 
 export function cacheKey(lookup: { tenantId: string; environment: Environment; transactionId: number | string }): string {

@@ -3,7 +3,7 @@
  * §4): the caller's direct payment by provider A's id, refreshed on read when it is pending.
  *
  * A final answer (any state but `pending`) is kept per process for at most {@link FINAL_READ_CACHE_MS},
- * keyed by tenant, environment and transaction id, in an LRU of {@link FINAL_READ_CACHE_SIZE} entries:
+ * keyed by tenant, environment and transaction id, in a map of {@link FINAL_READ_CACHE_SIZE} entries (`expiring-map.ts`):
  * a client polling a settled transaction costs no database round trip. A final state can still move
  * forward (a refund, a transfer, a late success after `failed`/`declined`) through a webhook or the sync
  * job on any instance, so a read may show the previous final state for up to that long — the same order
@@ -50,15 +50,18 @@ async function findTransaction(deps: Pick<Deps, "db" | "providers">, lookup: Tra
 }
 
 /**
- * The row to answer with: a cached final one, or read (and refreshed when pending), cached when final.
- * Readers of one transaction that miss together share the read: when an entry expires under load, the
- * 50 requests in flight make one query, not 50.
+ * The row to answer with: a cached final one (at once, without a promise), or read (and refreshed when
+ * pending), cached when final. Readers of one transaction that miss together share the read: when an entry
+ * expires under load, the 50 requests in flight make one query, not 50.
  */
-async function readTransaction(deps: Deps, lookup: TransactionLookup): Promise<FinalRead> {
+function readTransaction(deps: Deps, lookup: TransactionLookup): FinalRead | Promise<FinalRead> {
   const cache = deps.caches.finalReads;
   const key = cacheKey(lookup);
-  const hit = cache.final.get(key);
-  if (hit) return hit;
+  return cache.final.get(key) ?? readMissing(deps, lookup, key);
+}
+
+async function readMissing(deps: Deps, lookup: TransactionLookup, key: string): Promise<FinalRead> {
+  const cache = deps.caches.finalReads;
   const running = cache.inFlight.get(key);
   if (running) return running;
   const read = (async (): Promise<FinalRead> => {
@@ -75,15 +78,23 @@ async function readTransaction(deps: Deps, lookup: TransactionLookup): Promise<F
   }
 }
 
-/** The detailed status (refreshed from provider A when pending and not read in the last second). */
-export async function getTransactionStatus(deps: Deps, lookup: TransactionLookup): Promise<TransactionStatusView> {
-  const read = await readTransaction(deps, lookup);
+/** The detailed status (refreshed from provider A when pending and not read in the last second); a cached one at once. */
+export function getTransactionStatus(deps: Deps, lookup: TransactionLookup): TransactionStatusView | Promise<TransactionStatusView> {
+  const read = readTransaction(deps, lookup);
+  return read instanceof Promise ? read.then(statusOf) : statusOf(read);
+}
+
+/** `{ transactionId, approved, status }`; a cached one at once. */
+export function isTransactionApproved(deps: Deps, lookup: TransactionLookup): IsApprovedView | Promise<IsApprovedView> {
+  const read = readTransaction(deps, lookup);
+  return read instanceof Promise ? read.then((found) => approvedOf(found, lookup)) : approvedOf(read, lookup);
+}
+
+function statusOf(read: FinalRead): TransactionStatusView {
   return (read.status ??= toTransactionStatusView(read.row));
 }
 
-/** `{ transactionId, approved, status }`. */
-export async function isTransactionApproved(deps: Deps, lookup: TransactionLookup): Promise<IsApprovedView> {
-  const read = await readTransaction(deps, lookup);
+function approvedOf(read: FinalRead, lookup: TransactionLookup): IsApprovedView {
   if (read.approved) return read.approved;
   const status = directPaymentStatus(read.row);
   return (read.approved = { transactionId: lookup.transactionId, approved: isApprovedStatus(status), status });

@@ -8,7 +8,7 @@
  */
 
 import { LRUCache } from "lru-cache";
-import { takeToken, type BucketState, type BucketStore } from "./token-bucket.ts";
+import { takeToken, type BucketAnswer, type BucketState, type BucketStore, type RateLimit } from "./token-bucket.ts";
 
 /** How many buckets a process keeps by default (each a few dozen bytes). */
 export const DEFAULT_MAX_BUCKETS = 100_000;
@@ -27,13 +27,17 @@ export function createMemoryBuckets(options: { now?: () => number; maxBuckets?: 
   const max = options.maxBuckets ?? DEFAULT_MAX_BUCKETS;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxBuckets must be a positive integer, got ${max}`);
   const buckets = new LRUCache<string, BucketState>({ max });
+  const takeNow = (key: string, limit: RateLimit): BucketAnswer => {
+    const taken = takeToken(buckets.get(key), limit, now());
+    buckets.set(key, taken.state);
+    return { allowed: taken.allowed, remaining: taken.remaining, retryAfterMs: taken.retryAfterMs };
+  };
   return {
     // Synchronous inside: concurrent requests of one process cannot interleave, so the count is exact.
     async take(key, limit) {
-      const taken = takeToken(buckets.get(key), limit, now());
-      buckets.set(key, taken.state);
-      return { allowed: taken.allowed, remaining: taken.remaining, retryAfterMs: taken.retryAfterMs };
+      return takeNow(key, limit);
     },
+    takeNow,
     async close() {
       buckets.clear();
     },

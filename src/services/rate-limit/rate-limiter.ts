@@ -16,7 +16,7 @@
 import type { Environment } from "../../config.ts";
 import { createMemoryBuckets } from "./memory-buckets.ts";
 import { createRedisBuckets, type RedisClient } from "./redis-buckets.ts";
-import { assertRateLimit, retryAfterSeconds, type BucketStore, type RateLimit } from "./token-bucket.ts";
+import { assertRateLimit, type BucketAnswer, retryAfterSeconds, type BucketStore, type RateLimit } from "./token-bucket.ts";
 
 /** At most one fail-open warning per this many milliseconds. */
 export const FAIL_OPEN_WARN_INTERVAL_MS = 10_000;
@@ -70,6 +70,11 @@ export interface RateLimiter {
    * failed. Throws a RangeError on an unusable limit (rps ≤ 0, burst < 1).
    */
   consume(key: string, limit: RateLimit): Promise<RateLimitDecision>;
+  /**
+   * The same count, decided at once when this process can (the memory buckets; a leased slice of a Redis bucket:
+   * no promise on the hot path), else undefined — and nothing counted: call {@link consume}.
+   */
+  consumeNow(key: string, limit: RateLimit): RateLimitDecision | undefined;
   /** Drops the in-memory buckets; leaves the Redis client open (its owner closes it). */
   close(): Promise<void>;
 }
@@ -97,6 +102,16 @@ export function rateLimitKey(tenantId: string, environment: Environment): string
  * if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
  * ```
  */
+function decisionOf(answer: BucketAnswer, limit: RateLimit): RateLimitDecision {
+  return {
+    allowed: answer.allowed,
+    retryAfterSeconds: answer.allowed ? 0 : retryAfterSeconds(answer.retryAfterMs),
+    remaining: answer.remaining,
+    resetSeconds: Math.ceil((limit.burst - answer.remaining) / limit.rps),
+    failedOpen: false,
+  };
+}
+
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, prefix, now, logger } = options;
   if (typeof prefix !== "string" || prefix.length === 0) throw new TypeError("a non-empty prefix is required");
@@ -130,20 +145,21 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     async consume(key, limit) {
       if (typeof key !== "string" || key.length === 0) throw new TypeError("key must be a non-empty string");
       assertRateLimit(limit);
-      let answer: Awaited<ReturnType<typeof store.take>>;
+      let answer: BucketAnswer;
       try {
         answer = await store.take(key, limit);
       } catch (err) {
         reportFailOpen(key, err);
         return { allowed: true, retryAfterSeconds: 0, remaining: 0, resetSeconds: 0, failedOpen: true };
       }
-      return {
-        allowed: answer.allowed,
-        retryAfterSeconds: answer.allowed ? 0 : retryAfterSeconds(answer.retryAfterMs),
-        remaining: answer.remaining,
-        resetSeconds: Math.ceil((limit.burst - answer.remaining) / limit.rps),
-        failedOpen: false,
-      };
+      return decisionOf(answer, limit);
+    },
+
+    consumeNow(key, limit) {
+      if (typeof key !== "string" || key.length === 0) throw new TypeError("key must be a non-empty string");
+      assertRateLimit(limit);
+      const answer = store.takeNow?.(key, limit);
+      return answer && decisionOf(answer, limit);
     },
 
     close: () => store.close(),

@@ -232,6 +232,7 @@ export function createRedisBuckets(options: { redis: RedisClient; prefix: string
       }
       return promise;
     },
+    takeNow: fromLease,
     async close() {},
   };
 }

@@ -37,6 +37,8 @@ export type BucketAnswer = Omit<TokenTake, "state">;
 /** Where buckets live: process memory or Redis. `key` is the full key; a failure rejects. */
 export interface BucketStore {
   take(key: string, limit: RateLimit): Promise<BucketAnswer>;
+  /** The same, answered at once when this process can (the memory buckets; a leased slice of a Redis bucket), else undefined. */
+  takeNow?(key: string, limit: RateLimit): BucketAnswer | undefined;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
  * {@link TENANT_CACHE_MS} on every instance.
  */
 import type { Kysely } from "kysely";
-import { LRUCache } from "lru-cache";
+import { ExpiringMap } from "../expiring-map.ts";
 import type { Database } from "../../db/schema.ts";
 import type { RateLimit } from "../rate-limit/token-bucket.ts";
 
@@ -32,7 +32,7 @@ export interface TenantFinder {
  * query (when an entry expires under load, every request in flight would otherwise read the row).
  */
 export function createTenantFinder(deps: { db: Kysely<Database> }): TenantFinder {
-  const cache = new LRUCache<string, { tenant: TenantSummary | null }>({ max: 10_000, ttl: TENANT_CACHE_MS, ttlResolution: 0 });
+  const cache = new ExpiringMap<string, { tenant: TenantSummary | null }>(10_000, TENANT_CACHE_MS);
   const inFlight = new Map<string, Promise<TenantSummary | null>>();
 
   async function read(id: string): Promise<TenantSummary | null> {

@@ -157,6 +157,18 @@ function describeRateLimiter(title: string, make: MakeLimiter, skip = false): vo
 
 describeRateLimiter("rate limiter in memory", (options) => createRateLimiter({ prefix: "unused", ...options }));
 
+describe("rate limiter in memory, answered at once", () => {
+  it("decides every request without a promise (consumeNow), on the same buckets as consume", async () => {
+    const limiter = createRateLimiter({ prefix: "unused", now: manualClock().now });
+    const limit = { rps: 1, burst: 3 };
+    expect(limiter.consumeNow(TENANT_A, limit)).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 2, resetSeconds: 1, failedOpen: false });
+    expect((await limiter.consume(TENANT_A, limit)).remaining).toBe(1);
+    expect(limiter.consumeNow(TENANT_A, limit)?.remaining).toBe(0);
+    expect(limiter.consumeNow(TENANT_A, limit)).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 3, failedOpen: false });
+    expect(() => limiter.consumeNow("", limit)).toThrow(TypeError);
+  });
+});
+
 describeRateLimiter(
   "rate limiter on Redis",
   (options) => createRateLimiter({ redis: redisClient(REDIS_URL!), prefix: testPrefix(), timeoutMs: GENEROUS_TIMEOUT_MS, ...options }),
@@ -343,6 +355,21 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requ
     await Bun.sleep(LEASE_MS + 50);
     await limiter.consume(TENANT_A, limit); // the lease expired: back to Redis
     expect(calls()).toBe(2);
+  });
+
+  it("answers at once (consumeNow) only from a lease, counting like consume; without one, nothing is counted", async () => {
+    const counting = countingClient();
+    const calls = counting.calls;
+    const limiter = await counting.limiter();
+    const limit = { rps: 0.001, burst: 100_000 };
+    expect(limiter.consumeNow(TENANT_A, limit)).toBeUndefined(); // no lease yet: the caller calls consume
+    const first = await limiter.consume(TENANT_A, limit); // 1 taken, 999 leased
+    const now = limiter.consumeNow(TENANT_A, limit);
+    expect(now).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: first.remaining - 1, resetSeconds: expect.any(Number), failedOpen: false });
+    expect((await limiter.consume(TENANT_A, limit)).remaining).toBe(first.remaining - 2);
+    expect(limiter.consumeNow(TENANT_A, { rps: 0.001, burst: 3 })).toBeUndefined(); // a changed limit is Redis's to decide
+    expect(calls()).toBe(1);
+    expect(() => limiter.consumeNow(TENANT_A, { rps: 0, burst: 10 })).toThrow(RangeError);
   });
 
   it("does not spend a lease under a changed limit", async () => {
