@@ -106,10 +106,16 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     void cluster.stop().finally(() => process.exit(130));
   });
 try {
-  const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
+  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [], internalErrors: [] };
+  const call = apiClient(cluster, {
+    onGiveUp: (what) => log(`campaign: gave up on ${what}`),
+    onInternalError: (what) => {
+      log(`campaign: 500 internal: ${what}`);
+      outcome.internalErrors.push(what);
+    },
+  });
   const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
   log(`campaign: ${cluster.nodes.length} gateway processes up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [] };
   const t0 = Date.now();
   const at = (ms: number) => Bun.sleep(Math.max(0, t0 + ms - Date.now()));
   const running = [
@@ -132,6 +138,10 @@ try {
   const { lost, twice, unbalanced, mismatches, checked } = findings;
   for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
   log(`campaign: checked ${checked}`);
+  const fivexx = [...call.serverErrors].sort(([a], [b]) => a - b);
+  log(
+    `campaign: 5xx answers: ${fivexx.length === 0 ? "none" : fivexx.map(([status, n]) => `${status} ×${n}`).join(", ")} (503 and 502 tried again; a 500 is a mismatch)`,
+  );
   for (const tenant of tenants) tenant.receiver.stop();
   const violations = lost.length + twice.length + unbalanced.length + mismatches.length;
   log(`campaign: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in all; ${cluster.nodes.reduce((n, node) => n + node.restarts, 0)} restarts`);

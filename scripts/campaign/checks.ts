@@ -8,7 +8,8 @@
  *   the gateway never answered;
  * - twice: a payment collected twice at the provider, a payout or refund sent twice;
  * - unbalanced: a pooled account whose ledger differs from the provider's balance; an audit violation;
- * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's.
+ * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's; a call answered
+ *   `500 internal` (the contract answers what a fault causes with 503, or 502/504 naming the payment).
  */
 import { join } from "node:path";
 import type { Cluster } from "./cluster.ts";
@@ -103,7 +104,13 @@ export async function checkAfterQuiet(input: {
     await Bun.sleep(1000);
     last = await snapshot(call, tenants, outcome);
   }
-  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [], checked: "" };
+  const findings: Findings = {
+    lost: [...outcome.unanswered.map((u) => `${u}: no answer`)],
+    twice: [],
+    unbalanced: [],
+    mismatches: [...outcome.internalErrors.map((call) => `${call}: answered 500 internal, not the contract's 503 unavailable`)],
+    checked: "",
+  };
 
   const stuck = await call(admin, "GET", "/admin/payments/stuck");
   const listedStuck = new Set(((stuck?.body.data as Body[] | undefined) ?? []).map((p) => p.id as string));

@@ -41,6 +41,12 @@ export interface Outcome {
   refused: string[];
   /** Calls that never got an answer within the client's patience. */
   unanswered: string[];
+  /**
+   * Calls answered `500 internal`: the gateway did not know what went wrong. During a fault the contract's
+   * answer is 503 `unavailable` (which a client tries again) or a 502/504 naming the payment; a merchant's client
+   * does not try a 500 again, so its payment, payout or refund is dropped. A violation, counted in `mismatches`.
+   */
+  internalErrors: string[];
 }
 
 function startReceiver(port: number): Receiver {
@@ -70,9 +76,21 @@ function startReceiver(port: number): Receiver {
   return receiver;
 }
 
-/** An HTTP client of the gateway's API that tries the next node when one is down or busy. */
-export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
-  return async function call(
+/** What {@link apiClient} tells of its calls. */
+export interface ClientHooks {
+  /** A call tried until its patience ran out, with what it last saw. */
+  onGiveUp?: (what: string) => void;
+  /** A call answered 500 (never tried again), with the answer's start (its `requestId`, for the logs). */
+  onInternalError?: (what: string) => void;
+}
+
+/**
+ * An HTTP client of the gateway's API that tries the next node when one is down or busy. `serverErrors` counts
+ * the 5xx answers it got, by status (each 503 or 502 it tried again counts once per answer).
+ */
+export function apiClient(cluster: Cluster, hooks: ClientHooks = {}) {
+  const serverErrors = new Map<number, number>();
+  const call = async function call(
     token: string,
     method: string,
     path: string,
@@ -96,6 +114,8 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
           signal: AbortSignal.timeout(15_000),
         });
         const text = await response.text();
+        if (response.status >= 500) serverErrors.set(response.status, (serverErrors.get(response.status) ?? 0) + 1);
+        if (response.status === 500) hooks.onInternalError?.(`${method} ${path}: ${text.slice(0, 200)}`);
         // 502/504 naming a payment: the provider may have acted and not answered; the payment is settled from the provider.
         if ((response.status === 502 || response.status === 504) && text.includes('"paymentId"'))
           return { status: response.status, body: JSON.parse(text) as Body };
@@ -109,13 +129,14 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
         lastSeen = `${error instanceof Error ? error.message : String(error)} (node ${node % cluster.apiUrls.length})`;
       }
       if (Date.now() > deadline) {
-        onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
+        hooks.onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
         return undefined;
       }
       node++;
       await Bun.sleep(250);
     }
   };
+  return Object.assign(call, { serverErrors });
 }
 
 export type ApiCall = ReturnType<typeof apiClient>;
