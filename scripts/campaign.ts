@@ -10,6 +10,9 @@
  * The schedule (flows, faults and their offsets) is built whole from the seed first, so the same seed replays
  * the same schedule; what the processes do under it is timing, and may differ from run to run.
  */
+import { cpSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { checkAfterQuiet } from "./campaign/checks.ts";
 import { startCluster } from "./campaign/cluster.ts";
@@ -92,6 +95,14 @@ if (!values.fleet && (!DATABASE_URL || !REDIS_URL)) {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Copies the `*.log` files of `dir` (removed with the fleet) to a folder of their own; returns its path. */
+function keepLogs(dir: string, seed: number): string {
+  const kept = mkdtempSync(join(tmpdir(), `passerelle-campaign-${seed}-logs-`));
+  for (const name of readdirSync(dir, { recursive: true, encoding: "utf8" }))
+    if (name.endsWith(".log")) cpSync(join(dir, name), join(kept, name.replaceAll("/", "-")));
+  return kept;
+}
 const startedAt = Date.now();
 log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.faults.length} faults over ${schedule.options.spanMs} ms`);
 const { apiNodes, workers } = schedule.options;
@@ -149,6 +160,7 @@ try {
     `campaign seed=${seed} flows=${schedule.flows.length} faults=${schedule.faults.length}: lost ${lost.length}, twice ${twice.length}, unbalanced ${unbalanced.length}, mismatches ${mismatches.length}\n`,
   );
   exitCode = violations === 0 ? 0 : 1;
+  if (violations > 0 && cluster.logsDir) log(`campaign: the processes' logs are kept in ${keepLogs(cluster.logsDir, seed)}`);
 } finally {
   await cluster.stop().catch((error) => log(`campaign: clean-up failed: ${error}`));
 }

@@ -14,6 +14,7 @@
 import { join } from "node:path";
 import type { Cluster } from "./cluster.ts";
 import { type ApiCall, type Outcome, simulatorInvoices, simulatorTransactions, type Tenant } from "./flows.ts";
+import { MAX_CLOCK_JUMP_MS } from "./schedule.ts";
 
 type Body = Record<string, any>;
 
@@ -27,6 +28,8 @@ export interface Findings {
 }
 
 const FINAL_PAYMENT = new Set(["succeeded", "failed", "cancelled", "refunded"]);
+/** From a renewal's first due date to its charge being read: the renewal sweep (every 5 s here), the charge, its settling. */
+const RENEWAL_GRACE_MS = 30_000;
 
 async function readAll(call: ApiCall, token: string, path: string): Promise<Body[]> {
   const items: Body[] = [];
@@ -98,7 +101,17 @@ export async function checkAfterQuiet(input: {
   quietMs: number;
 }): Promise<Findings> {
   const { cluster, call, admin, tenants, outcome } = input;
-  const deadline = Date.now() + input.quietMs;
+  // A renewal's first period is due when the API node that made the schedule said "now": a node whose clock a
+  // `clock-jump` had moved ahead dates it up to 4 minutes late, which the wait covers (its sweep then charges it).
+  const renewalsDueBy = Math.max(
+    0,
+    ...outcome.permits.flatMap((p) =>
+      p.renewal && p.firstDueAt !== undefined && p.scheduledAt !== undefined
+        ? [Math.min(p.firstDueAt, p.scheduledAt + MAX_CLOCK_JUMP_MS) + RENEWAL_GRACE_MS]
+        : [],
+    ),
+  );
+  const deadline = Math.max(Date.now() + input.quietMs, renewalsDueBy);
   let last = await snapshot(call, tenants, outcome);
   while (!isQuiet(last) && Date.now() < deadline) {
     await Bun.sleep(1000);
@@ -118,7 +131,14 @@ export async function checkAfterQuiet(input: {
     if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
   for (const [id, state] of [...last.refunds, ...last.payouts])
     if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
-  for (const id of last.unrenewed) findings.lost.push(`permit ${id}'s renewal schedule never charged its first period`);
+  for (const id of last.unrenewed) {
+    const permit = outcome.permits.find((p) => p.id === id);
+    const due =
+      permit?.firstDueAt === undefined || permit.scheduledAt === undefined
+        ? ""
+        : ` (due ${new Date(permit.firstDueAt).toISOString()}, ${Math.round((permit.firstDueAt - permit.scheduledAt) / 1000)} s after the schedule was made)`;
+    findings.lost.push(`permit ${id}'s renewal schedule never charged its first period${due}`);
+  }
   if (last.undelivered.length > 0) {
     // What the gateway says of each delivery the endpoint never got: its state, attempts and last error.
     const deliveries = new Map<string, Body>();

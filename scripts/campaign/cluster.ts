@@ -58,6 +58,8 @@ export interface Cluster {
   nodes: Node[];
   providerA: { secretKey: string; webhookSecret: string };
   servers?: OwnServers;
+  /** Where the processes log (`<name>.log`; a fleet's), which the campaign keeps when it found a violation. */
+  logsDir?: string;
   /** SIGKILLs a node, waits `downMs`, starts it again and waits until it is up. */
   killAndRestart(node: Node, downMs: number): Promise<void>;
   /** The PIDs of every gateway process running now. */

@@ -70,6 +70,7 @@ export async function startFleetCluster(input: { apiNodes: number; workers: numb
       restartPostgres: (downMs) => fleet.postgres!.stopFor(downMs),
       redisNodes,
     },
+    logsDir: fleet.dir,
     killAndRestart,
     pids: () => nodes.flatMap((node) => node.pid() ?? []),
     async stop() {

@@ -35,8 +35,12 @@ export interface Outcome {
   payments: { id: string; tenant: number; flow?: Flow }[];
   refunds: { id: string; tenant: number; paymentId: string }[];
   payouts: { id: string; tenant: number }[];
-  /** Provider B permits the customer authorised; a `renewal` one has a daily schedule whose first period the sweep charges. */
-  permits: { id: string; tenant: number; token: string; renewal: boolean }[];
+  /**
+   * Provider B permits the customer authorised; a `renewal` one has a daily schedule whose first period the sweep
+   * charges: when the campaign made it (its own clock) and when the gateway made its first period due
+   * (`nextChargeAt`), which a clock jump on the API node that made it moves ahead.
+   */
+  permits: { id: string; tenant: number; token: string; renewal: boolean; scheduledAt?: number; firstDueAt?: number }[];
   /** Calls the gateway refused in the contract's terms (e.g. 422 insufficient_balance): not violations. */
   refused: string[];
   /** Calls that never got an answer within the client's patience. */
@@ -229,7 +233,8 @@ async function runPermit(input: FlowInput, key: string): Promise<void> {
   if (created.status !== 200) return void outcome.refused.push(`flow ${flow.id} permit: ${created.status} ${created.body.code ?? ""}`);
   const permitId = created.body.permitId as string;
   const token = created.body.token as string;
-  outcome.permits.push({ id: permitId, tenant: tenant.index, token, renewal: flow.kind === "permit-renewal" });
+  const permit: Outcome["permits"][number] = { id: permitId, tenant: tenant.index, token, renewal: flow.kind === "permit-renewal" };
+  outcome.permits.push(permit);
   await Bun.sleep(flow.consoleDelayMs);
   await fetch(`${cluster.simulatorB}/_sim/permits/${encodeURIComponent(token)}/authorize`, { method: "POST" }).catch(() => undefined);
   const state = await settlePermit(call, tenant, permitId, 60_000);
@@ -240,7 +245,9 @@ async function runPermit(input: FlowInput, key: string): Promise<void> {
       headers,
       body: { amount: flow.amount, interval: "day", description: `Campaign renewal ${flow.id}` },
     });
-    if (schedule?.status !== 200) outcome.refused.push(`flow ${flow.id} schedule: ${schedule?.status ?? "no answer"} ${schedule?.body.code ?? ""}`);
+    if (schedule?.status !== 200) return void outcome.refused.push(`flow ${flow.id} schedule: ${schedule?.status ?? "no answer"} ${schedule?.body.code ?? ""}`);
+    permit.scheduledAt = Date.now();
+    if (typeof schedule.body.nextChargeAt === "string") permit.firstDueAt = Date.parse(schedule.body.nextChargeAt);
     return;
   }
   const charge = await call(tenant.token, "POST", `/providerB/permits/${permitId}/charges`, {
