@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { checkAfterQuiet } from "./campaign/checks.ts";
-import { startCluster } from "./campaign/cluster.ts";
+import { campaignSettings, startCluster } from "./campaign/cluster.ts";
 import { startFleetCluster } from "./campaign/fleet.ts";
 import { strike } from "./campaign/faults.ts";
 import { apiClient, createTenants, type Outcome, runFlow } from "./campaign/flows.ts";
@@ -106,9 +106,11 @@ function keepLogs(dir: string, seed: number): string {
 const startedAt = Date.now();
 log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.faults.length} faults over ${schedule.options.spanMs} ms`);
 const { apiNodes, workers } = schedule.options;
+const quietMs = count(values["quiet-ms"], "--quiet-ms", 420_000, 1);
+const settings = campaignSettings(schedule.options.spanMs, quietMs);
 const cluster = values.fleet
-  ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log })
-  : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers });
+  ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log, settings })
+  : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers, settings });
 let exitCode = 1;
 // Interrupted: everything it started goes (a fleet's PostgreSQL is a daemon of pg_ctl's, outside this process group).
 for (const signal of ["SIGINT", "SIGTERM"] as const)
@@ -117,7 +119,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     void cluster.stop().finally(() => process.exit(130));
   });
 try {
-  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [], internalErrors: [] };
+  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [], internalErrors: [], refundedAtProvider: [] };
   const call = apiClient(cluster, {
     onGiveUp: (what) => log(`campaign: gave up on ${what}`),
     onInternalError: (what) => {
@@ -145,7 +147,7 @@ try {
       `${outcome.payouts.length} payouts, ${outcome.permits.length} permits, ${outcome.refused.length} refused; waiting for quiet`,
   );
   for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
-  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 420_000, 1) });
+  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs });
   const { lost, twice, unbalanced, mismatches, checked } = findings;
   for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
   log(`campaign: checked ${checked}`);

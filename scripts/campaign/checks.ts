@@ -50,6 +50,8 @@ interface Snapshot {
   undelivered: { tenant: Tenant; eventId: string; type: string }[];
   /** Renewal permits whose first period has no charge yet. */
   unrenewed: string[];
+  /** Payments refunded at provider A's console that the gateway has not learnt yet. */
+  unlearnt: string[];
   /** Events listed by the API, times the endpoints that should get each. */
   deliveriesExpected: number;
 }
@@ -61,7 +63,8 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
   const payouts = new Map<string, string>();
   // A renewal's payment is the renewal sweep's: found among its permit's charges.
   const unrenewed: string[] = [];
-  for (const permit of outcome.permits.filter((p) => p.renewal)) {
+  // Only a schedule the gateway made (its PUT answered 200): a permit left pending after its authorisation has none.
+  for (const permit of outcome.permits.filter((p) => p.renewal && p.scheduledAt !== undefined)) {
     const tenant = tenants[permit.tenant]!;
     const charges = await call(tenant.token, "GET", `/providerB/permits/${permit.id}/charges`, { headers: { "x-tenant-id": tenant.id }, patienceMs: 10_000 });
     const data = (charges?.body.data as Body[] | undefined) ?? [];
@@ -79,7 +82,8 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
       deliveriesExpected++;
       if (!tenant.receiver.received.has(event.id as string)) undelivered.push({ tenant, eventId: event.id as string, type: event.type as string });
     }
-  return { payments, refunds, payouts, undelivered, unrenewed, deliveriesExpected };
+  const unlearnt = outcome.refundedAtProvider.filter((id) => payments.has(id) && payments.get(id) !== "refunded");
+  return { payments, refunds, payouts, undelivered, unrenewed, unlearnt, deliveriesExpected };
 }
 
 function isQuiet(s: Snapshot): boolean {
@@ -87,7 +91,8 @@ function isQuiet(s: Snapshot): boolean {
     [...s.payments.values()].every((state) => FINAL_PAYMENT.has(state)) &&
     [...s.refunds.values(), ...s.payouts.values()].every((state) => state === "sent" || state === "succeeded" || state === "failed") &&
     s.undelivered.length === 0 &&
-    s.unrenewed.length === 0
+    s.unrenewed.length === 0 &&
+    s.unlearnt.length === 0
   );
 }
 

@@ -51,6 +51,8 @@ export interface Outcome {
    * does not try a 500 again, so its payment, payout or refund is dropped. A violation, counted in `mismatches`.
    */
   internalErrors: string[];
+  /** Payments a `provider-refund` fault refunded at provider A's console: the wait before the checks lasts until each is learnt. */
+  refundedAtProvider: string[];
 }
 
 function startReceiver(port: number): Receiver {
