@@ -10,9 +10,12 @@
  * The schedule (flows, faults and their offsets) is built whole from the seed first, so the same seed replays
  * the same schedule; what the processes do under it is timing, and may differ from run to run.
  */
+import { cpSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { checkAfterQuiet } from "./campaign/checks.ts";
-import { startCluster } from "./campaign/cluster.ts";
+import { campaignSettings, startCluster } from "./campaign/cluster.ts";
 import { startFleetCluster } from "./campaign/fleet.ts";
 import { strike } from "./campaign/faults.ts";
 import { apiClient, createTenants, type Outcome, runFlow } from "./campaign/flows.ts";
@@ -92,12 +95,22 @@ if (!values.fleet && (!DATABASE_URL || !REDIS_URL)) {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Copies the `*.log` files of `dir` (removed with the fleet) to a folder of their own; returns its path. */
+function keepLogs(dir: string, seed: number): string {
+  const kept = mkdtempSync(join(tmpdir(), `passerelle-campaign-${seed}-logs-`));
+  for (const name of readdirSync(dir, { recursive: true, encoding: "utf8" }))
+    if (name.endsWith(".log")) cpSync(join(dir, name), join(kept, name.replaceAll("/", "-")));
+  return kept;
+}
 const startedAt = Date.now();
 log(`campaign: seed ${seed}, ${schedule.flows.length} flows and ${schedule.faults.length} faults over ${schedule.options.spanMs} ms`);
 const { apiNodes, workers } = schedule.options;
+const quietMs = count(values["quiet-ms"], "--quiet-ms", 420_000, 1);
+const settings = campaignSettings(schedule.options.spanMs, quietMs);
 const cluster = values.fleet
-  ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log })
-  : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers });
+  ? await startFleetCluster({ apiNodes, workers, redisCluster: values["redis-cluster"], log, settings })
+  : await startCluster({ databaseUrl: DATABASE_URL!, redisUrl: REDIS_URL!, apiNodes, workers, settings });
 let exitCode = 1;
 // Interrupted: everything it started goes (a fleet's PostgreSQL is a daemon of pg_ctl's, outside this process group).
 for (const signal of ["SIGINT", "SIGTERM"] as const)
@@ -106,10 +119,16 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     void cluster.stop().finally(() => process.exit(130));
   });
 try {
-  const call = apiClient(cluster, (what) => log(`campaign: gave up on ${what}`));
+  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [], internalErrors: [], refundedAtProvider: [] };
+  const call = apiClient(cluster, {
+    onGiveUp: (what) => log(`campaign: gave up on ${what}`),
+    onInternalError: (what) => {
+      log(`campaign: 500 internal: ${what}`);
+      outcome.internalErrors.push(what);
+    },
+  });
   const { admin, tenants } = await createTenants(cluster, call, schedule.options.tenants);
   log(`campaign: ${cluster.nodes.length} gateway processes up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-  const outcome: Outcome = { payments: [], refunds: [], payouts: [], permits: [], refused: [], unanswered: [] };
   const t0 = Date.now();
   const at = (ms: number) => Bun.sleep(Math.max(0, t0 + ms - Date.now()));
   const running = [
@@ -128,10 +147,14 @@ try {
       `${outcome.payouts.length} payouts, ${outcome.permits.length} permits, ${outcome.refused.length} refused; waiting for quiet`,
   );
   for (const refusal of outcome.refused) log(`  refused: ${refusal}`);
-  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs: count(values["quiet-ms"], "--quiet-ms", 420_000, 1) });
+  const findings = await checkAfterQuiet({ cluster, call, admin, tenants, outcome, quietMs });
   const { lost, twice, unbalanced, mismatches, checked } = findings;
   for (const [kind, lines] of Object.entries({ lost, twice, unbalanced, mismatches })) for (const line of lines) log(`  ${kind}: ${line}`);
   log(`campaign: checked ${checked}`);
+  const fivexx = [...call.serverErrors].sort(([a], [b]) => a - b);
+  log(
+    `campaign: 5xx answers: ${fivexx.length === 0 ? "none" : fivexx.map(([status, n]) => `${status} ×${n}`).join(", ")} (503 and 502 tried again; a 500 is a mismatch)`,
+  );
   for (const tenant of tenants) tenant.receiver.stop();
   const violations = lost.length + twice.length + unbalanced.length + mismatches.length;
   log(`campaign: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in all; ${cluster.nodes.reduce((n, node) => n + node.restarts, 0)} restarts`);
@@ -139,6 +162,7 @@ try {
     `campaign seed=${seed} flows=${schedule.flows.length} faults=${schedule.faults.length}: lost ${lost.length}, twice ${twice.length}, unbalanced ${unbalanced.length}, mismatches ${mismatches.length}\n`,
   );
   exitCode = violations === 0 ? 0 : 1;
+  if (violations > 0 && cluster.logsDir) log(`campaign: the processes' logs are kept in ${keepLogs(cluster.logsDir, seed)}`);
 } finally {
   await cluster.stop().catch((error) => log(`campaign: clean-up failed: ${error}`));
 }

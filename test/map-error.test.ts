@@ -103,4 +103,36 @@ describe("error mapping", () => {
       },
     });
   });
+  it("answers a database that cannot serve the request with 503 unavailable and Retry-After, whatever the driver or the pooler threw", () => {
+    // What postgres.js and PgBouncer were seen throwing while PostgreSQL restarted under a fleet (docs/reliability.md).
+    const pgbouncer = (code: string, message: string) => Object.assign(new Error(message), { name: "PostgresError", code, severity: "FATAL" });
+    const thrown = [
+      pgbouncer("08P01", "server login has been failing, try again later (server_login_retry)"),
+      pgbouncer("08P01", "pgbouncer cannot connect to server"),
+      pgbouncer("08006", "connection failure"),
+      Object.assign(new Error("write CONNECTION_CLOSED 127.0.0.1:6432"), { code: "CONNECTION_CLOSED" }),
+      Object.assign(new Error("write CONNECT_TIMEOUT 127.0.0.1:6432"), { code: "CONNECT_TIMEOUT" }),
+      Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
+      new Error("a job failed", { cause: pgbouncer("08P01", "query_wait_timeout") }),
+    ];
+    for (const error of thrown) {
+      const answer = mapError(error, "req_1");
+      expect({ message: error.message, status: answer.status, body: answer.body, headers: answer.headers, unexpected: answer.unexpected }).toEqual({
+        message: error.message,
+        status: 503,
+        body: {
+          statusCode: 503,
+          message: "The database is unavailable; try again shortly",
+          error: "Service Unavailable",
+          code: "unavailable",
+          requestId: "req_1",
+        },
+        headers: { "retry-after": "1" },
+        unexpected: false,
+      });
+    }
+    // A statement the database refused for what it says (not its connection) stays ours to fix.
+    expect(mapError(pgbouncer("42P01", 'relation "nope" does not exist'), "req_1").status).toBe(500);
+    expect(mapError(new TypeError("x is not a function"), "req_1").status).toBe(500);
+  });
 });

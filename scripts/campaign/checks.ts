@@ -8,11 +8,13 @@
  *   the gateway never answered;
  * - twice: a payment collected twice at the provider, a payout or refund sent twice;
  * - unbalanced: a pooled account whose ledger differs from the provider's balance; an audit violation;
- * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's.
+ * - mismatches: a payment, refund or payout whose state at the gateway is not the provider's; a call answered
+ *   `500 internal` (the contract answers what a fault causes with 503, or 502/504 naming the payment).
  */
 import { join } from "node:path";
 import type { Cluster } from "./cluster.ts";
 import { type ApiCall, type Outcome, simulatorInvoices, simulatorTransactions, type Tenant } from "./flows.ts";
+import { MAX_CLOCK_JUMP_MS } from "./schedule.ts";
 
 type Body = Record<string, any>;
 
@@ -26,6 +28,8 @@ export interface Findings {
 }
 
 const FINAL_PAYMENT = new Set(["succeeded", "failed", "cancelled", "refunded"]);
+/** From a renewal's first due date to its charge being read: the renewal sweep (every 5 s here), the charge, its settling. */
+const RENEWAL_GRACE_MS = 30_000;
 
 async function readAll(call: ApiCall, token: string, path: string): Promise<Body[]> {
   const items: Body[] = [];
@@ -46,6 +50,8 @@ interface Snapshot {
   undelivered: { tenant: Tenant; eventId: string; type: string }[];
   /** Renewal permits whose first period has no charge yet. */
   unrenewed: string[];
+  /** Payments refunded at provider A's console that the gateway has not learnt yet. */
+  unlearnt: string[];
   /** Events listed by the API, times the endpoints that should get each. */
   deliveriesExpected: number;
 }
@@ -57,7 +63,8 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
   const payouts = new Map<string, string>();
   // A renewal's payment is the renewal sweep's: found among its permit's charges.
   const unrenewed: string[] = [];
-  for (const permit of outcome.permits.filter((p) => p.renewal)) {
+  // Only a schedule the gateway made (its PUT answered 200): a permit left pending after its authorisation has none.
+  for (const permit of outcome.permits.filter((p) => p.renewal && p.scheduledAt !== undefined)) {
     const tenant = tenants[permit.tenant]!;
     const charges = await call(tenant.token, "GET", `/providerB/permits/${permit.id}/charges`, { headers: { "x-tenant-id": tenant.id }, patienceMs: 10_000 });
     const data = (charges?.body.data as Body[] | undefined) ?? [];
@@ -75,7 +82,8 @@ async function snapshot(call: ApiCall, tenants: Tenant[], outcome: Outcome): Pro
       deliveriesExpected++;
       if (!tenant.receiver.received.has(event.id as string)) undelivered.push({ tenant, eventId: event.id as string, type: event.type as string });
     }
-  return { payments, refunds, payouts, undelivered, unrenewed, deliveriesExpected };
+  const unlearnt = outcome.refundedAtProvider.filter((id) => payments.has(id) && payments.get(id) !== "refunded");
+  return { payments, refunds, payouts, undelivered, unrenewed, unlearnt, deliveriesExpected };
 }
 
 function isQuiet(s: Snapshot): boolean {
@@ -83,7 +91,8 @@ function isQuiet(s: Snapshot): boolean {
     [...s.payments.values()].every((state) => FINAL_PAYMENT.has(state)) &&
     [...s.refunds.values(), ...s.payouts.values()].every((state) => state === "sent" || state === "succeeded" || state === "failed") &&
     s.undelivered.length === 0 &&
-    s.unrenewed.length === 0
+    s.unrenewed.length === 0 &&
+    s.unlearnt.length === 0
   );
 }
 
@@ -97,13 +106,29 @@ export async function checkAfterQuiet(input: {
   quietMs: number;
 }): Promise<Findings> {
   const { cluster, call, admin, tenants, outcome } = input;
-  const deadline = Date.now() + input.quietMs;
+  // A renewal's first period is due when the API node that made the schedule said "now": a node whose clock a
+  // `clock-jump` had moved ahead dates it up to 4 minutes late, which the wait covers (its sweep then charges it).
+  const renewalsDueBy = Math.max(
+    0,
+    ...outcome.permits.flatMap((p) =>
+      p.renewal && p.firstDueAt !== undefined && p.scheduledAt !== undefined
+        ? [Math.min(p.firstDueAt, p.scheduledAt + MAX_CLOCK_JUMP_MS) + RENEWAL_GRACE_MS]
+        : [],
+    ),
+  );
+  const deadline = Math.max(Date.now() + input.quietMs, renewalsDueBy);
   let last = await snapshot(call, tenants, outcome);
   while (!isQuiet(last) && Date.now() < deadline) {
     await Bun.sleep(1000);
     last = await snapshot(call, tenants, outcome);
   }
-  const findings: Findings = { lost: [...outcome.unanswered.map((u) => `${u}: no answer`)], twice: [], unbalanced: [], mismatches: [], checked: "" };
+  const findings: Findings = {
+    lost: [...outcome.unanswered.map((u) => `${u}: no answer`)],
+    twice: [],
+    unbalanced: [],
+    mismatches: [...outcome.internalErrors.map((call) => `${call}: answered 500 internal, not the contract's 503 unavailable`)],
+    checked: "",
+  };
 
   const stuck = await call(admin, "GET", "/admin/payments/stuck");
   const listedStuck = new Set(((stuck?.body.data as Body[] | undefined) ?? []).map((p) => p.id as string));
@@ -111,7 +136,14 @@ export async function checkAfterQuiet(input: {
     if (!FINAL_PAYMENT.has(state) && !listedStuck.has(id)) findings.lost.push(`payment ${id} is ${state} and not listed as stuck`);
   for (const [id, state] of [...last.refunds, ...last.payouts])
     if (state !== "sent" && state !== "succeeded" && state !== "failed") findings.lost.push(`${id} is ${state}`);
-  for (const id of last.unrenewed) findings.lost.push(`permit ${id}'s renewal schedule never charged its first period`);
+  for (const id of last.unrenewed) {
+    const permit = outcome.permits.find((p) => p.id === id);
+    const due =
+      permit?.firstDueAt === undefined || permit.scheduledAt === undefined
+        ? ""
+        : ` (due ${new Date(permit.firstDueAt).toISOString()}, ${Math.round((permit.firstDueAt - permit.scheduledAt) / 1000)} s after the schedule was made)`;
+    findings.lost.push(`permit ${id}'s renewal schedule never charged its first period${due}`);
+  }
   if (last.undelivered.length > 0) {
     // What the gateway says of each delivery the endpoint never got: its state, attempts and last error.
     const deliveries = new Map<string, Body>();

@@ -58,6 +58,8 @@ export interface Cluster {
   nodes: Node[];
   providerA: { secretKey: string; webhookSecret: string };
   servers?: OwnServers;
+  /** Where the processes log (`<name>.log`; a fleet's), which the campaign keeps when it found a violation. */
+  logsDir?: string;
   /** SIGKILLs a node, waits `downMs`, starts it again and waits until it is up. */
   killAndRestart(node: Node, downMs: number): Promise<void>;
   /** The PIDs of every gateway process running now. */
@@ -82,9 +84,22 @@ export const CAMPAIGN_SETTINGS: Record<string, string> = {
   SWEEP_EVERY_MS: "5000",
   RENEWAL_SWEEP_EVERY_MS: "5000",
   // A refund made at provider A whose notification was lost is learnt by re-reading settled payments: within
-  // seconds to minutes here (production: 2 min to 30 days), steps at most a minute apart over the campaign's span.
+  // seconds to minutes here (production: 2 min to 30 days); {@link campaignSettings} adds steps over a longer span.
   SETTLED_REREAD_SCHEDULE: "5s,15s,30s,1m,2m,3m,4m,5m,6m,7m,8m,10m",
 };
+
+/**
+ * {@link CAMPAIGN_SETTINGS} for a campaign whose flows and faults are spread over `spanMs`: settled payments
+ * are also re-read every 5 minutes after the tenth, until the span and the wait before the checks are over —
+ * a refund struck at provider A late in a long campaign, on a payment settled early in it, is learnt before
+ * the checks (with the fixed schedule, a 42-minute campaign reported two such refunds as mismatches).
+ */
+export function campaignSettings(spanMs: number, quietMs: number): Record<string, string> {
+  const steps = [CAMPAIGN_SETTINGS.SETTLED_REREAD_SCHEDULE!];
+  const lastMinutes = Math.ceil((spanMs + quietMs) / 60_000);
+  for (let minutes = 15; minutes < lastMinutes + 5; minutes += 5) steps.push(`${minutes}m`);
+  return { ...CAMPAIGN_SETTINGS, SETTLED_REREAD_SCHEDULE: steps.join(",") };
+}
 
 /** {@link Cluster.killAndRestart}: one kill-and-restart at a time per node. */
 export function killAndRestart(node: Node, downMs: number): Promise<void> {
@@ -168,7 +183,13 @@ function processNode(role: Node["role"], index: number, args: string[], env: Rec
 }
 
 /** Creates the campaign's database (migrated) and starts the simulators, `apiNodes` API nodes and `workers` workers. */
-export async function startCluster(input: { databaseUrl: string; redisUrl: string; apiNodes: number; workers: number }): Promise<Cluster> {
+export async function startCluster(input: {
+  databaseUrl: string;
+  redisUrl: string;
+  apiNodes: number;
+  workers: number;
+  settings?: Record<string, string>;
+}): Promise<Cluster> {
   const databaseName = `passerelle_campaign_${randomBytes(6).toString("hex")}`;
   const admin = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -226,7 +247,7 @@ export async function startCluster(input: { databaseUrl: string; redisUrl: strin
     PROVIDER_A_SANDBOX_SECRET_KEY: providerA.secretKey,
     PROVIDER_A_SANDBOX_WEBHOOK_SECRET: providerA.webhookSecret,
     PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${portB}/sandbox-api/v1`,
-    ...CAMPAIGN_SETTINGS,
+    ...(input.settings ?? CAMPAIGN_SETTINGS),
   };
   const nodes: Node[] = [];
   const apiUrls: string[] = [];

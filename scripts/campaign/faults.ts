@@ -129,6 +129,7 @@ export async function strike(input: { fault: Fault; cluster: Cluster; tenants: T
       const transaction = await pickTransaction(cluster, outcome, fault, ["approved"]);
       if (!transaction) return `${head}: no approved payment yet`;
       const answer = await fetch(`${cluster.simulatorA}/_sim/transactions/${transaction.id}/refund`, { method: "POST" });
+      if (answer.ok && transaction.merchant_reference) outcome.refundedAtProvider.push(transaction.merchant_reference.split(/[.:]/)[0]!);
       return `${head}: transaction ${transaction.id} (${transaction.merchant_reference}) refunded at the provider: HTTP ${answer.status}`;
     }
     case "provider-times-out": {

@@ -12,7 +12,13 @@ import { startFleet } from "../../deploy/fleet/fleet.ts";
 import { CAMPAIGN_SETTINGS, type Cluster, killAndRestart, type Node } from "./cluster.ts";
 
 /** Starts the fleet (`apiNodes` API nodes behind HAProxy, `workers` workers) and wraps it as the campaign's {@link Cluster}. */
-export async function startFleetCluster(input: { apiNodes: number; workers: number; redisCluster: boolean; log: (line: string) => void }): Promise<Cluster> {
+export async function startFleetCluster(input: {
+  apiNodes: number;
+  workers: number;
+  redisCluster: boolean;
+  log: (line: string) => void;
+  settings?: Record<string, string>;
+}): Promise<Cluster> {
   const clockDir = mkdtempSync(join(tmpdir(), "passerelle-campaign-clocks-"));
   const fleet = await startFleet({
     api: input.apiNodes,
@@ -20,7 +26,7 @@ export async function startFleetCluster(input: { apiNodes: number; workers: numb
     ownPostgres: true,
     ownRedis: !input.redisCluster,
     redisCluster: input.redisCluster,
-    env: { ...CAMPAIGN_SETTINGS, LOG_LEVEL: "warn" },
+    env: { ...(input.settings ?? CAMPAIGN_SETTINGS), LOG_LEVEL: "warn" },
     processEnv: (name) => ({ TEST_CLOCK_OFFSET_FILE: join(clockDir, `clock-${name}`) }),
     log: (line) => input.log(`campaign: fleet: ${line}`),
   }).catch((error: unknown) => {
@@ -70,6 +76,7 @@ export async function startFleetCluster(input: { apiNodes: number; workers: numb
       restartPostgres: (downMs) => fleet.postgres!.stopFor(downMs),
       redisNodes,
     },
+    logsDir: fleet.dir,
     killAndRestart,
     pids: () => nodes.flatMap((node) => node.pid() ?? []),
     async stop() {

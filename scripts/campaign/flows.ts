@@ -35,12 +35,24 @@ export interface Outcome {
   payments: { id: string; tenant: number; flow?: Flow }[];
   refunds: { id: string; tenant: number; paymentId: string }[];
   payouts: { id: string; tenant: number }[];
-  /** Provider B permits the customer authorised; a `renewal` one has a daily schedule whose first period the sweep charges. */
-  permits: { id: string; tenant: number; token: string; renewal: boolean }[];
+  /**
+   * Provider B permits the customer authorised; a `renewal` one has a daily schedule whose first period the sweep
+   * charges: when the campaign made it (its own clock) and when the gateway made its first period due
+   * (`nextChargeAt`), which a clock jump on the API node that made it moves ahead.
+   */
+  permits: { id: string; tenant: number; token: string; renewal: boolean; scheduledAt?: number; firstDueAt?: number }[];
   /** Calls the gateway refused in the contract's terms (e.g. 422 insufficient_balance): not violations. */
   refused: string[];
   /** Calls that never got an answer within the client's patience. */
   unanswered: string[];
+  /**
+   * Calls answered `500 internal`: the gateway did not know what went wrong. During a fault the contract's
+   * answer is 503 `unavailable` (which a client tries again) or a 502/504 naming the payment; a merchant's client
+   * does not try a 500 again, so its payment, payout or refund is dropped. A violation, counted in `mismatches`.
+   */
+  internalErrors: string[];
+  /** Payments a `provider-refund` fault refunded at provider A's console: the wait before the checks lasts until each is learnt. */
+  refundedAtProvider: string[];
 }
 
 function startReceiver(port: number): Receiver {
@@ -70,9 +82,21 @@ function startReceiver(port: number): Receiver {
   return receiver;
 }
 
-/** An HTTP client of the gateway's API that tries the next node when one is down or busy. */
-export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
-  return async function call(
+/** What {@link apiClient} tells of its calls. */
+export interface ClientHooks {
+  /** A call tried until its patience ran out, with what it last saw. */
+  onGiveUp?: (what: string) => void;
+  /** A call answered 500 (never tried again), with the answer's start (its `requestId`, for the logs). */
+  onInternalError?: (what: string) => void;
+}
+
+/**
+ * An HTTP client of the gateway's API that tries the next node when one is down or busy. `serverErrors` counts
+ * the 5xx answers it got, by status (each 503 or 502 it tried again counts once per answer).
+ */
+export function apiClient(cluster: Cluster, hooks: ClientHooks = {}) {
+  const serverErrors = new Map<number, number>();
+  const call = async function call(
     token: string,
     method: string,
     path: string,
@@ -96,6 +120,8 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
           signal: AbortSignal.timeout(15_000),
         });
         const text = await response.text();
+        if (response.status >= 500) serverErrors.set(response.status, (serverErrors.get(response.status) ?? 0) + 1);
+        if (response.status === 500) hooks.onInternalError?.(`${method} ${path}: ${text.slice(0, 200)}`);
         // 502/504 naming a payment: the provider may have acted and not answered; the payment is settled from the provider.
         if ((response.status === 502 || response.status === 504) && text.includes('"paymentId"'))
           return { status: response.status, body: JSON.parse(text) as Body };
@@ -109,13 +135,14 @@ export function apiClient(cluster: Cluster, onGiveUp?: (what: string) => void) {
         lastSeen = `${error instanceof Error ? error.message : String(error)} (node ${node % cluster.apiUrls.length})`;
       }
       if (Date.now() > deadline) {
-        onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
+        hooks.onGiveUp?.(`${method} ${path}: last ${lastSeen}`);
         return undefined;
       }
       node++;
       await Bun.sleep(250);
     }
   };
+  return Object.assign(call, { serverErrors });
 }
 
 export type ApiCall = ReturnType<typeof apiClient>;
@@ -208,7 +235,8 @@ async function runPermit(input: FlowInput, key: string): Promise<void> {
   if (created.status !== 200) return void outcome.refused.push(`flow ${flow.id} permit: ${created.status} ${created.body.code ?? ""}`);
   const permitId = created.body.permitId as string;
   const token = created.body.token as string;
-  outcome.permits.push({ id: permitId, tenant: tenant.index, token, renewal: flow.kind === "permit-renewal" });
+  const permit: Outcome["permits"][number] = { id: permitId, tenant: tenant.index, token, renewal: flow.kind === "permit-renewal" };
+  outcome.permits.push(permit);
   await Bun.sleep(flow.consoleDelayMs);
   await fetch(`${cluster.simulatorB}/_sim/permits/${encodeURIComponent(token)}/authorize`, { method: "POST" }).catch(() => undefined);
   const state = await settlePermit(call, tenant, permitId, 60_000);
@@ -219,7 +247,9 @@ async function runPermit(input: FlowInput, key: string): Promise<void> {
       headers,
       body: { amount: flow.amount, interval: "day", description: `Campaign renewal ${flow.id}` },
     });
-    if (schedule?.status !== 200) outcome.refused.push(`flow ${flow.id} schedule: ${schedule?.status ?? "no answer"} ${schedule?.body.code ?? ""}`);
+    if (schedule?.status !== 200) return void outcome.refused.push(`flow ${flow.id} schedule: ${schedule?.status ?? "no answer"} ${schedule?.body.code ?? ""}`);
+    permit.scheduledAt = Date.now();
+    if (typeof schedule.body.nextChargeAt === "string") permit.firstDueAt = Date.parse(schedule.body.nextChargeAt);
     return;
   }
   const charge = await call(tenant.token, "POST", `/providerB/permits/${permitId}/charges`, {

@@ -81,6 +81,9 @@ export type CheckoutButton = keyof typeof CHECKOUT_BUTTONS;
  * jumping forward by minutes (and back); on a fleet of servers of the campaign's own, PostgreSQL restarted and a
  * Redis node SIGKILLed.
  */
+/** The furthest a `clock-jump` moves a process's clock ahead: what it makes the process date ahead of the others. */
+export const MAX_CLOCK_JUMP_MS = 240_000;
+
 export const FAULT_KINDS = [
   "kill-api",
   "kill-worker",
@@ -219,7 +222,7 @@ export function buildSchedule(options: ScheduleOptions): Schedule {
       target: between(random, 0, targets - 1),
       durationMs: between(random, shortest, longest),
       // Below provider A's 300-s signature window: a clock further ahead would refuse its notifications until it came back.
-      ...(kind === "clock-jump" && { jumpMs: between(random, 60_000, 240_000) }),
+      ...(kind === "clock-jump" && { jumpMs: between(random, 60_000, MAX_CLOCK_JUMP_MS) }),
     });
   }
   flows.sort((x, y) => x.atMs - y.atMs || x.id - y.id);

@@ -33,7 +33,7 @@ const UNREACHABLE_CODES = new Set(["CONNECT_TIMEOUT", "57P03", "53300", "08001",
 /**
  * A connection that died under a statement: postgres.js's own codes, the server's 57P01 admin_shutdown
  * (`pg_terminate_backend`, a fast shutdown), 57P02 crash_shutdown, 25P03 idle_in_transaction_session_timeout,
- * class 08, and a reset socket.
+ * class 08 (below), and a reset socket.
  */
 const LOST_CODES = new Set([
   "CONNECTION_CLOSED",
@@ -61,10 +61,18 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return code !== undefined && (UNREACHABLE_CODES.has(code) || UNREACHABLE_NETWORK.has(code));
 }
 
-/** The connection a statement ran on died under it. */
+/**
+ * SQLSTATE class 08, connection exception, whatever its code. PgBouncer answers with 08P01 whatever keeps it
+ * from serving a client: `server login has been failing, try again later (server_login_retry)` and `pgbouncer
+ * cannot connect to server` while PostgreSQL restarts, `query_wait_timeout`, `server conn crashed?`, `no more
+ * connections allowed (max_client_conn)`; from PostgreSQL itself, 08P01 protocol_violation ends the session too.
+ */
+const CONNECTION_EXCEPTION_CLASS = "08";
+
+/** The connection a statement ran on died under it (or the pooler in front of the server could not serve it). */
 export function isConnectionLost(error: unknown): boolean {
   const code = codeOf(error);
-  return code !== undefined && LOST_CODES.has(code);
+  return code !== undefined && (LOST_CODES.has(code) || (code.length === 5 && code.startsWith(CONNECTION_EXCEPTION_CLASS)));
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Principal } from "../services/auth/tokens.ts";
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
+  completeIdempotentRequestWhenBack,
   holdIdempotencyClaim,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   OPERATOR_TENANT_ID,
@@ -183,9 +184,10 @@ export function idempotent(options: IdempotentOptions = {}) {
     try {
       await completeIdempotentRequest(ctx.deps, start.claim, answer, { seal: options.sealResponse });
     } catch (error) {
-      // The work is done: answer it. The key stays locked until its lock runs out (at most one term), then a
-      // retry runs again.
-      ctx.deps.logger.error({ err: error, requestId: ctx.request.requestId }, "could not store the idempotent answer");
+      // The work is done: answer it. The answer is stored (or the key freed) as soon as the database is back,
+      // tried again every second for a lock's term; meanwhile a retry is 409.
+      ctx.deps.logger.error({ err: error, requestId: ctx.request.requestId }, "could not store the idempotent answer; trying again every second");
+      void completeIdempotentRequestWhenBack(ctx.deps, start.claim, answer, { seal: options.sealResponse });
     }
     return result;
   });

@@ -156,6 +156,34 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver when connections die (Postgre
     expect(uncaught).toEqual([]);
   });
 
+  it("rejects a statement given to a transaction whose connection closed, short or over 1 KB, as a lost connection, with nothing thrown uncaught", async () => {
+    // postgres.js itself (the driver stops a transaction's statements once it learns of the loss; postgres.js
+    // rolls back on its own too): unpatched, a statement written to the closed socket threw
+    // `TypeError: null is not an object (evaluating 'socket.write')`, to the statement (over 1 KB) or uncaught
+    // from a timer (shorter), which a gateway answered 500 while PostgreSQL restarted (porsager/postgres#1208).
+    for (const size of [10, 4000]) {
+      let closed!: () => void;
+      const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+      const pool = postgres(url, { max: 1, onnotice: () => {}, onclose: () => closed() });
+      let statement: Awaited<ReturnType<typeof settle>> | undefined;
+      const transaction = await settle(
+        pool.begin(async (tx) => {
+          const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          await admin`select pg_terminate_backend(${row!.pid})`;
+          await connectionClosed;
+          statement = await settle(tx.unsafe("select $1::text as padding", ["x".repeat(size)]));
+        }),
+      );
+      await Bun.sleep(50); // a write left on a timer would throw now
+      await pool.end({ timeout: 1 });
+      expect({ size, transaction: transaction.ok, statement: statement?.ok }).toEqual({ size, transaction: false, statement: false });
+      expect((statement?.error as { code?: string } | undefined)?.code).toBe("CONNECTION_CLOSED");
+      expect(isDatabaseUnavailable(statement?.error)).toBe(true);
+      expect(isDatabaseUnavailable(transaction.error)).toBe(true);
+    }
+    expect(uncaught).toEqual([]);
+  });
+
   it("settles every statement and transaction when all backends are killed under concurrent load", async () => {
     let stop = false;
     const outcomes: { ok: boolean; error?: unknown; ms: number }[] = [];

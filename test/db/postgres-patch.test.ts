@@ -5,7 +5,11 @@
  *   (Bun reports a reset socket without an 'error' event: the statement waited forever);
  * - the closed session's last statement and error are cleared, so the next session's first statement does not
  *   fail with the old backend's error (porsager/postgres#1223);
- * - a session lost while it fetches the array types does not throw an unhandled rejection (the same issue).
+ * - a session lost while it fetches the array types does not throw an unhandled rejection (the same issue);
+ * - a statement given to a connection whose socket closed (the next one of a transaction whose backend died) is
+ *   rejected `CONNECTION_CLOSED` rather than written to no socket: a `TypeError: null is not an object (evaluating
+ *   'socket.write')`, thrown to the statement (a 500) or uncaught from a timer (porsager/postgres#1208, #1066);
+ *   and what the closed socket did not send is dropped, not sent ahead of the next session's startup message.
  * These tests fail when the patch stops applying (a version bump, a lockfile without it).
  */
 import { describe, expect, it } from "bun:test";
@@ -30,6 +34,8 @@ describe("the postgres.js patch", () => {
       expect(text).not.toContain("!hadError && (query || sent.length)");
       expect(text).toContain("query = results = errorResponse = null");
       expect(text).toContain("needsTypes = options.fetch_types");
+      expect(text).toContain("if (!socket)\n      return queryError(q, Errors.connection('CONNECTION_CLOSED', options))");
+      expect(text).toContain("    chunk = nextWriteTimer = null\n    socket.removeListener('data', data)");
     }
     expect(Bun.resolveSync("postgres", import.meta.dir)).toBe(join(packageDir, "src/index.js"));
   });

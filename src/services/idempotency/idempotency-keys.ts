@@ -217,6 +217,41 @@ export async function completeIdempotentRequest(
   return result.numUpdatedRows > 0n;
 }
 
+/** How often {@link completeIdempotentRequestWhenBack} tries again. */
+const COMPLETION_RETRY_MS = 1000;
+
+/**
+ * {@link completeIdempotentRequest} again, every second, after it failed (the database went away just as the
+ * request ended): so that the answer is stored, or the key freed, as soon as the database is back, rather
+ * than the key staying locked — a retry answered 409 `idempotency_in_flight` — for the rest of its lock's
+ * term (on a process whose clock ran ahead, the term and that much more), and a retry after it running the
+ * request again although its answer was given. Gives up after one lock term's worth of tries (a request that
+ * took the key over meanwhile has moved its lock, which fences these writes off). Never throws.
+ *
+ * @returns whether it stored or freed the key.
+ */
+export async function completeIdempotentRequestWhenBack(
+  deps: IdempotencyDeps & Pick<Deps, "logger">,
+  claim: IdempotencyClaim,
+  answer: IdempotentAnswer,
+  options: { seal?: boolean; everyMs?: number } = {},
+): Promise<boolean> {
+  const everyMs = options.everyMs ?? COMPLETION_RETRY_MS;
+  const tries = Math.max(1, Math.ceil(deps.config.idempotencyLockMs / everyMs));
+  for (let attempt = 1; attempt <= tries; attempt++) {
+    await new Promise<void>((resolve) => setTimeout(resolve, everyMs).unref());
+    try {
+      await completeIdempotentRequest(deps, claim, answer, options);
+      deps.logger.info({ path: claim.scope.path, attempt }, "stored the idempotent answer once the database was back");
+      return true;
+    } catch {
+      // Still away: the next second.
+    }
+  }
+  deps.logger.warn({ path: claim.scope.path }, "gave up storing an idempotent answer: the key stays locked until its lock runs out");
+  return false;
+}
+
 /**
  * Holds `claim` while `run` runs: every third of the lock's term the lock is moved a whole term past now,
  * so a retry gets 409 for as long as the first request runs, not only for its first term. Renewal stops

@@ -8,6 +8,7 @@
 export {
   beginIdempotentRequest,
   completeIdempotentRequest,
+  completeIdempotentRequestWhenBack,
   holdIdempotencyClaim,
   IDEMPOTENCY_TTL_MS,
   isReplayableStatus,

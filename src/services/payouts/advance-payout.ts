@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { sql } from "kysely";
 import type { PayoutRow } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
 import { PayoutError, type PayoutRef, type PayoutReport, type Payouts, ProviderCallError, SendingStopped } from "../../providers/provider.ts";
@@ -43,15 +44,20 @@ function refOf(row: PayoutRow): PayoutRef {
   };
 }
 
-/** Takes the lease on a pending payout; undefined when it is not pending or another worker holds it. */
-async function lease(deps: Pick<Deps, "db" | "now" | "config">, payoutId: string): Promise<PayoutRow | undefined> {
-  const now = deps.now();
+/**
+ * Takes the lease on a pending payout; undefined when it is not pending or another worker holds it. The lease
+ * is measured on the database's clock, the one clock every worker shares: a worker whose own clock ran ahead
+ * (a fault campaign's `clock-jump`, a host whose time was stepped) took another's lease for over and sent the
+ * same refund at once; the second create was refused by the provider (its reference already taken) and the
+ * refund recorded `failed` while the first one sent it.
+ */
+async function lease(deps: Pick<Deps, "db" | "config">, payoutId: string): Promise<PayoutRow | undefined> {
   return deps.db
     .updateTable("payouts")
-    .set({ locked_until: new Date(now.getTime() + leaseMs(deps)) })
+    .set({ locked_until: sql<Date>`now() + make_interval(secs => ${leaseMs(deps) / 1000})` })
     .where("id", "=", payoutId)
     .where("state", "=", "pending")
-    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now)]))
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", sql<Date>`now()`)]))
     .returningAll()
     .executeTakeFirst();
 }

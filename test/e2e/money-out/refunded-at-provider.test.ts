@@ -15,6 +15,7 @@
  * simulator's `transaction.refunded` webhook), then lets the call go on (or answers it itself).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { sql } from "kysely";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { advancePayout } from "../../../src/services/payouts/advance-payout.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
@@ -441,4 +442,26 @@ describe("a payment refunded at provider A while a refund of ours is on its way"
       tg.database.expectedViolations = [...(tg.database.expectedViolations ?? []), violation];
     }
   }, 60_000);
+});
+
+describe("a refund's lease, on the database's clock", () => {
+  it("is not taken while another worker holds it by a worker whose clock runs minutes ahead: nothing is sent twice at once", async () => {
+    const api = await newTenant();
+    const payment = await collect3000(api, "+22997100020");
+    // Its start goes unanswered: it stays pending, created at the provider, for the next step to follow.
+    hold = { match: (method, path) => method === "PUT" && path === "/v1/payouts/start", run: async () => new Response("unavailable", { status: 503 }) };
+    const refund = await api(`/payments/${payment.id}/refunds`, { method: "POST", json: { amount: 1000 } });
+    expect(refund.status).toBe(200);
+    await until(api, `/refunds/${refund.body.id}`, (r) => r.outcomeUnknown === true, "the unanswered start recorded");
+    // Another worker leases it now, for 30 s by the database's clock.
+    const { db } = tg.gateway.deps;
+    await db.updateTable("payouts").set({ locked_until: sql<Date>`now() + interval '30 seconds'` }).where("id", "=", refund.body.id).execute();
+    const leased = await db.selectFrom("payouts").select("locked_until").where("id", "=", refund.body.id).executeTakeFirstOrThrow();
+
+    // A worker whose clock is 5 minutes ahead (a stepped host clock, a campaign's clock-jump) leaves it alone.
+    const ahead = { ...tg.gateway.deps, now: () => new Date(Date.now() + 5 * 60_000) };
+    const row = await advancePayout(ahead, refund.body.id);
+    expect(row).toMatchObject({ state: "pending", locked_until: leased.locked_until });
+    expect((await atProvider(refund.body.id)).map((p) => p.status)).toEqual(["pending"]);
+  });
 });

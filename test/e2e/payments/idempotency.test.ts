@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import type { KyselyPlugin, PluginTransformQueryArgs } from "kysely";
 import { createHttpApp, type HttpApp } from "../../../src/http/app.ts";
 import { createMetrics } from "../../../src/http/metrics.ts";
 import { buildOpenApiDocument } from "../../../src/http/openapi.ts";
@@ -88,6 +89,30 @@ function createThing(surface: Surface, input: ThingInput, options: SendOptions =
 
 async function rowsFor(key: string) {
   return tg.gateway.deps.db.selectFrom("idempotency_keys").selectAll().where("key", "=", key).execute();
+}
+
+/**
+ * An HTTP app whose database refuses the next `count` writes that end a key (an update or delete of
+ * `idempotency_keys`) as a connection lost under them would: the database going away as a request ends.
+ */
+function appLosingItsDatabase(count: number): { app: HttpApp; refused: () => number } {
+  let left = count;
+  const plugin: KyselyPlugin = {
+    transformQuery({ node }: PluginTransformQueryArgs) {
+      const ending = (node.kind === "UpdateQueryNode" || node.kind === "DeleteQueryNode") && JSON.stringify(node).includes('"idempotency_keys"');
+      if (ending && left > 0) {
+        left--;
+        throw Object.assign(new Error("write CONNECTION_CLOSED 127.0.0.1:5432"), { code: "CONNECTION_CLOSED" });
+      }
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  const deps: Deps = { ...tg.gateway.deps, db: tg.gateway.deps.db.withPlugin(plugin) };
+  return {
+    app: createHttpApp({ deps, router: routerWithIdempotencyFixtures, openapi: {} as never, metrics: createMetrics(), readiness: {} }),
+    refused: () => count - left,
+  };
 }
 
 /** An HTTP app over the test gateway's database whose clock the test sets. */
@@ -417,6 +442,34 @@ describe("Idempotency-Key across surfaces and scopes", () => {
 });
 
 describe("Idempotency-Key over time", () => {
+  it("stores an answer the database was away for as soon as it is back: the retry replays it, never runs again", async () => {
+    const { app, refused } = appLosingItsDatabase(2);
+    const { name, key } = fresh("store-later");
+    const first = await createThing("rest", { group: "g1", name }, { key, app });
+    expect(first.status).toBe(200);
+    expect(refused()).toBe(1);
+    // Tried again every second: the second try is refused too, the third stores it — well within the lock's term.
+    await waitUntil(async () => (await rowsFor(key))[0]?.state === "done", { what: "the answer stored once the database is back", timeoutMs: 10_000 });
+    expect(refused()).toBe(2);
+    const retry = await createThing("trpc", { group: "g1", name }, { key });
+    expect(retry.replayed).toBe("true");
+    expect(retry.body).toEqual(first.body);
+    expect(callsOf(name)).toBe(1);
+  });
+
+  it("frees the key of a 5xx the database was away for as soon as it is back: the retry runs again, not 409", async () => {
+    const { app } = appLosingItsDatabase(1);
+    const { name, key } = fresh("free-later");
+    idempotencyProbe.failures.set(name, 1);
+    const first = await createThing("rest", { group: "g1", name }, { key, app });
+    expect(first.status).toBe(503);
+    await waitUntil(async () => (await rowsFor(key)).length === 0, { what: "the key freed once the database is back", timeoutMs: 10_000 });
+    const retry = await createThing("rest", { group: "g1", name }, { key });
+    expect(retry.status).toBe(200);
+    expect(retry.replayed).toBeNull();
+    expect(callsOf(name)).toBe(2);
+  });
+
   it("lets the next request take over a key whose 60-second lock ran out, and keeps the later answer", async () => {
     const clock = { now: new Date() };
     const app = appWithClock(clock);
