@@ -8,9 +8,8 @@
  */
 import { ValidationError } from "../../errors.ts";
 import type { Environment } from "../../db/schema.ts";
-import { amountFrom } from "../amounts.ts";
 import type { Deps } from "../deps.ts";
-import { type Reconciliation, reconciliationWindow } from "./reconciliation.ts";
+import { differenceView, type Reconciliation, reconciliationWindow } from "./reconciliation.ts";
 
 type DifferenceView = Reconciliation["differences"][number];
 
@@ -71,19 +70,7 @@ export async function listDifferences(
     .execute();
   const page = rows.slice(0, input.limit);
   return {
-    data: page.map((d) => ({
-      tenantId: d.tenant_id,
-      kind: d.subject_kind,
-      id: d.subject_id,
-      provider: d.provider,
-      ourState: d.our_state,
-      providerState: d.provider_state,
-      providerStatus: d.provider_status,
-      amount: amountFrom(d.amount),
-      currency: d.currency,
-      firstSeenAt: d.first_seen_at.toISOString(),
-      lastSeenAt: d.last_seen_at.toISOString(),
-    })),
+    data: page.map(differenceView),
     nextCursor: rows.length > input.limit ? encodeDifferenceCursor(page[page.length - 1]!) : null,
   };
 }

@@ -9,7 +9,8 @@
  */
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
-import type { Environment } from "../../db/schema.ts";
+import type { Selectable } from "kysely";
+import type { Environment, ReconciliationDifferencesTable } from "../../db/schema.ts";
 import { ValidationError } from "../../errors.ts";
 import { amountFrom, wholeUnits } from "../amounts.ts";
 import type { Deps } from "../deps.ts";
@@ -47,6 +48,23 @@ export const differenceSchema = z
     lastSeenAt: timestamp,
   })
   .meta({ id: "ReconciliationDifference" });
+
+/** A stored difference as the reports show it ({@link differenceSchema}). */
+export function differenceView(d: Selectable<ReconciliationDifferencesTable>): z.infer<typeof differenceSchema> {
+  return {
+    tenantId: d.tenant_id,
+    kind: d.subject_kind,
+    id: d.subject_id,
+    provider: d.provider,
+    ourState: d.our_state,
+    providerState: d.provider_state,
+    providerStatus: d.provider_status,
+    amount: amountFrom(d.amount),
+    currency: d.currency,
+    firstSeenAt: d.first_seen_at.toISOString(),
+    lastSeenAt: d.last_seen_at.toISOString(),
+  };
+}
 
 export const reconciliationSchema = z
   .object({
@@ -176,19 +194,7 @@ export async function reconciliationReport(
     to: to.toISOString(),
     environment: input.environment,
     rows: sorted,
-    differences: differenceRows.map((d) => ({
-      tenantId: d.tenant_id,
-      kind: d.subject_kind,
-      id: d.subject_id,
-      provider: d.provider,
-      ourState: d.our_state,
-      providerState: d.provider_state,
-      providerStatus: d.provider_status,
-      amount: amountFrom(d.amount),
-      currency: d.currency,
-      firstSeenAt: d.first_seen_at.toISOString(),
-      lastSeenAt: d.last_seen_at.toISOString(),
-    })),
+    differences: differenceRows.map(differenceView),
   };
 }
 
