@@ -369,8 +369,10 @@ describeWithChromium(
         });
         expect(await page.locator('select[name="searchBy"]').inputValue()).toBe("q");
 
-        // The phone as a merchant types it (spaces, no +): the 600 one.
+        // The phone as a merchant types it (spaces, no +): the 600 one. The reset list first (both payments), or the
+        // previous filter's list — the 600 one too — would pass for the phone's.
         await page.getByRole("button", { name: "Reset" }).click();
+        await waitUntil(async () => (await listed()).length === 2, { what: "both payments after Reset", timeoutMs: 5_000, intervalMs: 100 });
         await page.locator('input[name="phone"]').fill("229 97 00 00 21");
         await page.keyboard.press("Enter");
         await waitUntil(async () => (await listed()).join() === made[600], {
