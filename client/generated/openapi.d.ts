@@ -4502,6 +4502,16 @@ export interface operations {
                     "application/json": components["schemas"]["WhoAmI"];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -6313,6 +6323,16 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ProviderCredentialFields"][];
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthorized */
@@ -8291,6 +8311,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request Header Fields Too Large */
             431: {
                 headers: {
@@ -8595,6 +8625,16 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -8667,6 +8707,16 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Session"][];
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthorized */
@@ -8970,6 +9020,16 @@ export interface operations {
                             outcome: "signed_in" | "wrong_password" | "unknown_email" | "code_needed" | "wrong_code" | "locked" | "no_shop" | "shop_disabled" | "limited";
                         }[];
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthorized */
@@ -18567,6 +18627,16 @@ export interface operations {
                         data: components["schemas"]["StaffMember"][];
                         invitations: components["schemas"]["Invitation"][];
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthorized */

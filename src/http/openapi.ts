@@ -228,8 +228,9 @@ function describeCaller(operation: OperationObject, procedure: ProcedureFacts): 
 
 /** The statuses an operation of a procedure can answer, from what it is and what it declares. */
 function errorStatuses(operation: OperationObject, facts: ProcedureFacts): number[] {
-  const statuses = new Set([...BASE_ERRORS[facts.base], ...facts.declared, ...ALWAYS]);
-  if ((operation.parameters?.length ?? 0) > 0 || operation.requestBody) statuses.add(400);
+  // 400 on every procedure, one without parameters too: every base refuses a query string that holds a NUL
+  // character or an unpaired surrogate (`GET /auth/whoami?x=%00`) before it reads anything (routers/trpc.ts).
+  const statuses = new Set([...BASE_ERRORS[facts.base], ...facts.declared, ...ALWAYS, 400]);
   if (operation.requestBody) for (const status of [413, 415]) statuses.add(status);
   // Idempotency-Key: 409 while the first request runs, 422 when reused with another body.
   if (operation.parameters?.some((parameter) => parameter.in === "header" && parameter.name?.toLowerCase() === "idempotency-key"))

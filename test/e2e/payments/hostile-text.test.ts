@@ -171,6 +171,15 @@ describe("the order of the checks", () => {
   });
 });
 
+describe("a procedure without input", () => {
+  it("GET /auth/whoami with a query string holding a NUL character is 400 naming it, as the document lists", async () => {
+    // tg.request checks the answer against the OpenAPI document: an undocumented 400 fails here.
+    const response = await tg.request("/auth/whoami?x=ab%00cd", { headers });
+    expect(response.status).toBe(400);
+    expect(await validationEntries(response, "rest")).toEqual([`x ${VALUE_RULE}`]);
+  });
+});
+
 describe("a token's claims", () => {
   it("a key_id claim holding such text is 401, not 500 (the API key look-up never runs)", async () => {
     for (const keyId of ["key_\u0000", "key_\ud800"]) {
