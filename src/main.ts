@@ -18,24 +18,11 @@
  */
 import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { openDatabase } from "./db/connect.ts";
-import { migrateToLatest } from "./db/migrate.ts";
-import { migrations } from "./db/migrations/index.ts";
-import { endLogger } from "./logger.ts";
-import {
-  audit,
-  ConfigError,
-  createGateway,
-  generateOpenApi,
-  loadConfig,
-  mintToken,
-  PRUNED_TABLES,
-  pruneOldRows,
-  rotateSealedSecrets,
-  totalPruned,
-  violationLine,
-  type Config,
-} from "./mod.ts";
+import type { Config } from "./mod.ts";
+
+// The gateway's code is loaded when a command runs, not before its arguments are read: `--help` and a usage
+// error answer in milliseconds instead of the half second of CPU loading every module costs.
+const gatewayCode = () => import("./mod.ts");
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
@@ -86,7 +73,8 @@ function usageError(message: string, usage: string): never {
  * directory (`serve`, `worker`, `migrate`) may generate development secrets: `token` and `keys rotate`
  * must use the ones the server uses, and a new set would only mint tokens it rejects.
  */
-function configOrExit(options: { createDevelopmentSecrets: boolean } = { createDevelopmentSecrets: true }): Config {
+async function configOrExit(options: { createDevelopmentSecrets: boolean } = { createDevelopmentSecrets: true }): Promise<Config> {
+  const { ConfigError, loadConfig } = await gatewayCode();
   try {
     return loadConfig(process.env, options);
   } catch (error) {
@@ -118,7 +106,8 @@ function stopOnSignals(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 }
 
 async function serve(workers: boolean, http: boolean): Promise<void> {
-  const loaded = configOrExit();
+  const loaded = await configOrExit();
+  const [{ createGateway }, { endLogger }] = await Promise.all([gatewayCode(), import("./logger.ts")]);
   // The simulators are mounted on the HTTP server: a process without one (`worker`) mounts none and reaches
   // those of the `serve` process at their URLs, with the same derived service account (issue 25).
   const config = http ? loaded : { ...loaded, simulators: false };
@@ -175,7 +164,12 @@ const COMMANDS: Record<string, Command> = {
   Applies the pending database migrations and says which (they also run at every start).`,
     options: {},
     async run() {
-      const config = configOrExit();
+      const config = await configOrExit();
+      const [{ openDatabase }, { migrateToLatest }, { migrations }] = await Promise.all([
+        import("./db/connect.ts"),
+        import("./db/migrate.ts"),
+        import("./db/migrations/index.ts"),
+      ]);
       const database = await openDatabase(
         config.databaseUrl
           ? { driver: "postgres", url: config.databaseUrl, ...config.database }
@@ -219,7 +213,8 @@ const COMMANDS: Record<string, Command> = {
       if (!values.admin === !values.tenant) throw new UsageError("token needs exactly one of --admin or --tenant <ten_…>");
       if (values.env !== "sandbox" && values.env !== "live") throw new UsageError("--env must be sandbox or live");
       const ttlSeconds = wholeNumber(values.ttl, "--ttl", "a positive number of seconds", 1);
-      const config = configOrExit({ createDevelopmentSecrets: false });
+      const config = await configOrExit({ createDevelopmentSecrets: false });
+      const { mintToken } = await gatewayCode();
       const tenantId = typeof values.tenant === "string" ? values.tenant : undefined;
       const token = await mintToken(config.jwt, {
         sub: values.admin ? "operator" : `tenant:${tenantId}`,
@@ -274,7 +269,8 @@ const COMMANDS: Record<string, Command> = {
     async run(values) {
       const pauseMs = wholeNumber(values["pause-ms"], "--pause-ms", "a whole number of milliseconds");
       // Without the simulators: mounting them would make the service's accounts on them, and log it, for nothing.
-      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
+      const { createGateway, rotateSealedSecrets } = await gatewayCode();
+      const gateway = await createGateway({ ...(await configOrExit({ createDevelopmentSecrets: false })), simulators: false });
       try {
         // A progress line every tenth of the way, and at least every second: a few lines whatever the size.
         let lastTenth = 0;
@@ -310,7 +306,8 @@ const COMMANDS: Record<string, Command> = {
     async run(values) {
       const env = values.env as string | undefined;
       if (env !== undefined && env !== "sandbox" && env !== "live") throw new UsageError(`--env must be sandbox or live, not ${env}`);
-      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
+      const { audit, createGateway, violationLine } = await gatewayCode();
+      const gateway = await createGateway({ ...(await configOrExit({ createDevelopmentSecrets: false })), simulators: false });
       try {
         const violations = await audit(gateway.deps, { ...(env !== undefined && { environment: env }), withProviders: values["no-providers"] !== true });
         for (const violation of violations) process.stdout.write(`${violationLine(violation)}\n`);
@@ -337,7 +334,8 @@ const COMMANDS: Record<string, Command> = {
     async run(values) {
       const batchSize =
         values["batch-size"] === undefined ? undefined : wholeNumber(values["batch-size"], "--batch-size", "a whole number from 1 to 50000", 1, 50_000);
-      const gateway = await createGateway({ ...configOrExit({ createDevelopmentSecrets: false }), simulators: false });
+      const { createGateway, PRUNED_TABLES, pruneOldRows, totalPruned } = await gatewayCode();
+      const gateway = await createGateway({ ...(await configOrExit({ createDevelopmentSecrets: false })), simulators: false });
       try {
         const report = await pruneOldRows(gateway.deps, batchSize === undefined ? {} : { batchSize });
         const width = Math.max(...PRUNED_TABLES.map((table) => table.length));
@@ -356,6 +354,7 @@ const COMMANDS: Record<string, Command> = {
   Prints the OpenAPI document (JSON) to stdout.`,
     options: {},
     async run() {
+      const { generateOpenApi } = await gatewayCode();
       process.stdout.write(`${JSON.stringify(await generateOpenApi(), null, 2)}\n`);
     },
   },

@@ -87,7 +87,7 @@ describe("passerelle (the command line)", () => {
       const env = { DATA_DIR: dataDir, PORT: String(port), METRICS_PORT: String(await freePort()), SIMULATORS: "off" };
       const server = Bun.spawn(["bun", MAIN, "serve"], { env: cleanEnv(env), cwd: tempDir(), stdout: "ignore", stderr: "ignore" });
       try {
-        await waitReady(port);
+        await waitReady(port, 60_000); // a PGlite start with every migration: 8 s alone, over 30 s at a load of 16
         const minted = await run(["token", "--admin"], { DATA_DIR: dataDir }, tempDir());
         expect(minted.stderr).toBe("");
         const whoami = await fetch(`http://127.0.0.1:${port}/auth/whoami`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
