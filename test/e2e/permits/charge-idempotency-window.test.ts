@@ -16,6 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import postgres from "postgres";
 import { openDatabase } from "../../../src/db/connect.ts";
+import { throughPooler } from "../../../src/db/open-postgres.ts";
 import { createNamedServerDatabase } from "../../support/delivery-gateway.ts";
 import type { TestDatabase } from "../../support/db.ts";
 import { TEST_ENV } from "../../support/gateway.ts";
@@ -210,7 +211,7 @@ describe("faults on the real servers around the charge", () => {
     db = { ...handle, audited: true, dispose: async () => (await handle.close(), await named.dispose()) } as TestDatabase;
     prefix = testQueuePrefix();
     parent = await startRigGateway({ sim: { ...sim, url: proxy.url }, database: db, prefix });
-    admin = postgres(DATABASE_URL!, { max: 1, onnotice: () => undefined });
+    admin = postgres(throughPooler(DATABASE_URL!).url, { max: 1, onnotice: () => undefined });
   }, 60_000);
 
   afterAll(async () => {
