@@ -637,6 +637,11 @@ export interface PayoutsTable {
   provider_synced_at: NullableTimestamp;
   /** The lease of the worker moving it at its provider. */
   locked_until: NullableTimestamp;
+  /**
+   * The merchant's `Idempotency-Key`, unique per (tenant, environment) among payouts and per payment among its
+   * refunds (migration 0033): a retry with the key finds this row, never makes another. Null without the header.
+   */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type PayoutRow = Selectable<PayoutsTable>;
