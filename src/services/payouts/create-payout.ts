@@ -69,7 +69,7 @@ export async function createPayout(
 ): Promise<PayoutView> {
   const { tenantId, environment, input } = request;
   // The key's payout, committed by an earlier run of this request: answered as it stands, never made again.
-  const made = await moneyOutByKey(deps, { tenantId, environment, purpose: "payout", key: request.idempotencyKey });
+  const made = await moneyOutByKey(deps.db, { tenantId, environment, purpose: "payout", key: request.idempotencyKey });
   if (made) {
     const same = Number(made.amount) === input.amount && made.description === input.description && made.operator === input.recipient.operator;
     if (!same) throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");

@@ -52,7 +52,7 @@ export async function createRefund(
   const { tenantId, environment, paymentId, input } = request;
   // The key's refund, committed by an earlier run of this request: answered as it stands, never made again
   // (before the checks below, which that very refund has since changed: the payment may be refunded in full).
-  const made = await moneyOutByKey(deps, { tenantId, environment, purpose: "refund", paymentId, key: request.idempotencyKey });
+  const made = await moneyOutByKey(deps.db, { tenantId, environment, purpose: "refund", paymentId, key: request.idempotencyKey });
   if (made) {
     const same = (input.amount === undefined || Number(made.amount) === input.amount) && made.reason === (input.reason ?? null);
     if (!same) throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");

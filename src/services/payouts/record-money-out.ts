@@ -101,11 +101,11 @@ class MoneyOutExists extends Error {}
  * answers it as it stands: the key names one row for good, whatever became of the key's stored answer.
  */
 export async function moneyOutByKey(
-  deps: Pick<Deps, "db">,
+  db: Deps["db"] | Transaction<Database>,
   by: { tenantId: string; environment: Environment; purpose: PayoutPurpose; paymentId?: string; key: string | undefined },
 ): Promise<PayoutRow | undefined> {
   if (by.key === undefined) return undefined;
-  let query = deps.db
+  let query = db
     .selectFrom("payouts")
     .selectAll()
     .where("tenant_id", "=", by.tenantId)
@@ -173,6 +173,9 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
       if (pooled) await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
       if (input.route.provider.payouts!.limits.perRecipient !== null)
         await sql`select pg_advisory_xact_lock(hashtext(${`payout-recipient:${input.route.provider.name}:${input.recipient.phone.number}`}))`.execute(tx);
+      // A run of the same request (its key) that committed while this one waited for the locks above: that row
+      // is the answer — checked before the balance or the refundable amount, which it has just used.
+      if (await moneyOutByKey(tx, { ...input, key: input.idempotencyKey })) throw new MoneyOutExists();
       const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
       assertWithinAmountLimits(deps, input, amount);
       await assertWithinRecipientLimit(tx, now, input);
@@ -234,7 +237,7 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
     .catch(async (error: unknown) => {
       if (!(error instanceof MoneyOutExists)) throw error;
       // A retry of the same request committed it meanwhile: that row is the payout (its chain is under way).
-      return (await moneyOutByKey(deps, { ...input, key: input.idempotencyKey }))!;
+      return (await moneyOutByKey(deps.db, { ...input, key: input.idempotencyKey }))!;
     });
   if (row.id !== id) return row;
   await payoutChain.enqueue(deps, { subjectId: row.id, provider: row.provider, createdAt: row.created_at, step: 0, now: true });

@@ -9,6 +9,8 @@
  * A's own books (`GET /_sim/payouts`) and the merchant's lists are what is asserted.
  */
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
+import { createPayout } from "../../../src/services/payouts/create-payout.ts";
+import { createRefund } from "../../../src/services/payouts/create-refund.ts";
 import type { TestGateway } from "../../support/gateway.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 import { waitUntil } from "../../support/wait.ts";
@@ -133,5 +135,27 @@ describe("the idempotency window of money out", () => {
     });
     expect((await api(token, `/payments/${paymentId}/refunds`)).body.data.map((r: Body) => r.id)).toEqual([first.body.id]);
     expect((await providerPayoutsOf(tenantId)).map((p) => p.merchant_reference)).toEqual([first.body.id]);
+  });
+
+  it("runs of one keyed request at once (as the idempotency layer lets through after takeovers) make one payout and one refund", async () => {
+    const { tenantId, token, paymentId } = await tenantWithPayment("+22997000105");
+    const scope = { tenantId, environment: "sandbox" as const };
+    const payoutKey = `runs-${crypto.randomUUID()}`;
+    const input = { amount: 200, description: "Runs", recipient: { phone: { number: "+22996000106", country: "bj" }, operator: "mtn" } };
+    const payouts = await Promise.all(Array.from({ length: 5 }, () => createPayout(tg.gateway.deps, { ...scope, input, idempotencyKey: payoutKey })));
+    expect(new Set(payouts.map((p) => p.id)).size).toBe(1);
+    const refundKey = `runs-${crypto.randomUUID()}`;
+    const refunds = await Promise.all(
+      Array.from({ length: 5 }, () => createRefund(tg.gateway.deps, { ...scope, paymentId, input: { amount: 100 }, idempotencyKey: refundKey })),
+    );
+    expect(new Set(refunds.map((r) => r.id)).size).toBe(1);
+    const rows = await tg.gateway.deps.db.selectFrom("payouts").select(["id", "purpose"]).where("tenant_id", "=", tenantId).orderBy("id").execute();
+    expect(rows.map((r) => r.id).sort()).toEqual([payouts[0]!.id, refunds[0]!.id].sort());
+    await waitUntil(
+      async () =>
+        (await api(token, `/payouts/${payouts[0]!.id}`)).body.state !== "pending" && (await api(token, `/refunds/${refunds[0]!.id}`)).body.state !== "pending",
+      { what: "the payout and the refund settled", timeoutMs: 40_000, intervalMs: 100 },
+    );
+    expect((await providerPayoutsOf(tenantId)).map((p) => p.merchant_reference).sort()).toEqual([payouts[0]!.id, refunds[0]!.id].sort());
   });
 });
