@@ -1362,7 +1362,7 @@ export interface paths {
          * Charge a permit now
          * @description A tenant's token or API key acts on its own tenant; an operator's token names the tenant with `x-tenant-id` (and may pick the environment with `x-environment`). A person's dashboard session acts as its shop's token within the person's role (`x-csrf-token` on a change). People's roles that may: owner, finance, admin.
          *
-         *     Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
+         *     Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. With an Idempotency-Key the charge keeps the key for good: a retry with it answers that charge as it stands (carried through if it was not), never a second one. Answers the charge as it stands: succeeded or failed when provider B settled it at once, otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.
          */
         post: operations["permits-charge"];
         delete?: never;

@@ -534,6 +534,12 @@ export interface PermitChargesTable {
   schedule_id: Nullable<string>;
   period: Nullable<string>;
   attempt: ColumnType<number, number | undefined, number>;
+  /**
+   * The merchant's `Idempotency-Key` of a charge made by API, unique per (tenant, environment, permit, key)
+   * (migration 0032): a retry with the key finds this charge, never makes another. Null for a renewal or a
+   * call without the header.
+   */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
   settled_at: NullableTimestamp;
@@ -631,6 +637,11 @@ export interface PayoutsTable {
   provider_synced_at: NullableTimestamp;
   /** The lease of the worker moving it at its provider. */
   locked_until: NullableTimestamp;
+  /**
+   * The merchant's `Idempotency-Key`, unique per (tenant, environment) among payouts and per payment among its
+   * refunds (migration 0033): a retry with the key finds this row, never makes another. Null without the header.
+   */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type PayoutRow = Selectable<PayoutsTable>;

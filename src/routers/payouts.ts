@@ -53,7 +53,13 @@ export const payoutsRouter = router({
     .output(payoutSchema)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createPayout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+      // The key is the payout row's own: a retry finds the payout whatever became of the key's stored answer.
+      return createPayout(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        input,
+        idempotencyKey: ctx.headers.get("idempotency-key") ?? undefined,
+      });
     }),
 
   list: tenantProcedure
@@ -128,7 +134,13 @@ export const payoutsRouter = router({
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
       const { payment_id, ...body } = input;
-      return createRefund(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, paymentId: payment_id, input: body });
+      return createRefund(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        paymentId: payment_id,
+        input: body,
+        idempotencyKey: ctx.headers.get("idempotency-key") ?? undefined,
+      });
     }),
 
   refunds: tenantProcedure

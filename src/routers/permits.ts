@@ -118,6 +118,7 @@ export const permitsRouter = router({
         summary: "Charge a permit now",
         description:
           "Records the charge (a payment of kind permit_charge), then charges it at provider B with the charge id as idempotency key. " +
+          "With an Idempotency-Key the charge keeps the key for good: a retry with it answers that charge as it stands (carried through if it was not), never a second one. " +
           "Answers the charge as it stands: succeeded or failed when provider B settled it at once, " +
           "otherwise pending — settled later by IPN or the sync job, never charged twice. 409 permit_not_active, 422 amount_exceeds_permit.",
         requestHeaders: idempotencyKeyHeader.extend(tenantHeader.shape),
@@ -130,12 +131,15 @@ export const permitsRouter = router({
     .mutation(async ({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
       const scope = { tenantId: ctx.tenant.id, environment: ctx.environment };
+      // The key is the charge row's own (unique per permit): a retry finds this charge whatever became of the
+      // key's stored answer, and carries it through (provider B, asked again under the charge's id, charges once).
       const { charge } = await createPermitCharge(ctx.deps, {
         ...scope,
         permitId: input.permit_id,
         amount: input.amount,
         description: input.description,
         customData: input.customData,
+        idempotencyKey: ctx.headers.get("idempotency-key") ?? undefined,
       });
       const permit = await findPermit(ctx.deps, scope, input.permit_id);
       try {

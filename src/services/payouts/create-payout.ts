@@ -9,13 +9,13 @@
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import type { Environment } from "../../db/schema.ts";
-import { ValidationError } from "../../errors.ts";
+import { AppError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
 import { countryField, customerNameFields, phoneNumberField } from "../request-fields.ts";
 import { toPayoutView, type PayoutView } from "./payout-view.ts";
 import { phonePrefixProblem } from "../countries.ts";
-import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
+import { moneyOutByKey, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 
 const metadataField = z
   .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
@@ -63,8 +63,18 @@ export type PayoutRequest = z.infer<typeof payoutRequest>;
  *   that is not the country's; `MoneyRuleError` (422) for a provider's limit or the balance; `NotConfiguredError`
  *   (424) when the provider has no account for the tenant there.
  */
-export async function createPayout(deps: Deps, request: { tenantId: string; environment: Environment; input: PayoutRequest }): Promise<PayoutView> {
+export async function createPayout(
+  deps: Deps,
+  request: { tenantId: string; environment: Environment; input: PayoutRequest; idempotencyKey?: string },
+): Promise<PayoutView> {
   const { tenantId, environment, input } = request;
+  // The key's payout, committed by an earlier run of this request: answered as it stands, never made again.
+  const made = await moneyOutByKey(deps.db, { tenantId, environment, purpose: "payout", key: request.idempotencyKey });
+  if (made) {
+    const same = Number(made.amount) === input.amount && made.description === input.description && made.operator === input.recipient.operator;
+    if (!same) throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
+    return toPayoutView(made);
+  }
   const { phone, operator, ...names } = input.recipient;
   const messages: string[] = [];
   const routes = payoutRoutes(deps, operator, phone.country).filter((r) => input.provider === undefined || r.provider.name === input.provider);
@@ -91,6 +101,7 @@ export async function createPayout(deps: Deps, request: { tenantId: string; envi
     description: input.description,
     ...(input.metadata !== undefined && { metadata: input.metadata }),
     recipient: { phone, operator, ...names },
+    ...(request.idempotencyKey !== undefined && { idempotencyKey: request.idempotencyKey }),
   });
   return toPayoutView(row);
 }

@@ -11,11 +11,11 @@ import type { Transaction } from "kysely";
 import { z } from "zod";
 import { DOCUMENTED_MAX_AMOUNT } from "../amounts.ts";
 import type { Database, Environment, Payment } from "../../db/schema.ts";
-import { ConflictError, MoneyRuleError, NotFoundError, ValidationError } from "../../errors.ts";
+import { AppError, ConflictError, MoneyRuleError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { toRefundView, type RefundView } from "./payout-view.ts";
 import { internationalNumber } from "../countries.ts";
-import { payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
+import { moneyOutByKey, payoutRoutes, recordMoneyOut, routeWithAccount } from "./record-money-out.ts";
 import { lockPaymentRow } from "../payments/transition.ts";
 import { excessOf, refundsNotFailed } from "./refund-room.ts";
 
@@ -47,9 +47,17 @@ async function refundable(tx: Transaction<Database>, payment: Pick<Payment, "id"
  */
 export async function createRefund(
   deps: Deps,
-  request: { tenantId: string; environment: Environment; paymentId: string; input: RefundRequest },
+  request: { tenantId: string; environment: Environment; paymentId: string; input: RefundRequest; idempotencyKey?: string },
 ): Promise<RefundView> {
   const { tenantId, environment, paymentId, input } = request;
+  // The key's refund, committed by an earlier run of this request: answered as it stands, never made again
+  // (before the checks below, which that very refund has since changed: the payment may be refunded in full).
+  const made = await moneyOutByKey(deps.db, { tenantId, environment, purpose: "refund", paymentId, key: request.idempotencyKey });
+  if (made) {
+    const same = (input.amount === undefined || Number(made.amount) === input.amount) && made.reason === (input.reason ?? null);
+    if (!same) throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
+    return toRefundView(made);
+  }
   if (input.amount !== undefined && input.amount > deps.config.maxAmount)
     throw new ValidationError([`amount must not be greater than ${deps.config.maxAmount}`]);
   const payment = await deps.db
@@ -82,6 +90,7 @@ export async function createRefund(
     description: `Refund of ${paymentId}`,
     ...(input.reason !== undefined && { reason: input.reason }),
     recipient: { ...payer, phone: { number: international, country: payer.phone.country } },
+    ...(request.idempotencyKey !== undefined && { idempotencyKey: request.idempotencyKey }),
     // The payment's row before the tenant's: the order of every writer of its refunds (refund-room.ts).
     lockFirst: (tx) => lockPaymentRow(tx, paymentId),
     async resolveAmount(tx) {

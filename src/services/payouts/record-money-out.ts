@@ -88,6 +88,32 @@ export interface MoneyOutInput {
    * written (a refund's "never above what is left"); it throws to refuse.
    */
   resolveAmount?(tx: Transaction<Database>): Promise<number>;
+  /** The merchant's `Idempotency-Key`: one payout (or one refund of the payment) per key, ever ({@link moneyOutByKey}). */
+  idempotencyKey?: string;
+}
+
+/** Thrown inside the transaction when the key's row exists already: rolls the reservation back too. */
+class MoneyOutExists extends Error {}
+
+/**
+ * The payout (or the payment's refund) made with this `Idempotency-Key`, if any. Its creator looks it up before
+ * anything else — before the balance, limits or refundable amount, which that very row has since changed — and
+ * answers it as it stands: the key names one row for good, whatever became of the key's stored answer.
+ */
+export async function moneyOutByKey(
+  db: Deps["db"] | Transaction<Database>,
+  by: { tenantId: string; environment: Environment; purpose: PayoutPurpose; paymentId?: string; key: string | undefined },
+): Promise<PayoutRow | undefined> {
+  if (by.key === undefined) return undefined;
+  let query = db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("tenant_id", "=", by.tenantId)
+    .where("environment", "=", by.environment)
+    .where("purpose", "=", by.purpose)
+    .where("idempotency_key", "=", by.key);
+  if (by.purpose === "refund") query = query.where("payment_id", "=", by.paymentId ?? "");
+  return query.executeTakeFirst();
 }
 
 /**
@@ -136,56 +162,84 @@ export async function recordMoneyOut(deps: Deps, input: MoneyOutInput): Promise<
   const now = deps.now();
   const id = newId(input.purpose === "refund" ? "rf" : "po");
   const { currency } = input.route;
-  const row = await deps.db.transaction().execute(async (tx) => {
-    // What is read below to decide stays true until commit: from the pooled account, one writer of the tenant's
-    // money out at a time (its row locked); under a per-number limit, one writer per number at the provider (an
-    // advisory lock). A payout from a tenant's own account without such a limit takes neither: its provider decides.
-    await input.lockFirst?.(tx);
-    const pooled = input.account.accountId === POOLED_ACCOUNT;
-    if (pooled) await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
-    if (input.route.provider.payouts!.limits.perRecipient !== null)
-      await sql`select pg_advisory_xact_lock(hashtext(${`payout-recipient:${input.route.provider.name}:${input.recipient.phone.number}`}))`.execute(tx);
-    const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
-    assertWithinAmountLimits(deps, input, amount);
-    await assertWithinRecipientLimit(tx, now, input);
-    if (pooled) {
-      const holding = holdingOf(input.route.provider.name, POOLED_ACCOUNT);
-      const available = await availableOf(tx, { tenantId: input.tenantId, environment: input.environment, currency, holding });
-      if (amount > available)
-        throw new MoneyRuleError(
-          "insufficient_balance",
-          `amount ${amount} is greater than the ${available} ${currency} this tenant holds on the service's ${input.route.provider.label} account (${holding}), which sends it: money collected on another account cannot be paid out from it`,
-        );
-    }
-    const { phone, operator, ...names } = input.recipient;
-    const inserted = await tx
-      .insertInto("payouts")
-      .values({
-        id,
-        tenant_id: input.tenantId,
-        environment: input.environment,
-        purpose: input.purpose,
-        payment_id: input.paymentId ?? null,
-        provider: input.route.provider.name,
-        provider_account: input.account.accountId,
-        credential_version: input.account.credentialVersion,
-        operator,
-        country: phone.country,
-        phone_number: phone.number,
-        recipient: names,
-        amount,
-        currency,
-        description: input.description,
-        reason: input.reason ?? null,
-        metadata: input.metadata ?? null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await reserve(tx, now, ledgerSubjectOf(inserted), amount);
-    return inserted;
-  });
+  const row = await deps.db
+    .transaction()
+    .execute(async (tx) => {
+      // What is read below to decide stays true until commit: from the pooled account, one writer of the tenant's
+      // money out at a time (its row locked); under a per-number limit, one writer per number at the provider (an
+      // advisory lock). A payout from a tenant's own account without such a limit takes neither: its provider decides.
+      await input.lockFirst?.(tx);
+      const pooled = input.account.accountId === POOLED_ACCOUNT;
+      if (pooled) await tx.selectFrom("tenants").select("id").where("id", "=", input.tenantId).forUpdate().executeTakeFirstOrThrow();
+      if (input.route.provider.payouts!.limits.perRecipient !== null)
+        await sql`select pg_advisory_xact_lock(hashtext(${`payout-recipient:${input.route.provider.name}:${input.recipient.phone.number}`}))`.execute(tx);
+      // A run of the same request (its key) that committed while this one waited for the locks above: that row
+      // is the answer — checked before the balance or the refundable amount, which it has just used.
+      if (await moneyOutByKey(tx, { ...input, key: input.idempotencyKey })) throw new MoneyOutExists();
+      const amount = input.resolveAmount ? await input.resolveAmount(tx) : input.amount!;
+      assertWithinAmountLimits(deps, input, amount);
+      await assertWithinRecipientLimit(tx, now, input);
+      if (pooled) {
+        const holding = holdingOf(input.route.provider.name, POOLED_ACCOUNT);
+        const available = await availableOf(tx, { tenantId: input.tenantId, environment: input.environment, currency, holding });
+        if (amount > available)
+          throw new MoneyRuleError(
+            "insufficient_balance",
+            `amount ${amount} is greater than the ${available} ${currency} this tenant holds on the service's ${input.route.provider.label} account (${holding}), which sends it: money collected on another account cannot be paid out from it`,
+          );
+      }
+      const { phone, operator, ...names } = input.recipient;
+      const inserted = await tx
+        .insertInto("payouts")
+        .values({
+          id,
+          tenant_id: input.tenantId,
+          environment: input.environment,
+          purpose: input.purpose,
+          payment_id: input.paymentId ?? null,
+          provider: input.route.provider.name,
+          provider_account: input.account.accountId,
+          credential_version: input.account.credentialVersion,
+          operator,
+          country: phone.country,
+          phone_number: phone.number,
+          recipient: names,
+          amount,
+          currency,
+          description: input.description,
+          reason: input.reason ?? null,
+          metadata: input.metadata ?? null,
+          idempotency_key: input.idempotencyKey ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .$call((insert) =>
+          input.idempotencyKey === undefined
+            ? insert
+            : insert.onConflict((oc) =>
+                input.purpose === "refund"
+                  ? oc
+                      .columns(["tenant_id", "environment", "payment_id", "idempotency_key"])
+                      .where(sql<boolean>`purpose = 'refund' and idempotency_key is not null`)
+                      .doNothing()
+                  : oc
+                      .columns(["tenant_id", "environment", "idempotency_key"])
+                      .where(sql<boolean>`purpose = 'payout' and idempotency_key is not null`)
+                      .doNothing(),
+              ),
+        )
+        .returningAll()
+        .executeTakeFirst();
+      if (!inserted) throw new MoneyOutExists();
+      await reserve(tx, now, ledgerSubjectOf(inserted), amount);
+      return inserted;
+    })
+    .catch(async (error: unknown) => {
+      if (!(error instanceof MoneyOutExists)) throw error;
+      // A retry of the same request committed it meanwhile: that row is the payout (its chain is under way).
+      return (await moneyOutByKey(deps.db, { ...input, key: input.idempotencyKey }))!;
+    });
+  if (row.id !== id) return row;
   await payoutChain.enqueue(deps, { subjectId: row.id, provider: row.provider, createdAt: row.created_at, step: 0, now: true });
   return row;
 }

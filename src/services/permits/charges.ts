@@ -2,12 +2,20 @@
  * Charging a permit (contract §5, issue 7 point 3b) — the interface the renewal code calls too.
  *
  * A charge is a row first: `permit_charges` and its `pending` payment (kind `permit_charge`) in one
- * transaction, with a `providerB-sync` safety net enqueued. Then provider B is called with the charge id
- * as `idempotency_key` (and in `custom_data`): provider B never charges one key twice, so sending again
- * after a crash, a timeout or from a second worker is always safe. The first answer is recorded once:
- * `completed` / `failed` settle the charge, its payment and its event in the same transaction; `pending`
- * stays pending and is settled later by the charge's IPN or the sync job — by confirming its invoice,
- * never by charging again.
+ * transaction, committed before provider B is called, with a `providerB-sync` safety net enqueued. One
+ * intended charge is one row, by a unique key in the database: a renewal's `(schedule_id, period, attempt)`,
+ * a merchant's `(tenant, environment, permit, Idempotency-Key)` (migration 0032) — a retry finds the row and
+ * carries it through, never makes another, whatever became of the first run (killed after provider B
+ * charged, its idempotency lock taken over, a 5xx after the commit that freed the key).
+ *
+ * Provider B is called with the charge id as `idempotency_key` (and in `custom_data`): provider B never
+ * charges one key twice and answers its first result again (providers.md, PERMIT). A row that is pending and
+ * unanswered (`provider_answered_at` null: "sending") may have been charged already; sending it again under
+ * its own key is how provider B is asked what became of it — its protocol has no other read of a charge
+ * before its invoice token is known — so doing that after a crash, a timeout or from a second worker is
+ * always safe. The first answer is recorded once: `completed` / `failed` settle the charge, its payment and
+ * its event in the same transaction; `pending` stays pending and is settled later by the charge's IPN or the
+ * sync job — by confirming its invoice, never by charging again.
  */
 import type { Environment } from "../../config.ts";
 import type { Transaction } from "kysely";
@@ -16,6 +24,7 @@ import { AppError, ConflictError, NotConfiguredError, NotFoundError } from "../.
 import { type AuthorisationChargeResult, ProviderCallError } from "../../providers/provider.ts";
 import { checkoutProviderOf } from "../checkout/checkout-provider.ts";
 import type { Deps } from "../deps.ts";
+import { canonicalJson } from "../idempotency/request-hash.ts";
 import { isId, newId } from "../ids.ts";
 import { rematchOrphans } from "../ipn/orphans.ts";
 import { scheduleDeliveries } from "../webhooks/schedule-deliveries.ts";
@@ -32,10 +41,12 @@ export interface CreatePermitChargeInput {
   customData?: CustomData;
   /** A renewal: one charge per (schedule, period, attempt), ever. */
   renewal?: { scheduleId: string; period: string; attempt: number };
+  /** A merchant's charge with an `Idempotency-Key`: one charge per (tenant, environment, permit, key), ever. */
+  idempotencyKey?: string;
 }
 
-/** Thrown inside the transaction when the renewal's row exists already: rolls back the payment too. */
-class RenewalExists extends Error {}
+/** Thrown inside the transaction when the charge's row exists already (its unique key): rolls back the payment too. */
+class ChargeExists extends Error {}
 
 /**
  * A renewal its schedule no longer expects: the schedule was cancelled, is past due, or was moved (a `PUT`,
@@ -77,22 +88,47 @@ async function assertRenewalDue(tx: Transaction<Database>, permitId: string, ren
   if (charges.some((charge) => charge.status === "succeeded")) throw new RenewalNotDueError(`the period ${renewal.period} is paid already`);
 }
 
-async function existingRenewal(deps: Pick<Deps, "db">, input: CreatePermitChargeInput): Promise<PermitChargeRow | undefined> {
-  if (!input.renewal) return undefined;
-  return deps.db
+/** The charge this input names by its unique key (a renewal's period and attempt, or the merchant's key), if it exists. */
+async function existingCharge(deps: Pick<Deps, "db">, input: CreatePermitChargeInput): Promise<PermitChargeRow | undefined> {
+  if (input.renewal)
+    return deps.db
+      .selectFrom("permit_charges")
+      .selectAll()
+      .where("schedule_id", "=", input.renewal.scheduleId)
+      .where("period", "=", input.renewal.period)
+      .where("attempt", "=", input.renewal.attempt)
+      .where("tenant_id", "=", input.tenantId)
+      .where("permit_id", "=", input.permitId)
+      .executeTakeFirst();
+  if (input.idempotencyKey === undefined) return undefined;
+  const found = await deps.db
     .selectFrom("permit_charges")
     .selectAll()
-    .where("schedule_id", "=", input.renewal.scheduleId)
-    .where("period", "=", input.renewal.period)
-    .where("attempt", "=", input.renewal.attempt)
     .where("tenant_id", "=", input.tenantId)
+    .where("environment", "=", input.environment)
     .where("permit_id", "=", input.permitId)
+    .where("idempotency_key", "=", input.idempotencyKey)
     .executeTakeFirst();
+  if (found) assertSameCharge(found, input);
+  return found;
 }
 
 /**
- * A charge row first (and its pending payment), in one transaction; returns the existing one when
- * (scheduleId, period, attempt) already exists. Throws 404 `not_found` (also for another tenant's permit),
+ * The key names a charge already made: it must be the same request (the idempotency layer checks this while it
+ * keeps the key, 24 hours; the charge keeps the key for good). 422 `idempotency_mismatch` otherwise.
+ */
+function assertSameCharge(charge: PermitChargeRow, input: CreatePermitChargeInput): void {
+  const same =
+    Number(charge.amount) === input.amount &&
+    charge.description === input.description &&
+    canonicalJson(charge.custom_data ?? null) === canonicalJson(input.customData ?? null);
+  if (!same) throw new AppError(422, "idempotency_mismatch", "This Idempotency-Key was already used with another request body");
+}
+
+/**
+ * A charge row first (and its pending payment), in one transaction; returns the existing one when its unique
+ * key — (scheduleId, period, attempt), or (tenant, environment, permit, idempotencyKey) — already exists
+ * (422 `idempotency_mismatch` when that key's charge was another amount, description or customData). Throws 404 `not_found` (also for another tenant's permit),
  * 409 `permit_not_active`, 422 `amount_exceeds_permit`; for a new renewal, {@link RenewalNotDueError}
  * unless its schedule — locked in the same transaction — still expects exactly that period and attempt.
  *
@@ -103,7 +139,7 @@ async function existingRenewal(deps: Pick<Deps, "db">, input: CreatePermitCharge
  * ```
  */
 export async function createPermitCharge(deps: Deps, input: CreatePermitChargeInput): Promise<{ charge: PermitChargeRow; created: boolean }> {
-  const existing = await existingRenewal(deps, input);
+  const existing = await existingCharge(deps, input);
   if (existing) return { charge: existing, created: false };
   let charge: PermitChargeRow;
   try {
@@ -163,19 +199,24 @@ export async function createPermitCharge(deps: Deps, input: CreatePermitChargeIn
           schedule_id: input.renewal?.scheduleId ?? null,
           period: input.renewal?.period ?? null,
           attempt: input.renewal?.attempt ?? 0,
+          idempotency_key: input.renewal ? null : (input.idempotencyKey ?? null),
           created_at: now,
           updated_at: now,
         })
-        .onConflict((oc) => oc.columns(["schedule_id", "period", "attempt"]).where("schedule_id", "is not", null).doNothing())
+        .onConflict((oc) =>
+          input.renewal || input.idempotencyKey === undefined
+            ? oc.columns(["schedule_id", "period", "attempt"]).where("schedule_id", "is not", null).doNothing()
+            : oc.columns(["tenant_id", "environment", "permit_id", "idempotency_key"]).where("idempotency_key", "is not", null).doNothing(),
+        )
         .returningAll()
         .executeTakeFirst();
-      if (!inserted) throw new RenewalExists();
+      if (!inserted) throw new ChargeExists();
       return inserted;
     });
   } catch (error) {
-    if (!(error instanceof RenewalExists)) throw error;
-    // Another worker inserted the same renewal meanwhile: that one is the charge.
-    return { charge: (await existingRenewal(deps, input))!, created: false };
+    if (!(error instanceof ChargeExists)) throw error;
+    // Another worker (or a retry of the same request) inserted the same charge meanwhile: that one is the charge.
+    return { charge: (await existingCharge(deps, input))!, created: false };
   }
   await CHARGE_SYNC.enqueue(deps, { subjectId: charge.id, provider: checkoutProviderOf(deps).name, createdAt: charge.created_at, step: 0 });
   return { charge, created: true };
