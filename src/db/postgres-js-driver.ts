@@ -25,7 +25,8 @@
  * lock) waits for it. postgres.js only pipelines when every connection is busy. Code running
  * inside a transaction must use `trx`, never `db`, for statements that a lock it holds could block.
  *
- * Kysely's `PostgresAdapter`, `PostgresQueryCompiler` and `PostgresIntrospector` are used as is.
+ * Kysely's `PostgresQueryCompiler` and `PostgresIntrospector` are used as is, and its `PostgresAdapter` but for the
+ * migration lock, which is the migrations' transaction's ({@link TransactionMigrationLockAdapter}).
  *
  * @example
  * ```ts
@@ -50,6 +51,7 @@ import {
   type Kysely,
   type QueryCompiler,
   type QueryResult,
+  sql,
   type TransactionSettings,
 } from "kysely";
 import type { PendingQuery, ReservedSql, Sql, TransactionSql } from "postgres";
@@ -78,7 +80,7 @@ export class PostgresJsDialect implements Dialect {
   }
 
   createAdapter(): DialectAdapter {
-    return new PostgresAdapter();
+    return new TransactionMigrationLockAdapter();
   }
 
   createDriver(): Driver {
@@ -91,6 +93,28 @@ export class PostgresJsDialect implements Dialect {
 
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
+  }
+}
+
+/** Kysely's migration lock's key (its `PostgresAdapter`'s), so that a process still on Kysely's own lock is excluded too. */
+const MIGRATION_LOCK_ID = 3853314791062309107n;
+
+/**
+ * Kysely's `PostgresAdapter` with the migration lock taken by the migrations' transaction, `pg_advisory_xact_lock`,
+ * and released with it. Kysely's own is a session-level `pg_advisory_lock` taken by a statement of its own on
+ * `db.connection()` and released by another after the transaction: behind a pooler in transaction mode each
+ * statement runs on whichever server it is given, so two starts could both "take" it on one server session and
+ * migrate at once, and the unlock, run on another, left it held by that session for good — every later start
+ * (and `passerelle audit`) then waited on it until the statement timeout. `migrateToLatest` (`migrate.ts`) hands the
+ * migrator a transaction, so this lock is taken inside it: outside a transaction it would hold nothing.
+ */
+export class TransactionMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_ID)})`.execute(db);
+  }
+
+  override async releaseMigrationLock(): Promise<void> {
+    // Released by the transaction's COMMIT or ROLLBACK.
   }
 }
 

@@ -8,7 +8,7 @@
  * `DATABASE_URL` names a pooler (`?pgbouncer=true`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { type Kysely, sql } from "kysely";
+import { type Generated, type Kysely, sql } from "kysely";
 import { openPostgres, throughPooler } from "../../src/db/open-postgres.ts";
 import type { DatabaseHandle } from "../../src/db/database-handle.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/db.ts";
@@ -18,7 +18,7 @@ const POOLED = DATABASE_URL !== undefined && throughPooler(DATABASE_URL).pooler;
 const HOOK_TIMEOUT = 30_000;
 
 interface Db {
-  notes: { id: number; body: { writer: string; round: number; tags: string[] }; label: string };
+  notes: { id: Generated<number>; body: { writer: string; round: number; tags: string[] }; label: string };
 }
 
 describe.skipIf(!POOLED)("statements queued on one connection through PgBouncer", () => {
