@@ -21,6 +21,9 @@
  *   that cannot get a connection within `acquireTimeoutMs` fails the same way and, should its BEGIN
  *   get through later, is rolled back at once.
  *
+ * Through a transaction-mode pooler (`?pgbouncer=true`) the pool pipelines nothing (`open-postgres.ts` sets
+ * `max_pipeline: 0`): each connection carries one statement at a time outside transactions.
+ *
  * Head-of-line blocking: a statement pipelined behind a slow one (e.g. one waiting for a row
  * lock) waits for it. postgres.js only pipelines when every connection is busy. Code running
  * inside a transaction must use `trx`, never `db`, for statements that a lock it holds could block.
