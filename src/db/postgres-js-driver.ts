@@ -189,6 +189,26 @@ const MUTATIONS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
  */
 const PREPARED = { prepare: true, simple: false } as { prepare: true };
 
+/**
+ * The parameters as postgres.js is to bind them: a plain object (a jsonb value: the gateway has no other use for
+ * one) goes typed jsonb, `sql.json`, so its Parse declares the type and it is `JSON.stringify`-ed whatever the
+ * server's describe says. Left to the describe, an object was bound by the types of the describe postgres.js
+ * received — another statement's, when PgBouncer answered one client's describe to another (`open-postgres.ts`):
+ * bound as text, `[object Object]`. Arrays stay the describe's to type (a jsonb array or a PostgreSQL array).
+ */
+function bindable(sql: Pick<Sql<any>, "json">, parameters: readonly unknown[]): never[] {
+  let typed: unknown[] | undefined;
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i];
+    if (typeof value !== "object" || value === null || Array.isArray(value)) continue;
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) continue;
+    typed ??= parameters.slice();
+    typed[i] = sql.json(value as never);
+  }
+  return (typed ?? parameters) as never[];
+}
+
 function toQueryResult<R>(result: { command: string; count: number } & unknown[]): QueryResult<R> {
   return {
     numAffectedRows: MUTATIONS.has(result.command) ? BigInt(result.count) : undefined,
@@ -258,7 +278,8 @@ class PostgresJsConnection implements DatabaseConnection {
     const parameters = compiledQuery.parameters as unknown[] as never[];
     if (this.#transaction !== undefined) return toQueryResult<R>(await this.#transaction.execute(compiledQuery.sql, parameters));
     if (this.#reserved === undefined) this.#gate.admit();
-    const query = (this.#reserved ?? this.#pool).unsafe(compiledQuery.sql, parameters, PREPARED);
+    const target = this.#reserved ?? this.#pool;
+    const query = target.unsafe(compiledQuery.sql, bindable(target, parameters), PREPARED);
     this.#pending = query;
     try {
       const result = toQueryResult<R>(await query);
@@ -276,7 +297,8 @@ class PostgresJsConnection implements DatabaseConnection {
     if (!Number.isInteger(chunkSize) || chunkSize <= 0) throw new Error("chunkSize must be a positive integer");
     const parameters = compiledQuery.parameters as unknown[] as never[];
     if (this.#transaction === undefined && this.#reserved === undefined) this.#gate.admit();
-    const query = this.#transaction?.query(compiledQuery.sql, parameters) ?? (this.#reserved ?? this.#pool).unsafe(compiledQuery.sql, parameters, PREPARED);
+    const target = this.#reserved ?? this.#pool;
+    const query = this.#transaction?.query(compiledQuery.sql, parameters) ?? target.unsafe(compiledQuery.sql, bindable(target, parameters), PREPARED);
     this.#pending = query;
     try {
       for await (const rows of query.cursor(chunkSize)) yield { rows: rows as R[] };
@@ -421,7 +443,8 @@ class PostgresJsTransaction {
   /** The statement on the innermost scope, not yet sent (for a cursor). */
   query(sql: string, parameters: never[]): PendingQuery<any> {
     if (this.#endedWith !== undefined) throw this.#endedWith;
-    return this.#top.sql.unsafe(sql, parameters, PREPARED);
+    const scope = this.#top.sql;
+    return scope.unsafe(sql, bindable(scope, parameters), PREPARED);
   }
 
   async execute(sql: string, parameters: never[]): Promise<{ command: string; count: number } & unknown[]> {
@@ -561,7 +584,7 @@ class ReservedTransaction {
   }
 
   query(sql: string, parameters: never[]): PendingQuery<any> {
-    return this.#sql.unsafe(sql, parameters, PREPARED);
+    return this.#sql.unsafe(sql, bindable(this.#sql, parameters), PREPARED);
   }
 
   async execute(sql: string, parameters: never[]): Promise<{ command: string; count: number } & unknown[]> {
