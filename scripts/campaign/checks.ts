@@ -203,7 +203,11 @@ export async function checkAfterQuiet(input: {
   for (const [id, sent] of sentBy) if (sent.length > 1) findings.twice.push(`${id} sent ${sent.length} times`);
   for (const [id, state] of [...last.refunds, ...last.payouts]) {
     const atA = simPayouts.find((p) => p.merchant_reference === id);
-    const atB = disbursements.find((d) => d.disburse_id === id);
+    // Provider B records a disbursement per get-invoice and sends at most one per disburse_id: a get-invoice whose
+    // answer was lost (or two at once) leaves one `created` that never moves money beside the one submitted. The
+    // provider's word on the id is the submitted one's.
+    const underId = disbursements.filter((d) => d.disburse_id === id);
+    const atB = underId.find((d) => d.status !== "created") ?? underId[0];
     const providerState = (atA?.status ?? atB?.status) as string | undefined;
     const sentHere = state === "sent" || state === "succeeded";
     const sentThere = providerState === "sent" || providerState === "success";

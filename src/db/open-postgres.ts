@@ -46,7 +46,13 @@ export async function openPostgres(url: string, max?: number, bounds: PostgresBo
     ...(max === undefined ? {} : { max }),
     // Behind a transaction-mode pooler a statement prepared on one server connection is unknown to the next:
     // unnamed statements only (postgres.js then describes each one's parameters before running it).
-    ...(pooler ? { prepare: false } : {}),
+    // And no pipelining on the pool: a statement with parameters is sent as Parse/Describe/Flush (no Sync) and
+    // bound once the server has described it; queued behind another statement's Sync on one connection, PgBouncer
+    // (transaction mode) hands the server to another client at that Sync's ReadyForQuery, and the describe is
+    // answered to that client, whose parameters are then serialized by this statement's types (an object bound
+    // as text: `[object Object]`), or to no one (this statement then waits forever). Each connection of the pool
+    // carries one statement at a time; a transaction's statements still go one after another on its connection.
+    ...(pooler ? { prepare: false, max_pipeline: 0 } : {}),
     // Kysely's migrator says "relation … already exists, skipping" on every start.
     onnotice: () => {},
     types: {
@@ -67,7 +73,7 @@ export async function openPostgres(url: string, max?: number, bounds: PostgresBo
           },
         }),
   });
-  // The driver prepares every statement, so postgres.js learns each parameter's type from the
+  // The driver prepares every statement (unnamed through a pooler), so postgres.js learns each parameter's type from the
   // server and JSON.stringify-es jsonb parameters itself: pass objects, not strings. Statements
   // outside a transaction are pipelined on the pool; a transaction runs on postgres.js's `begin()`.
   const gate = new AvailabilityGate({ ...(bounds.onAvailabilityChange ? { onChange: bounds.onAvailabilityChange } : {}) });

@@ -21,11 +21,15 @@
  *   that cannot get a connection within `acquireTimeoutMs` fails the same way and, should its BEGIN
  *   get through later, is rolled back at once.
  *
+ * Through a transaction-mode pooler (`?pgbouncer=true`) the pool pipelines nothing (`open-postgres.ts` sets
+ * `max_pipeline: 0`): each connection carries one statement at a time outside transactions.
+ *
  * Head-of-line blocking: a statement pipelined behind a slow one (e.g. one waiting for a row
  * lock) waits for it. postgres.js only pipelines when every connection is busy. Code running
  * inside a transaction must use `trx`, never `db`, for statements that a lock it holds could block.
  *
- * Kysely's `PostgresAdapter`, `PostgresQueryCompiler` and `PostgresIntrospector` are used as is.
+ * Kysely's `PostgresQueryCompiler` and `PostgresIntrospector` are used as is, and its `PostgresAdapter` but for the
+ * migration lock, which is the migrations' transaction's ({@link TransactionMigrationLockAdapter}).
  *
  * @example
  * ```ts
@@ -50,6 +54,7 @@ import {
   type Kysely,
   type QueryCompiler,
   type QueryResult,
+  sql,
   type TransactionSettings,
 } from "kysely";
 import type { PendingQuery, ReservedSql, Sql, TransactionSql } from "postgres";
@@ -78,7 +83,7 @@ export class PostgresJsDialect implements Dialect {
   }
 
   createAdapter(): DialectAdapter {
-    return new PostgresAdapter();
+    return new TransactionMigrationLockAdapter();
   }
 
   createDriver(): Driver {
@@ -91,6 +96,28 @@ export class PostgresJsDialect implements Dialect {
 
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
+  }
+}
+
+/** Kysely's migration lock's key (its `PostgresAdapter`'s), so that a process still on Kysely's own lock is excluded too. */
+const MIGRATION_LOCK_ID = 3853314791062309107n;
+
+/**
+ * Kysely's `PostgresAdapter` with the migration lock taken by the migrations' transaction, `pg_advisory_xact_lock`,
+ * and released with it. Kysely's own is a session-level `pg_advisory_lock` taken by a statement of its own on
+ * `db.connection()` and released by another after the transaction: behind a pooler in transaction mode each
+ * statement runs on whichever server it is given, so two starts could both "take" it on one server session and
+ * migrate at once, and the unlock, run on another, left it held by that session for good — every later start
+ * (and `passerelle audit`) then waited on it until the statement timeout. `migrateToLatest` (`migrate.ts`) hands the
+ * migrator a transaction, so this lock is taken inside it: outside a transaction it would hold nothing.
+ */
+export class TransactionMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_ID)})`.execute(db);
+  }
+
+  override async releaseMigrationLock(): Promise<void> {
+    // Released by the transaction's COMMIT or ROLLBACK.
   }
 }
 
@@ -162,6 +189,26 @@ const MUTATIONS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
  */
 const PREPARED = { prepare: true, simple: false } as { prepare: true };
 
+/**
+ * The parameters as postgres.js is to bind them: a plain object (a jsonb value: the gateway has no other use for
+ * one) goes typed jsonb, `sql.json`, so its Parse declares the type and it is `JSON.stringify`-ed whatever the
+ * server's describe says. Left to the describe, an object was bound by the types of the describe postgres.js
+ * received — another statement's, when PgBouncer answered one client's describe to another (`open-postgres.ts`):
+ * bound as text, `[object Object]`. Arrays stay the describe's to type (a jsonb array or a PostgreSQL array).
+ */
+function bindable(sql: Pick<Sql<any>, "json">, parameters: readonly unknown[]): never[] {
+  let typed: unknown[] | undefined;
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i];
+    if (typeof value !== "object" || value === null || Array.isArray(value)) continue;
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) continue;
+    typed ??= parameters.slice();
+    typed[i] = sql.json(value as never);
+  }
+  return (typed ?? parameters) as never[];
+}
+
 function toQueryResult<R>(result: { command: string; count: number } & unknown[]): QueryResult<R> {
   return {
     numAffectedRows: MUTATIONS.has(result.command) ? BigInt(result.count) : undefined,
@@ -231,7 +278,8 @@ class PostgresJsConnection implements DatabaseConnection {
     const parameters = compiledQuery.parameters as unknown[] as never[];
     if (this.#transaction !== undefined) return toQueryResult<R>(await this.#transaction.execute(compiledQuery.sql, parameters));
     if (this.#reserved === undefined) this.#gate.admit();
-    const query = (this.#reserved ?? this.#pool).unsafe(compiledQuery.sql, parameters, PREPARED);
+    const target = this.#reserved ?? this.#pool;
+    const query = target.unsafe(compiledQuery.sql, bindable(target, parameters), PREPARED);
     this.#pending = query;
     try {
       const result = toQueryResult<R>(await query);
@@ -249,7 +297,8 @@ class PostgresJsConnection implements DatabaseConnection {
     if (!Number.isInteger(chunkSize) || chunkSize <= 0) throw new Error("chunkSize must be a positive integer");
     const parameters = compiledQuery.parameters as unknown[] as never[];
     if (this.#transaction === undefined && this.#reserved === undefined) this.#gate.admit();
-    const query = this.#transaction?.query(compiledQuery.sql, parameters) ?? (this.#reserved ?? this.#pool).unsafe(compiledQuery.sql, parameters, PREPARED);
+    const target = this.#reserved ?? this.#pool;
+    const query = this.#transaction?.query(compiledQuery.sql, parameters) ?? target.unsafe(compiledQuery.sql, bindable(target, parameters), PREPARED);
     this.#pending = query;
     try {
       for await (const rows of query.cursor(chunkSize)) yield { rows: rows as R[] };
@@ -394,7 +443,8 @@ class PostgresJsTransaction {
   /** The statement on the innermost scope, not yet sent (for a cursor). */
   query(sql: string, parameters: never[]): PendingQuery<any> {
     if (this.#endedWith !== undefined) throw this.#endedWith;
-    return this.#top.sql.unsafe(sql, parameters, PREPARED);
+    const scope = this.#top.sql;
+    return scope.unsafe(sql, bindable(scope, parameters), PREPARED);
   }
 
   async execute(sql: string, parameters: never[]): Promise<{ command: string; count: number } & unknown[]> {
@@ -534,7 +584,7 @@ class ReservedTransaction {
   }
 
   query(sql: string, parameters: never[]): PendingQuery<any> {
-    return this.#sql.unsafe(sql, parameters, PREPARED);
+    return this.#sql.unsafe(sql, bindable(this.#sql, parameters), PREPARED);
   }
 
   async execute(sql: string, parameters: never[]): Promise<{ command: string; count: number } & unknown[]> {

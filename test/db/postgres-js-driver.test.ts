@@ -74,6 +74,18 @@ describe.skipIf(!DATABASE_URL)("postgres.js driver (PostgreSQL)", () => {
     await admin.end();
   }, HOOK_TIMEOUT);
 
+  it("binds a plain object as jsonb whatever type the server describes for its parameter, on the pool and in a transaction", async () => {
+    // The server describes `$1` of `select $1` as text: left to the describe, an object was bound as `[object Object]`.
+    const value = { a: 1, nested: { list: ["x", 2] } };
+    const { rows } = await sql<{ value: unknown }>`select ${value} as value`.execute(db);
+    expect(rows[0]!.value).toEqual(value);
+    const inTransaction = await db.transaction().execute(async (trx) => (await sql<{ value: unknown }>`select ${value} as value`.execute(trx)).rows[0]!.value);
+    expect(inTransaction).toEqual(value);
+    // Arrays are left to the describe: a PostgreSQL array where the statement says so.
+    const { rows: arrays } = await sql<{ n: number }>`select cardinality(${["a", "b"]}::text[]) as n`.execute(db);
+    expect(arrays[0]!.n).toBe(2);
+  });
+
   it("pipelines statements outside transactions: 50 concurrent selects on a pool of 2", async () => {
     sent.length = 0;
     let sentBeforeFirstResult = -1;

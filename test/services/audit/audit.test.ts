@@ -149,13 +149,42 @@ describe("the audit", () => {
     await leg(db, "ten_bad", "po_back.sent", "pending", -50, "own:providerB");
     await leg(db, "ten_bad", "po_back.sent", "provider:providerB", 50, "own:providerB");
 
+    // collection_repeated: one Idempotency-Key of a tenant that answered two paid payments (by `id` on one path,
+    // by `paymentId` on another).
+    const paidTwiceA = await insertDirectPayment(db, "ten_bad", 5, { state: "succeeded", amount: 100 });
+    const paidTwiceB = await insertDirectPayment(db, "ten_bad", 6, { state: "succeeded", amount: 100 });
+    for (const [path, body] of [
+      ["/payments", { id: paidTwiceA.id }],
+      ["/checkouts", { paymentId: paidTwiceB.id }],
+    ] as const)
+      await db
+        .insertInto("idempotency_keys")
+        .values({
+          tenant_id: "ten_bad",
+          environment: "sandbox",
+          method: "POST",
+          path,
+          key: "same-key",
+          request_hash: "h",
+          state: "done",
+          locked_until: new Date(),
+          expires_at: new Date(Date.now() + 86_400_000),
+          response_status: 201,
+          response_body: body,
+        })
+        .execute();
+    // state_moved_backwards: a refund released (failed) by its ledger yet sent.
+    await payout(db, "ten_bad", "rf_released", { state: "sent", amount: 40, paymentId: paidTwiceA.id });
+    await leg(db, "ten_bad", "rf_released.released", "pending", -40, "pooled:providerA");
+    await leg(db, "ten_bad", "rf_released.released", "available", 40, "pooled:providerA");
+
     const found = await audit({ db });
     const by = (invariant: string) => found.filter((v) => v.invariant === invariant).map((v) => v.subject);
     expect(by("journal_unbalanced").sort()).toEqual(["po_lone.reserved", "po_split.reserved"]);
     expect(by("tenant_pooled_negative")).toEqual(["ten_bad pooled:providerA XOF"]);
     expect(by("refunds_exceed_payment")).toEqual([refunded.id]);
-    expect(by("collection_repeated").sort()).toEqual([uncredited.id, uncredited.id]);
-    expect(by("state_moved_backwards").sort()).toEqual([backwards.id, "po_back"].sort());
+    expect(by("collection_repeated").sort()).toEqual([uncredited.id, uncredited.id, "ten_bad same-key"].sort());
+    expect(by("state_moved_backwards").sort()).toEqual([backwards.id, "po_back", "rf_released"].sort());
     expect(found.every((v) => v.environment === "sandbox" && v.message.length > 0)).toBe(true);
     expect(found.filter((v) => !INVARIANTS.includes(v.invariant))).toEqual([]);
     // The pooled account as a whole: ten_sound's 500 and ten_bad's 700 in, less ten_bad's 2012 out.
