@@ -29,7 +29,8 @@
  *
  * @module
  */
-import { type RawBuilder, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
+import type { Database } from "./schema.ts";
 
 /** What the shared clock is read from. */
 export interface SharedClockDeps {
@@ -61,4 +62,17 @@ export function sharedNow(deps: SharedClockDeps): RawBuilder<Date> {
 /** The shared clock's time plus `ms` in SQL. */
 export function sharedNowPlus(deps: SharedClockDeps, ms: number): RawBuilder<Date> {
   return sharedNowPlusOf(sharedNowValue(deps), Math.round(ms));
+}
+
+/**
+ * The earlier of the process's clock and the database's (when the database's is the shared clock): a time from
+ * which something is due at once on every clock — a renewal schedule's anchor when the merchant gives none. On a
+ * test's injected clock, that clock. One round trip on the database's clock.
+ */
+export async function dueNow(deps: SharedClockDeps, db: Kysely<Database> | Transaction<Database>): Promise<Date> {
+  const now = deps.now();
+  if (deps.sharedClock !== "database") return now;
+  const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', now()) as now`.execute(db);
+  const database = rows[0]!.now;
+  return database < now ? database : now;
 }
