@@ -74,5 +74,5 @@ export async function dueNow(deps: SharedClockDeps, db: Kysely<Database> | Trans
   if (deps.sharedClock !== "database") return now;
   const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', now()) as now`.execute(db);
   const database = rows[0]!.now;
-  return database < now ? database : now;
+  return new Date(Math.min(database.getTime(), now.getTime()));
 }

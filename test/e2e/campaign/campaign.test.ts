@@ -95,14 +95,8 @@ describe("bun run campaign on the real servers", () => {
 });
 
 const fleetMissing = [...["haproxy", "pgbouncer", "redis-server", "redis-cli"].filter((name) => !hasBinary(name)), ...(hasPostgresServer() ? [] : ["initdb"])];
-// Not in CI yet (CAMPAIGN_FLEET=1 runs it): a clock jump on an API node dates the deliveries it writes by its own
-// clock, up to 184 s ahead in this schedule, so they are not due for the workers until then — longer than the
-// wait before the checks (seen once as `lost 2`; docs/reliability.md, "Not in CI yet").
-const fleetWanted = process.env.CAMPAIGN_FLEET === "1";
-const fleetRuns = onServers && fleetMissing.length === 0 && fleetWanted;
-const FLEET_NOTE = fleetRuns
-  ? ""
-  : ` (SKIPPED: ${!fleetWanted ? "CAMPAIGN_FLEET=1 runs it" : onServers ? `not installed: ${fleetMissing.join(", ")}` : "the real-server pass runs it"})`;
+const fleetRuns = onServers && fleetMissing.length === 0;
+const FLEET_NOTE = fleetRuns ? "" : ` (SKIPPED: ${onServers ? `not installed: ${fleetMissing.join(", ")}` : "the real-server pass runs it"})`;
 
 describe("bun run campaign --fleet", () => {
   it.skipIf(!fleetRuns)(

@@ -156,5 +156,5 @@ describe("a process whose clock jumped", () => {
     const retry = beginIdempotentRequest(ahead.deps, { scope, key: "order-42", request });
     await expect(retry).rejects.toBeInstanceOf(ConflictError);
     await expect(retry).rejects.toMatchObject({ status: 409, code: "idempotency_in_flight" });
-  });
+  }, 40_000);
 });
