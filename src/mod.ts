@@ -168,6 +168,9 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     providers: createProviderRegistry(providers),
     syncHold: createFirstSyncHold(timers),
     now: parts.now ?? (timers ? () => new Date(timers.now()) : (offsetClock?.now ?? (() => new Date()))),
+    // On the machine's clock (or the campaign's offset clock) the times shared across processes are the database's;
+    // a test's injected clock (virtual time, a fixed now) stands for it, as every process of the test shares it.
+    ...(parts.now || timers ? {} : { sharedClock: "database" as const }),
     metrics,
     caches: createGatewayCaches(),
     gateway: gatewayForProviders(() => deps),

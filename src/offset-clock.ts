@@ -2,9 +2,11 @@
  * The gateway's clock moved by an offset read from a file (`TEST_CLOCK_OFFSET_FILE`): for the fault campaign
  * only (`scripts/campaign/faults.ts`, fault `clock-jump`), which writes a number of milliseconds there to make
  * one process's clock jump forward and, later, back — as a machine's clock does when it is stepped. It moves
- * `deps.now()` only, the one clock the services read (idempotency locks, record times, signature windows,
- * renewal due dates); token lifetimes, BullMQ's delays and the database's `now()` keep the machine's clock
- * (on a machine whose clock is stepped they would move too: the fault is the services' clock moving alone).
+ * `deps.now()` only, the clock the services read (record times, signature windows, renewal due dates); token
+ * lifetimes, BullMQ's delays and the database's `now()` keep the machine's clock (on a machine whose clock is
+ * stepped they would move too: the fault is the services' clock moving alone). The times shared across
+ * processes (deliveries' due times and leases, idempotency locks) are the database's (`db/shared-clock.ts`):
+ * the jump does not move them.
  *
  * The file holds a whole number of milliseconds (missing or unreadable: 0) and is read again every `pollMs`.
  *

@@ -106,8 +106,9 @@ export async function checkAfterQuiet(input: {
   quietMs: number;
 }): Promise<Findings> {
   const { cluster, call, admin, tenants, outcome } = input;
-  // A renewal's first period is due when the API node that made the schedule said "now": a node whose clock a
-  // `clock-jump` had moved ahead dates it up to 4 minutes late, which the wait covers (its sweep then charges it).
+  // A renewal's first period is due when the schedule is made, on the earlier of the API node's clock and the
+  // database's (issue 28; before, the node's: one whose clock a `clock-jump` had moved ahead dated it up to 4
+  // minutes late). The wait still covers a first period due later than that (its sweep then charges it).
   const renewalsDueBy = Math.max(
     0,
     ...outcome.permits.flatMap((p) =>

@@ -36,6 +36,12 @@ export interface Deps {
   /** The clock; tests pass their own. */
   now: () => Date;
   /**
+   * `"database"`: the times that order or lease work across processes (deliveries' due times and leases,
+   * idempotency locks) are the database's `now()`, not {@link Deps.now} (`db/shared-clock.ts`); set by
+   * `createGateway` unless it runs on a test's injected clock.
+   */
+  sharedClock?: "database";
+  /**
    * Everything this gateway keeps in memory between calls (`services/caches.ts`): final reads, refreshes in
    * flight, opened credentials and signing secrets, verified IPN signers, URL checks and DNS answers. Built
    * by `createGateway`; a test building deps by hand passes `createGatewayCaches()` (or spreads a gateway's).

@@ -23,6 +23,7 @@
  */
 import { sql } from "kysely";
 import type { Payment } from "../../db/schema.ts";
+import { sharedNow } from "../../db/shared-clock.ts";
 import type { Deps } from "../deps.ts";
 import { syncFromProvider } from "./refresh.ts";
 
@@ -42,23 +43,25 @@ export interface RereadResult {
 }
 
 /**
- * Claims the settled payments whose re-read is due at `deps.now()` and moves each to its next step, in one
+ * Claims the settled payments whose re-read is due now (on the shared clock) and moves each to its next step, in one
  * statement: the payment is `succeeded` and a step of `schedule` (milliseconds after `completed_at`) is
  * still ahead of now, else its `reread_at` becomes null. Returns the claimed rows that are still `succeeded`.
  */
-export async function claimDueRereads(deps: Pick<Deps, "db" | "now" | "config">, limit: number): Promise<Payment[]> {
-  const now = deps.now();
+export async function claimDueRereads(deps: Pick<Deps, "db" | "now" | "sharedClock" | "config">, limit: number): Promise<Payment[]> {
+  // Due on the shared clock (the database's, `db/shared-clock.ts`), whichever worker's sweeper claims them: one
+  // whose clock ran ahead would otherwise read them early and pass over the steps its clock had already passed.
+  const now = sharedNow(deps);
   const stepsSeconds = deps.config.settledRereadSchedule.map((ms) => ms / 1000);
   const { rows } = await sql<Payment>`
     update payments as p
     set reread_at = case when p.state = 'succeeded' then (
       select min(p.completed_at + step * interval '1 second')
       from unnest(${sql.val(stepsSeconds)}::float8[]) as step
-      where p.completed_at + step * interval '1 second' > ${now}::timestamptz
+      where p.completed_at + step * interval '1 second' > ${now}
     ) end
     where p.id in (
       select id from payments
-      where reread_at <= ${now}::timestamptz
+      where reread_at <= ${now}
       order by reread_at
       limit ${limit}
       for update skip locked

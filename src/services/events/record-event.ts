@@ -81,7 +81,13 @@ export function subscribesTo(eb: ExpressionBuilder<Database, "webhook_endpoints"
   return eb.or([eb("webhook_endpoints.event_types", "is", null), sql<boolean>`jsonb_exists(webhook_endpoints.event_types, ${type})`]);
 }
 
-/** The deliveries of one event, one row per element of the arrays (an endpoint or a direct URL each). */
+/**
+ * The deliveries of one event, one row per element of the arrays (an endpoint or a direct URL each). They are
+ * due at once on every clock: `next_attempt_at` is the earlier of the writer's clock and the database's
+ * (`db/shared-clock.ts`), so the sweep of a worker on the database's clock finds them due even when the
+ * process that wrote them has a clock ahead (one 184 s ahead made them wait that long), and a test's
+ * injected clock still finds them due on its own time.
+ */
 const deliveriesStatement = precompile<{
   ids: string[];
   endpointIds: (string | null)[];
@@ -96,7 +102,7 @@ const deliveriesStatement = precompile<{
     .columns(["id", "event_id", "tenant_id", "environment", "endpoint_id", "target_url", "next_attempt_at", "created_at", "updated_at"])
     .expression(
       sql`select t.id, ${p.eventId}::text, ${p.tenantId}::text, ${p.environment}::text, t.endpoint_id, t.target_url,
-                 ${p.now}::timestamptz, ${p.now}::timestamptz, ${p.now}::timestamptz
+                 least(${p.now}::timestamptz, date_trunc('milliseconds', now())), ${p.now}::timestamptz, ${p.now}::timestamptz
           from unnest(${p.ids}::text[], ${p.endpointIds}::text[], ${p.targetUrls}::text[]) as t(id, endpoint_id, target_url)`,
     ),
 );

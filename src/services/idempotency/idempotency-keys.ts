@@ -12,8 +12,10 @@
  *
  * Every state change is a conditional write on the row as last seen (its `state` and `locked_until`), so
  * two requests racing for the same row cannot both win, and a request that lost its lock to a takeover
- * can neither renew it nor overwrite the answer of the one that took it. The clock is `deps.now()`, never
- * the database's.
+ * can neither renew it nor overwrite the answer of the one that took it. Locks and expiries are on the
+ * shared clock (`db/shared-clock.ts`: the database's, unless a test injects its own): an API node whose clock
+ * ran ahead would otherwise take over another node's live lock, and one whose clock lagged would hold a dead
+ * one for longer.
  *
  * @example
  * ```ts
@@ -25,6 +27,7 @@
  */
 import { AppError, ConflictError, ValidationError } from "../../errors.ts";
 import type { Environment, IdempotencyKey, JsonValue } from "../../db/schema.ts";
+import { sharedNow, sharedNowPlus } from "../../db/shared-clock.ts";
 import type { Deps } from "../deps.ts";
 import { requestHash } from "./request-hash.ts";
 
@@ -72,7 +75,7 @@ export type IdempotencyStart = { outcome: "proceed"; claim: IdempotencyClaim } |
 /** How `response_body` holds an answer's body: as is, or sealed (a secret shown once). */
 export type StoredResponseBody = { plain: JsonValue } | { sealed: string };
 
-type IdempotencyDeps = Pick<Deps, "db" | "now" | "keyring" | "config">;
+type IdempotencyDeps = Pick<Deps, "db" | "now" | "sharedClock" | "keyring" | "config">;
 
 /** Contract §9: a key is at most 255 characters; an empty one is no key. */
 function assertValidKey(key: string): void {
@@ -104,17 +107,17 @@ function byKey(scope: IdempotencyScope, key: string) {
   return { tenant_id: scope.tenantId, environment: scope.environment, method: scope.method, path: scope.path, key };
 }
 
-/** The columns of a freshly claimed key. */
-function freshClaim(now: Date, hash: string, lockMs: number) {
+/** The columns of a freshly claimed key, its times on the shared clock. */
+function freshClaim(deps: Pick<Deps, "now" | "sharedClock">, hash: string, lockMs: number) {
   return {
     request_hash: hash,
     state: "in_flight" as const,
-    locked_until: new Date(now.getTime() + lockMs),
+    locked_until: sharedNowPlus(deps, lockMs),
     response_status: null,
     response_body: null,
     response_headers: null,
-    created_at: now,
-    expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+    created_at: sharedNow(deps),
+    expires_at: sharedNowPlus(deps, IDEMPOTENCY_TTL_MS),
   };
 }
 
@@ -144,23 +147,24 @@ export async function beginIdempotentRequest(
 
   // Each pass either settles or loses a race to a write that changed the row; a few passes always suffice.
   for (let attempt = 0; attempt < 4; attempt++) {
-    const now = deps.now();
-    const claim = freshClaim(now, hash, deps.config.idempotencyLockMs);
+    const claim = freshClaim(deps, hash, deps.config.idempotencyLockMs);
     const inserted = await deps.db
       .insertInto("idempotency_keys")
       .values({ ...id, ...claim })
       .onConflict((oc) => oc.columns(["tenant_id", "environment", "method", "path", "key"]).doNothing())
-      .returning("key")
+      .returning("locked_until")
       .executeTakeFirst();
-    if (inserted) return { outcome: "proceed", claim: { scope, key, lockedUntil: claim.locked_until } };
+    if (inserted) return { outcome: "proceed", claim: { scope, key, lockedUntil: inserted.locked_until } };
 
     const row = await deps.db
       .selectFrom("idempotency_keys")
       .selectAll()
+      .select(sharedNow(deps).as("shared_now"))
       .where((eb) => eb.and(id))
       .executeTakeFirst();
     if (!row) continue; // released (a 5xx) or purged since the insert: insert again
 
+    const now = row.shared_now;
     const locked = row.state === "in_flight" && row.locked_until.getTime() > now.getTime();
     const expired = row.expires_at.getTime() <= now.getTime();
     if (!expired && row.request_hash !== hash)
@@ -178,9 +182,10 @@ export async function beginIdempotentRequest(
       .where((eb) => eb.and(id))
       .where("state", "=", row.state)
       .where("locked_until", "=", row.locked_until)
-      .where("locked_until", "<=", now)
+      .where("locked_until", "<=", sharedNow(deps))
+      .returning("locked_until")
       .executeTakeFirst();
-    if (taken.numUpdatedRows > 0n) return { outcome: "proceed", claim: { scope, key, lockedUntil: claim.locked_until } };
+    if (taken) return { outcome: "proceed", claim: { scope, key, lockedUntil: taken.locked_until } };
   }
   throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_flight");
 }
@@ -265,7 +270,7 @@ export async function completeIdempotentRequestWhenBack(
  * ```
  */
 export async function holdIdempotencyClaim<T>(
-  deps: Pick<Deps, "db" | "now" | "config" | "logger">,
+  deps: Pick<Deps, "db" | "now" | "sharedClock" | "config" | "logger">,
   claim: IdempotencyClaim,
   run: () => Promise<T>,
 ): Promise<T> {
@@ -302,17 +307,17 @@ export async function holdIdempotencyClaim<T>(
  * Moves the claim's lock a whole term past now, if the claim still holds it. Returns false when it does
  * not (the lock was taken over, or the answer already stored).
  */
-async function renewIdempotencyClaim(deps: Pick<Deps, "db" | "now" | "config">, claim: IdempotencyClaim): Promise<boolean> {
-  const lockedUntil = new Date(Math.max(claim.lockedUntil.getTime(), deps.now().getTime() + deps.config.idempotencyLockMs));
+async function renewIdempotencyClaim(deps: Pick<Deps, "db" | "now" | "sharedClock" | "config">, claim: IdempotencyClaim): Promise<boolean> {
   const renewed = await deps.db
     .updateTable("idempotency_keys")
-    .set({ locked_until: lockedUntil })
+    .set((eb) => ({ locked_until: eb.fn<Date>("greatest", ["locked_until", sharedNowPlus(deps, deps.config.idempotencyLockMs)]) }))
     .where((eb) => eb.and(byKey(claim.scope, claim.key)))
     .where("state", "=", "in_flight")
     .where("locked_until", "=", claim.lockedUntil)
+    .returning("locked_until")
     .executeTakeFirst();
-  if (renewed.numUpdatedRows === 0n) return false;
-  claim.lockedUntil = lockedUntil;
+  if (!renewed) return false;
+  claim.lockedUntil = renewed.locked_until;
   return true;
 }
 

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { dueNow } from "../../db/shared-clock.ts";
 import type { Transaction } from "kysely";
 import type { Environment } from "../../config.ts";
 import type { Currency, Database, PermitChargeRow, PermitSchedule, ScheduleInterval, ScheduleStatus } from "../../db/schema.ts";
@@ -128,9 +129,13 @@ async function lockPermit(trx: Transaction<Database>, scope: Scope, permitId: st
  * tenant's permit, 409 `permit_not_active` unless the permit is active, 400 when the amount exceeds the
  * permit's `maxAmount` or `timeZone` is not an IANA time zone.
  */
-export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, permitId: string, input: ScheduleInput): Promise<ScheduleView> {
+export async function putSchedule(deps: Pick<Deps, "db" | "now" | "sharedClock">, scope: Scope, permitId: string, input: ScheduleInput): Promise<ScheduleView> {
   const now = deps.now();
   return deps.db.transaction().execute(async (trx) => {
+    // "Now" for the anchor and the period in progress: the earlier of this process's clock and the database's
+    // (`db/shared-clock.ts`), so the first period is due at once for every worker's sweep. On a node whose clock
+    // had jumped 184 s ahead it was due 184 s late.
+    const from = await dueNow(deps, trx);
     const permit = await lockPermit(trx, scope, permitId);
     if (permit.status !== "active") throw new ConflictError(`The permit is ${permit.status}; only an active permit can have a schedule`, "permit_not_active");
     if (input.amount > permit.max_amount) throw new ValidationError([`amount must be at most the permit's maxAmount (${permit.max_amount})`]);
@@ -160,7 +165,7 @@ export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, 
         .returningAll()
         .executeTakeFirstOrThrow();
     } else {
-      const anchor = startAt ?? (keepsAnchor ? existing.start_at : now);
+      const anchor = startAt ?? (keepsAnchor ? existing.start_at : from);
       const lastCharged = existing
         ? ((
             await trx
@@ -171,7 +176,7 @@ export async function putSchedule(deps: Pick<Deps, "db" | "now">, scope: Scope, 
           )?.period ?? null)
         : null;
       const lastChargedDue = existing && lastCharged !== null ? dueAtOfPeriod(existing, lastCharged) : null;
-      const first = startingPeriod({ anchor, interval: input.interval, count: intervalCount, timeZone }, now, lastCharged, lastChargedDue);
+      const first = startingPeriod({ anchor, interval: input.interval, count: intervalCount, timeZone }, from, lastCharged, lastChargedDue);
       const position = {
         amount: input.amount,
         interval: input.interval,

@@ -24,6 +24,7 @@
 import { sql } from "kysely";
 import type { Deps } from "../deps.ts";
 import { IDEMPOTENCY_TTL_MS } from "../idempotency/mod.ts";
+import { sharedNow } from "../../db/shared-clock.ts";
 
 /** The tables pruned, in the order a run prunes them (deliveries before the events they keep). */
 export const PRUNED_TABLES = ["deliveries", "delivery_attempts", "events", "ipn_messages", "route_outcomes", "idempotency_keys", "audit_log"] as const;
@@ -148,16 +149,20 @@ const pruneRouteOutcomes: Batch = async (deps, cutoff, limit) => {
 };
 
 const pruneIdempotencyKeys: Batch = async (deps, cutoff, limit) => {
-  const now = deps.now();
-  // A key's 24 hours of replay end at `expires_at`: kept the rest of its retention after they started.
+  // A key's 24 hours of replay end at `expires_at`: kept the rest of its retention after they started. Its
+  // expiry and lock are on the shared clock (the database's, `db/shared-clock.ts`), as the requests that
+  // hold it measure them: a pruner whose clock ran ahead would otherwise delete a key whose lock is live,
+  // and the retry of a request still running would run it again.
   const expiredBy = new Date(cutoff.getTime() + IDEMPOTENCY_TTL_MS);
+  const now = sharedNow(deps);
   const result = await deps.db
     .deleteFrom("idempotency_keys")
     .where(sql<string>`ctid`, "in", (eb) =>
       eb
         .selectFrom("idempotency_keys")
         .select(sql<string>`ctid`.as("ctid"))
-        .where("expires_at", "<=", expiredBy < now ? expiredBy : now)
+        .where("expires_at", "<=", expiredBy)
+        .where("expires_at", "<=", now)
         .where("locked_until", "<=", now)
         .orderBy("expires_at")
         .limit(limit)

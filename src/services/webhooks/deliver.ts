@@ -14,6 +14,7 @@ import packageJson from "../../../package.json" with { type: "json" };
 import type { Config } from "../../config.ts";
 import { signWebhook } from "../../crypto/sign-webhook.ts";
 import { precompile } from "../../db/precompiled.ts";
+import { sharedNowOf, sharedNowPlusOf, sharedNowValue } from "../../db/shared-clock.ts";
 import type { Delivery, EventType, JsonValue } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { eventEnvelope } from "../events/event-types.ts";
@@ -106,7 +107,7 @@ export async function deliverOnce(deps: Deps, deliveryId: string, options: Deliv
  * once (`ids`, with each one's required number of previous attempts in `previous`, null for any): one
  * round trip for the jobs that start in the same task of the event loop. Built and compiled once.
  */
-const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; now: Date; leaseUntil: Date }>()((db, p) =>
+const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; now: Date | null; leaseMs: number }>()((db, p) =>
   db
     .with("wanted", () => sql<{ id: string; prev: number | null }>`(select * from unnest(${p.ids}::text[], ${p.previous}::int[]) as w(id, prev))`)
     // The rows it may lease, locked without waiting: a row locked right now is being leased, recorded or
@@ -118,13 +119,18 @@ const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; 
         .innerJoin("wanted", "wanted.id", "deliveries.id")
         .select("deliveries.id")
         .where("deliveries.state", "=", "pending")
-        .where((eb) => eb.or([eb("deliveries.locked_until", "is", null), eb("deliveries.locked_until", "<", p.now)]))
+        .where((eb) => eb.or([eb("deliveries.locked_until", "is", null), eb("deliveries.locked_until", "<", sharedNowOf(p.now))]))
         .where((eb) => eb.or([eb("wanted.prev", "is", null), eb("deliveries.attempts", "=", eb.ref("wanted.prev"))]))
         .forUpdate("deliveries")
         .skipLocked(),
     )
     .with("leased", (db) =>
-      db.updateTable("deliveries").from("free").set({ locked_until: p.leaseUntil }).whereRef("deliveries.id", "=", "free.id").returningAll("deliveries"),
+      db
+        .updateTable("deliveries")
+        .from("free")
+        .set({ locked_until: sharedNowPlusOf(p.now, p.leaseMs) })
+        .whereRef("deliveries.id", "=", "free.id")
+        .returningAll("deliveries"),
     )
     .selectFrom("leased")
     .innerJoin("events", "events.id", "leased.event_id")
@@ -142,7 +148,7 @@ const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; 
         .selectFrom("webhook_endpoint_secrets as s")
         .select("s.sealed_secret")
         .whereRef("s.endpoint_id", "=", "leased.endpoint_id")
-        .where((eb) => eb.or([eb("s.expires_at", "is", null), eb("s.expires_at", ">", p.now)]))
+        .where((eb) => eb.or([eb("s.expires_at", "is", null), eb("s.expires_at", ">", sharedNowOf(p.now))]))
         .orderBy("s.created_at", "desc")})`.as("endpoint_secrets"),
       sql<string[]>`array(${eb
         .selectFrom("tenant_secrets as t")
@@ -150,7 +156,7 @@ const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; 
         .whereRef("t.tenant_id", "=", "leased.tenant_id")
         .where("leased.endpoint_id", "is", null)
         .where("t.kind", "=", "callback")
-        .where((eb) => eb.or([eb("t.expires_at", "is", null), eb("t.expires_at", ">", p.now)]))
+        .where((eb) => eb.or([eb("t.expires_at", "is", null), eb("t.expires_at", ">", sharedNowOf(p.now))]))
         .orderBy("t.created_at", "desc")})`.as("callback_secrets"),
     ]),
 );
@@ -163,12 +169,11 @@ const leaseStatement = precompile<{ ids: string[]; previous: (number | null)[]; 
  */
 const takeLeaseBatched = perTurnBatch<Deps, { deliveryId: string; previous: number | null }, LeasedDelivery | undefined>(
   async (deps, requests) => {
-    const now = deps.now();
     const { rows } = await leaseStatement(deps.db, {
       ids: requests.map((r) => r.deliveryId),
       previous: requests.map((r) => r.previous),
-      now,
-      leaseUntil: new Date(now.getTime() + deliveryLeaseMs(deps.config)),
+      now: sharedNowValue(deps),
+      leaseMs: deliveryLeaseMs(deps.config),
     });
     const byId = new Map(rows.map((row) => [row.id, row]));
     return requests.map((r) => byId.get(r.deliveryId));
@@ -313,8 +318,11 @@ interface RecordRow {
   status: number | null;
   last_error: string | null;
   recorded_at: Date;
-  /** Set for `pending` only: the delivery keeps its `next_attempt_at` otherwise. */
-  next_attempt_at: Date | null;
+  /**
+   * Set for `pending` only: the next attempt is due this long after now on the shared clock
+   * (`db/shared-clock.ts`); the delivery keeps its `next_attempt_at` otherwise.
+   */
+  retry_in_ms: number | null;
   /** Set for `succeeded` only. */
   delivered_at: Date | null;
   attempted_at: Date;
@@ -347,14 +355,14 @@ const mergedFailingSince = sql<Date | null>`case when h.first_failure is null th
  *
  * Returns the deliveries whose lease was still held, and the endpoints this statement disabled.
  */
-const recordStatement = precompile<{ rows: string }>()((db, p) =>
+const recordStatement = precompile<{ rows: string; now: Date | null }>()((db, p) =>
   db
     .with(
       "r",
       () =>
         sql<RecordRow>`(select * from json_to_recordset(${p.rows}::text::json) as r(
           id text, locked_until timestamptz, state text, attempt int, status int, last_error text, recorded_at timestamptz,
-          next_attempt_at timestamptz, delivered_at timestamptz, attempted_at timestamptz, url text, duration_ms int, error text,
+          retry_in_ms int8, delivered_at timestamptz, attempted_at timestamptz, url text, duration_ms int, error text,
           response_body text, endpoint_id text, health text, disabled_reason text))`,
     )
     .with("updated", (db) =>
@@ -368,7 +376,7 @@ const recordStatement = precompile<{ rows: string }>()((db, p) =>
           last_status: eb.ref("r.status"),
           last_error: eb.ref("r.last_error"),
           updated_at: eb.ref("r.recorded_at"),
-          next_attempt_at: eb.fn.coalesce("r.next_attempt_at", "deliveries.next_attempt_at"),
+          next_attempt_at: sql<Date>`case when r.retry_in_ms is null then deliveries.next_attempt_at else ${sharedNowPlusOf(p.now, sql.ref("r.retry_in_ms"))} end`,
           delivered_at: eb.fn.coalesce("r.delivered_at", "deliveries.delivered_at"),
         }))
         .whereRef("deliveries.id", "=", "r.id")
@@ -435,7 +443,7 @@ type Recorded = { ok: true; held: boolean; disabledEndpoint: boolean } | { ok: f
 
 /** Records `rows` with one {@link recordStatement}. */
 async function recordRows(deps: Deps, rows: RecordRow[]): Promise<Recorded[]> {
-  const [result] = (await recordStatement(deps.db, { rows: JSON.stringify(rows) })).rows;
+  const [result] = (await recordStatement(deps.db, { rows: JSON.stringify(rows), now: sharedNowValue(deps) })).rows;
   if (!result) throw new Error("recording delivery attempts returned no row");
   const updated = new Set(result.updated);
   const disabled = new Set(result.disabled);
@@ -510,7 +518,7 @@ export async function recordAttempt(deps: Deps, delivery: LeasedDelivery, target
     status: result.status,
     last_error: outcome.state === "succeeded" ? null : storable(describeFailure(result)),
     recorded_at: recordedAt,
-    next_attempt_at: outcome.state === "pending" ? new Date(recordedAt.getTime() + outcome.retryInMs) : null,
+    retry_in_ms: outcome.state === "pending" ? Math.round(outcome.retryInMs) : null,
     delivered_at: outcome.state === "succeeded" ? recordedAt : null,
     attempted_at: input.attemptedAt,
     url: target.url,

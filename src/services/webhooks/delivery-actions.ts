@@ -10,6 +10,7 @@
  * one that had succeeded at its first attempt gets the rest of the schedule if the new attempt fails.
  */
 import { ConflictError, ValidationError } from "../../errors.ts";
+import { sharedNow } from "../../db/shared-clock.ts";
 import type { Deps } from "../deps.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { newId } from "../ids.ts";
@@ -45,11 +46,11 @@ export async function retryDelivery(deps: Deps, scope: DeliveryScope, deliveryId
   const now = deps.now();
   const reopened = await deps.db
     .updateTable("deliveries")
-    .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+    .set({ state: "pending", next_attempt_at: sharedNow(deps), locked_until: null, updated_at: now })
     .where("id", "=", deliveryId)
     .where("tenant_id", "=", scope.tenantId)
     .where("environment", "=", scope.environment)
-    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now)]))
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", sharedNow(deps))]))
     .returning(["id", "attempts"])
     .executeTakeFirst();
   if (!reopened) return getDelivery(deps, scope, deliveryId);
@@ -138,14 +139,14 @@ export async function replayEndpoint(
     // its attempt is under way, so it is left to it, like a delivery whose lease is held.
     const reopened = await deps.db
       .updateTable("deliveries")
-      .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+      .set({ state: "pending", next_attempt_at: sharedNow(deps), locked_until: null, updated_at: now })
       .where("id", "in", (eb) =>
         eb
           .selectFrom("deliveries as d")
           .select("d.id")
           .where("d.endpoint_id", "=", endpointId)
           .where("d.event_id", "in", eventIds)
-          .where((eb) => eb.or([eb("d.locked_until", "is", null), eb("d.locked_until", "<", now)]))
+          .where((eb) => eb.or([eb("d.locked_until", "is", null), eb("d.locked_until", "<", sharedNow(deps))]))
           .forUpdate()
           .skipLocked(),
       )
@@ -163,7 +164,7 @@ export async function replayEndpoint(
           environment: scope.environment,
           endpoint_id: endpointId,
           target_url: null,
-          next_attempt_at: now,
+          next_attempt_at: sharedNow(deps),
           created_at: now,
           updated_at: now,
         })),
@@ -210,7 +211,7 @@ export async function recoverEndpoint(
     // statement: a re-opened row is pending, so the next batch does not see it again.
     const reopened = await deps.db
       .updateTable("deliveries")
-      .set({ state: "pending", next_attempt_at: now, locked_until: null, updated_at: now })
+      .set({ state: "pending", next_attempt_at: sharedNow(deps), locked_until: null, updated_at: now })
       .where("id", "in", (eb) =>
         eb
           .selectFrom("deliveries as d")

@@ -4,6 +4,7 @@
  * Redis flushed or failed over, the in-process driver restarted, a worker killed mid-attempt — is found
  * here and enqueued again. It runs every minute on the `sweeper` queue (see `workers/mod.ts`).
  */
+import { sharedNow } from "../../db/shared-clock.ts";
 import type { Deps } from "../deps.ts";
 import { sweepDirectPaymentSyncs } from "../direct-payments/sync-jobs.ts";
 import { sweepPayoutSyncs } from "../payouts/advance-payout.ts";
@@ -33,10 +34,14 @@ export interface SweepReport {
  * const { due, enqueued } = await sweepDueDeliveries(deps);
  * ```
  */
-export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport> {
+export async function sweepDueDeliveries(
+  deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "sharedClock">,
+  options: SweepOptions = {},
+): Promise<SweepReport> {
   const batchSize = options.batchSize ?? 200;
   const maxBatches = options.maxBatches ?? 25;
-  const now = deps.now();
+  // Due and free on the shared clock (the database's: `db/shared-clock.ts`), not this worker's.
+  const now = sharedNow(deps);
   const report: SweepReport = { due: 0, enqueued: 0 };
   let after: { at: Date; id: string } | undefined;
   for (let batch = 0; batch < maxBatches; batch++) {
@@ -76,7 +81,7 @@ export async function sweepDueDeliveries(deps: Pick<Deps, "db" | "queue" | "logg
  * One run of the `sweeper` job: due deliveries, then the syncs whose jobs are missing. (Expired idempotency keys
  * are pruned with the other old rows, `services/retention`.)
  */
-export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now">, options: SweepOptions = {}): Promise<SweepReport> {
+export async function runSweeper(deps: Pick<Deps, "db" | "queue" | "logger" | "now" | "sharedClock">, options: SweepOptions = {}): Promise<SweepReport> {
   const report = await sweepDueDeliveries(deps, options);
   // Pending direct payments whose sync chain lost its job get their due step again (contract §8).
   await sweepDirectPaymentSyncs(deps);

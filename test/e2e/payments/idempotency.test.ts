@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { onTestClock } from "../../support/clock.ts";
 import type { KyselyPlugin, PluginTransformQueryArgs } from "kysely";
 import { createHttpApp, type HttpApp } from "../../../src/http/app.ts";
 import { createMetrics } from "../../../src/http/metrics.ts";
@@ -117,7 +118,7 @@ function appLosingItsDatabase(count: number): { app: HttpApp; refused: () => num
 
 /** An HTTP app over the test gateway's database whose clock the test sets. */
 function appWithClock(clock: { now: Date }): HttpApp {
-  const deps: Deps = { ...tg.gateway.deps, now: () => clock.now };
+  const deps: Deps = onTestClock(tg.gateway.deps, () => clock.now);
   return createHttpApp({ deps, router: routerWithIdempotencyFixtures, openapi: {} as never, metrics: createMetrics(), readiness: {} });
 }
 
@@ -551,7 +552,7 @@ describe("Idempotency-Key over time", () => {
     const clock = { now: new Date(Date.now() + IDEMPOTENCY_TTL_MS / 2) };
     await createThing("rest", { group: "g1", name: recent.name }, { key: recent.key, app: appWithClock(clock) });
 
-    const later = { ...tg.gateway.deps, now: () => new Date(Date.now() + IDEMPOTENCY_TTL_MS + 1_000) };
+    const later = onTestClock(tg.gateway.deps, () => new Date(Date.now() + IDEMPOTENCY_TTL_MS + 1_000));
     const { idempotency_keys } = await pruneOldRows(later);
     expect(idempotency_keys.pruned).toBeGreaterThanOrEqual(1);
     expect(await rowsFor(old.key)).toHaveLength(0);
