@@ -33,7 +33,7 @@ import { PersonLinkScreen, personLinkOf } from "./screens/person-link.tsx";
 import { AuditLogScreen } from "./screens/audit-log.tsx";
 import { TeamScreen } from "./screens/team.tsx";
 import { ProfileScreen } from "./screens/profile.tsx";
-import { offers } from "./permissions.ts";
+import { navigationOf } from "./navigation.ts";
 import {
   type ActingFor,
   clearSession,
@@ -285,31 +285,6 @@ function Screen({ route }: { route: Route }) {
   }
 }
 
-const TENANT_LINKS = [
-  { route: { screen: "home" }, label: "nav.home" },
-  { route: { screen: "payments" }, label: "nav.payments" },
-  { route: { screen: "links" }, label: "nav.links" },
-  { route: { screen: "permits" }, label: "nav.permits" },
-  { route: { screen: "money" }, label: "nav.money" },
-  { route: { screen: "reports" }, label: "nav.reports" },
-  { route: { screen: "routing" }, label: "nav.routing" },
-  { route: { screen: "webhooks" }, label: "nav.webhooks" },
-  { route: { screen: "events" }, label: "nav.events" },
-  { route: { screen: "apiKeys" }, label: "nav.apiKeys" },
-  { route: { screen: "settings" }, label: "nav.settings" },
-  { route: { screen: "team" }, label: "nav.team" },
-  { route: { screen: "auditLog" }, label: "nav.auditLog" },
-] as const satisfies readonly { route: Route; label: MessageKey }[];
-
-const OPERATOR_LINKS = [
-  { route: { screen: "tenants" }, label: "nav.tenants" },
-  { route: { screen: "stuck" }, label: "nav.stuck" },
-  { route: { screen: "allReports" }, label: "nav.reports" },
-  { route: { screen: "allAuditLog" }, label: "nav.auditLog" },
-] as const satisfies readonly { route: Route; label: MessageKey }[];
-
-const PROFILE_LINK = { route: { screen: "profile" }, label: "nav.profile" } as const satisfies { route: Route; label: MessageKey };
-
 /** Which navigation entry a route belongs to (a payment's page is under Payments). */
 function sectionOf(route: Route): Route["screen"] {
   if (route.screen === "payment") return "payments";
@@ -339,13 +314,7 @@ function Shell({
     () => (ownTenantId && !session.mustEnrol ? api.tenants.get.query({ tenant_id: ownTenantId }) : Promise.resolve(undefined)),
     [ownTenantId, session.mustEnrol],
   );
-  const screens: readonly { route: Route; label: MessageKey }[] = session.mustEnrol
-    ? []
-    : (session.role !== "admin" ? TENANT_LINKS : actingFor ? [...TENANT_LINKS, ...OPERATOR_LINKS] : OPERATOR_LINKS).filter((link) =>
-        offers(session, link.route.screen),
-      );
-  // A person's own profile (password, two-factor sign-in, sessions); a token's session has none.
-  const links = session.personRole ? [...screens, PROFILE_LINK] : screens;
+  const links = navigationOf(session, actingFor);
   const section = sectionOf(route);
   // A new screen takes the focus, so a keyboard or screen-reader user starts on it, not on the link just used.
   const main = useRef<HTMLElement>(null);

@@ -7,6 +7,7 @@ import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { type Api, messageOf } from "../api.ts";
 import type { MessageKey } from "../i18n.ts";
+import { CardForm, SignedOutPage, useCardForm } from "../signed-out.tsx";
 
 /** Which link a location hash is, and its token; undefined for any other address. */
 export function personLinkOf(hash: string): { page: "invitation" | "reset-password"; token: string } | undefined {
@@ -22,71 +23,53 @@ interface PersonLinkProps {
 }
 
 export function PersonLinkScreen({ api, link, t, languageSwitch }: PersonLinkProps) {
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
   const invitation = link.page === "invitation";
 
-  const submit = async (event: SubmitEvent) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+  const { submit, busy, error } = useCardForm(async (form) => {
     const password = String(form.get("password") ?? "");
     const name = String(form.get("name") ?? "").trim();
-    setBusy(true);
-    setError(undefined);
-    try {
-      if (invitation) await api.people.acceptInvitation.mutate({ token: link.token, password, ...(name ? { name } : {}) });
-      else await api.people.resetPassword.mutate({ token: link.token, password });
-      setDone(true);
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    if (invitation) await api.people.acceptInvitation.mutate({ token: link.token, password, ...(name ? { name } : {}) });
+    else await api.people.resetPassword.mutate({ token: link.token, password });
+    setDone(true);
+  });
 
   return (
-    <div class="sign-in">
-      <header class="topbar">
-        <div class="topbar-row">
-          <span class="brand">Passerelle</span>
-          <span class="spacer" />
-          {languageSwitch}
+    <SignedOutPage title={invitation ? t("link.invitationTitle") : t("link.resetTitle")} languageSwitch={languageSwitch}>
+      {done ? (
+        <div class="stack">
+          <p class="notice" role="status">
+            {invitation ? t("link.joined") : t("link.passwordSet")}
+          </p>
+          <a href="#/">{t("link.signIn")}</a>
         </div>
-      </header>
-      <main id="main" class="sign-in-card">
-        <h1>{invitation ? t("link.invitationTitle") : t("link.resetTitle")}</h1>
-        {done ? (
-          <div class="stack">
-            <p class="notice" role="status">
-              {invitation ? t("link.joined") : t("link.passwordSet")}
-            </p>
-            <a href="#/">{t("link.signIn")}</a>
-          </div>
-        ) : (
-          <form onSubmit={submit} class="stack" aria-label={invitation ? t("link.invitationTitle") : t("link.resetTitle")}>
-            <p class="hint">{invitation ? t("link.invitationHint") : t("link.resetHint")}</p>
-            {invitation && (
-              <label>
-                {t("link.name")}
-                <input name="name" autoComplete="name" maxLength={200} />
-              </label>
-            )}
-            <label>
-              {t("link.password")}
-              <input name="password" type="password" required autoComplete="new-password" minLength={10} />
-            </label>
-            {error && (
+      ) : (
+        <CardForm
+          label={invitation ? t("link.invitationTitle") : t("link.resetTitle")}
+          hint={invitation ? t("link.invitationHint") : t("link.resetHint")}
+          onSubmit={submit}
+          refusal={
+            error ? (
               <div class="notice notice-error" role="alert">
-                <span class="error-message">{error}</span>
+                <span class="error-message">{messageOf(error)}</span>
               </div>
-            )}
-            <button type="submit" disabled={busy}>
-              {invitation ? t("link.join") : t("link.setPassword")}
-            </button>
-          </form>
-        )}
-      </main>
-    </div>
+            ) : null
+          }
+          busy={busy}
+          submitLabel={invitation ? t("link.join") : t("link.setPassword")}
+        >
+          {invitation && (
+            <label>
+              {t("link.name")}
+              <input name="name" autoComplete="name" maxLength={200} />
+            </label>
+          )}
+          <label>
+            {t("link.password")}
+            <input name="password" type="password" required autoComplete="new-password" minLength={10} />
+          </label>
+        </CardForm>
+      )}
+    </SignedOutPage>
   );
 }

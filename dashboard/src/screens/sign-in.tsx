@@ -7,6 +7,7 @@ import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Api, createApi } from "../api.ts";
 import { Refusal } from "../components.tsx";
+import { CardForm, SignedOutPage, useCardForm } from "../signed-out.tsx";
 import type { MessageKey } from "../i18n.ts";
 import { type Session, signInAsPerson, signInWithAdminToken, signInWithApiKey } from "../session.ts";
 
@@ -31,108 +32,79 @@ export function SignInScreen({ api, t, languageSwitch, onSignedIn, notice }: Sig
       .then((options) => setApiKeyOffered(options.apiKey))
       .catch(() => undefined);
   }, [api]);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: SubmitEvent) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    setBusy(true);
-    setError(undefined);
-    try {
-      const field = (name: string) => String(form.get(name) ?? "").trim();
-      const session =
-        mode === "person"
-          ? await signInAsPerson(api, { email: field("email"), password: String(form.get("password") ?? ""), code: field("code") })
-          : mode === "tenant"
-            ? await signInWithApiKey(api, apiFor, field("keyId"), field("secret"))
-            : await signInWithAdminToken(apiFor, field("token"), t("signIn.notAdmin"));
-      onSignedIn(session);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useCardForm(async (form) => {
+    const field = (name: string) => String(form.get(name) ?? "").trim();
+    const session =
+      mode === "person"
+        ? await signInAsPerson(api, { email: field("email"), password: String(form.get("password") ?? ""), code: field("code") })
+        : mode === "tenant"
+          ? await signInWithApiKey(api, apiFor, field("keyId"), field("secret"))
+          : await signInWithAdminToken(apiFor, field("token"), t("signIn.notAdmin"));
+    onSignedIn(session);
+  });
 
   return (
-    <div class="sign-in">
-      <header class="topbar">
-        <div class="topbar-row">
-          <span class="brand">Passerelle</span>
-          <span class="spacer" />
-          {languageSwitch}
-        </div>
-      </header>
-      <main id="main" class="sign-in-card">
-        <h1>{t("signIn.title")}</h1>
-        {notice && (
-          <p class="notice" role="status">
-            {t(notice)}
-          </p>
+    <SignedOutPage title={t("signIn.title")} languageSwitch={languageSwitch}>
+      {notice && (
+        <p class="notice" role="status">
+          {t(notice)}
+        </p>
+      )}
+      <div class="tabs" role="tablist">
+        <button type="button" role="tab" data-mode="person" aria-selected={mode === "person"} onClick={() => setMode("person")}>
+          {t("signIn.asPerson")}
+        </button>
+        {apiKeyOffered && (
+          <button type="button" role="tab" data-mode="tenant" aria-selected={mode === "tenant"} onClick={() => setMode("tenant")}>
+            {t("signIn.asTenant")}
+          </button>
         )}
-        <div class="tabs" role="tablist">
-          <button type="button" role="tab" data-mode="person" aria-selected={mode === "person"} onClick={() => setMode("person")}>
-            {t("signIn.asPerson")}
-          </button>
-          {apiKeyOffered && (
-            <button type="button" role="tab" data-mode="tenant" aria-selected={mode === "tenant"} onClick={() => setMode("tenant")}>
-              {t("signIn.asTenant")}
-            </button>
-          )}
-          <button type="button" role="tab" data-mode="operator" aria-selected={mode === "operator"} onClick={() => setMode("operator")}>
-            {t("signIn.asOperator")}
-          </button>
-        </div>
-        <form
-          onSubmit={submit}
-          class="stack"
-          aria-label={mode === "person" ? t("signIn.asPerson") : mode === "tenant" ? t("signIn.asTenant") : t("signIn.asOperator")}
-        >
-          {mode === "person" ? (
-            <>
-              <p class="hint">{t("signIn.personHint")}</p>
-              <label>
-                {t("signIn.email")}
-                <input name="email" type="email" required autoComplete="username" spellcheck={false} />
-              </label>
-              <label>
-                {t("signIn.password")}
-                <input name="password" type="password" required autoComplete="current-password" />
-              </label>
-              <label>
-                {t("signIn.code")}
-                <input name="code" autoComplete="one-time-code" inputMode="numeric" spellcheck={false} placeholder="123456" />
-              </label>
-            </>
-          ) : mode === "tenant" ? (
-            <>
-              <p class="hint">{t("signIn.tenantHint")}</p>
-              <label>
-                {t("signIn.keyId")}
-                <input name="keyId" required autoComplete="username" placeholder="key_…" spellcheck={false} />
-              </label>
-              <label>
-                {t("signIn.secret")}
-                <input name="secret" type="password" required autoComplete="current-password" placeholder="psk_…" />
-              </label>
-            </>
-          ) : (
-            <>
-              <p class="hint">{t("signIn.operatorHint")}</p>
-              <label>
-                {t("signIn.adminToken")}
-                <input name="token" type="password" required autoComplete="off" />
-              </label>
-            </>
-          )}
-          {/* A refused sign-in is not an ended session: "unauthorized" reads as a refusal here. */}
-          <Refusal error={error} t={(key) => t(key === "error.code.unauthorized" ? "signIn.refused" : key)} />
-          <button type="submit" disabled={busy}>
-            {busy ? t("signIn.busy") : t("signIn.submit")}
-          </button>
-        </form>
-      </main>
-    </div>
+        <button type="button" role="tab" data-mode="operator" aria-selected={mode === "operator"} onClick={() => setMode("operator")}>
+          {t("signIn.asOperator")}
+        </button>
+      </div>
+      <CardForm
+        label={mode === "person" ? t("signIn.asPerson") : mode === "tenant" ? t("signIn.asTenant") : t("signIn.asOperator")}
+        hint={mode === "person" ? t("signIn.personHint") : mode === "tenant" ? t("signIn.tenantHint") : t("signIn.operatorHint")}
+        onSubmit={submit}
+        // A refused sign-in is not an ended session: "unauthorized" reads as a refusal here.
+        refusal={<Refusal error={error} t={(key) => t(key === "error.code.unauthorized" ? "signIn.refused" : key)} />}
+        busy={busy}
+        submitLabel={busy ? t("signIn.busy") : t("signIn.submit")}
+      >
+        {mode === "person" ? (
+          <>
+            <label>
+              {t("signIn.email")}
+              <input name="email" type="email" required autoComplete="username" spellcheck={false} />
+            </label>
+            <label>
+              {t("signIn.password")}
+              <input name="password" type="password" required autoComplete="current-password" />
+            </label>
+            <label>
+              {t("signIn.code")}
+              <input name="code" autoComplete="one-time-code" inputMode="numeric" spellcheck={false} placeholder="123456" />
+            </label>
+          </>
+        ) : mode === "tenant" ? (
+          <>
+            <label>
+              {t("signIn.keyId")}
+              <input name="keyId" required autoComplete="username" placeholder="key_…" spellcheck={false} />
+            </label>
+            <label>
+              {t("signIn.secret")}
+              <input name="secret" type="password" required autoComplete="current-password" placeholder="psk_…" />
+            </label>
+          </>
+        ) : (
+          <label>
+            {t("signIn.adminToken")}
+            <input name="token" type="password" required autoComplete="off" />
+          </label>
+        )}
+      </CardForm>
+    </SignedOutPage>
   );
 }

@@ -1,14 +1,17 @@
 /**
  * The team (issue 30 points 4 and 6): the shop's people and their roles (`people.members`), a role changed
  * (`people.changeRole`), a person removed (`people.removeMember`), an invitation sent (`people.invite`) or revoked
- * (`people.revokeInvitation`). Offered to the shop's owner and the operator (`permissions.ts`); the owner's role
- * is the operator's to give or take, so a shop's owner is not offered it.
+ * (`people.revokeInvitation`). Offered to those who may read the team (`permissions.ts`): the shop's owner and the
+ * operator's staff. Its changes are offered only to a role that may make them (the owner, the operator's admin):
+ * the operator's support reads the people, their roles and the pending invitations, with nothing to change. The
+ * owner's role is the operator's to give or take, so a shop's owner is not offered it.
  */
 import { useState } from "preact/hooks";
-import { DateTime, ErrorNote, StatusNote, useAction, useLoad } from "../components.tsx";
+import { DateTime, ErrorNote, ReadOnlyNote, StatusNote, useAction, useLoad } from "../components.tsx";
 import { useDashboard } from "../context.ts";
 import type { MessageKey } from "../i18n.ts";
 import { ListStates, ListTable } from "../lists.tsx";
+import { may } from "../permissions.ts";
 
 const SHOP_ROLES = ["owner", "developer", "finance", "viewer"] as const;
 type ShopRole = (typeof SHOP_ROLES)[number];
@@ -22,6 +25,8 @@ export function TeamScreen() {
   const [done, setDone] = useState<string | undefined>();
   // The operator gives and takes the owner's role; a shop's own people the others.
   const byOperator = session.role === "admin";
+  // The operator's support reads the team and changes nothing of it.
+  const changes = may(session, "team");
   const givable = SHOP_ROLES.filter((role) => byOperator || role !== "owner");
   const roleLabel = (role: string) => t(`role.${role}` as MessageKey);
 
@@ -57,26 +62,29 @@ export function TeamScreen() {
     <section aria-labelledby="team-title">
       <h1 id="team-title">{t("team.title")}</h1>
       <p class="hint">{t("team.hint")}</p>
-      <form class="inline-form" onSubmit={invite} data-testid="invite">
-        <label>
-          {t("team.email")}
-          <input name="email" type="email" required maxLength={254} autocomplete="off" />
-        </label>
-        <label>
-          {t("team.role")}
-          {/* Viewer first chosen (the least a role may do); `selected`, which a form's reset returns to (a select has no defaultValue). */}
-          <select name="role">
-            {givable.map((role) => (
-              <option key={role} value={role} selected={role === "viewer"}>
-                {roleLabel(role)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit" disabled={action.busy}>
-          {t("team.invite")}
-        </button>
-      </form>
+      <ReadOnlyNote ability="team" />
+      {changes ? (
+        <form class="inline-form" onSubmit={invite} data-testid="invite">
+          <label>
+            {t("team.email")}
+            <input name="email" type="email" required maxLength={254} autocomplete="off" />
+          </label>
+          <label>
+            {t("team.role")}
+            {/* Viewer first chosen (the least a role may do); `selected`, which a form's reset returns to (a select has no defaultValue). */}
+            <select name="role">
+              {givable.map((role) => (
+                <option key={role} value={role} selected={role === "viewer"}>
+                  {roleLabel(role)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={action.busy}>
+            {t("team.invite")}
+          </button>
+        </form>
+      ) : null}
       {done ? <StatusNote>{done}</StatusNote> : null}
       <ErrorNote error={action.error} />
       <ListStates loaded={members} items={(page) => page.data} empty={t("team.none")}>
@@ -88,12 +96,12 @@ export function TeamScreen() {
               { label: t("team.name"), wide: true },
               { label: t("team.role") },
               { label: t("team.joined"), wide: true },
-              { label: t("team.actions") },
+              ...(changes ? [{ label: t("team.actions") }] : []),
             ]}
           >
             {list.map((person) => {
               // An owner's place is the operator's to change: a shop's owner sees it, and is offered nothing on it.
-              const changeable = byOperator || person.role !== "owner";
+              const changeable = changes && (byOperator || person.role !== "owner");
               return (
                 <tr key={person.id} data-person-id={person.id} data-role={person.role}>
                   <td>{person.email}</td>
@@ -112,19 +120,21 @@ export function TeamScreen() {
                         ))}
                       </select>
                     ) : (
-                      <span title={t("team.ownerByOperator")}>{roleLabel(person.role)}</span>
+                      <span title={changes ? t("team.ownerByOperator") : undefined}>{roleLabel(person.role)}</span>
                     )}
                   </td>
                   <td class="wide-only">
                     <DateTime iso={person.joinedAt} />
                   </td>
-                  <td class="actions">
-                    {changeable ? (
-                      <button type="button" class="danger" onClick={() => remove(person.id, person.email)}>
-                        {t("team.remove")}
-                      </button>
-                    ) : null}
-                  </td>
+                  {changes ? (
+                    <td class="actions">
+                      {changeable ? (
+                        <button type="button" class="danger" onClick={() => remove(person.id, person.email)}>
+                          {t("team.remove")}
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
                 </tr>
               );
             })}
@@ -136,7 +146,7 @@ export function TeamScreen() {
         {(list) => (
           <ListTable
             testid="invitations"
-            columns={[{ label: t("team.email") }, { label: t("team.role") }, { label: t("team.expires") }, { label: t("team.actions") }]}
+            columns={[{ label: t("team.email") }, { label: t("team.role") }, { label: t("team.expires") }, ...(changes ? [{ label: t("team.actions") }] : [])]}
           >
             {list.map((invitation) => (
               <tr key={invitation.id} data-invitation-id={invitation.id}>
@@ -145,20 +155,22 @@ export function TeamScreen() {
                 <td>
                   <DateTime iso={invitation.expiresAt} />
                 </td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() =>
-                      action.run(async () => {
-                        await api.people.revokeInvitation.mutate({ tenant_id: tenantId, invitation_id: invitation.id });
-                        reload();
-                      })
-                    }
-                  >
-                    {t("team.revoke")}
-                  </button>
-                </td>
+                {changes ? (
+                  <td class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() =>
+                        action.run(async () => {
+                          await api.people.revokeInvitation.mutate({ tenant_id: tenantId, invitation_id: invitation.id });
+                          reload();
+                        })
+                      }
+                    >
+                      {t("team.revoke")}
+                    </button>
+                  </td>
+                ) : null}
               </tr>
             ))}
           </ListTable>

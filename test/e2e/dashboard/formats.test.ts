@@ -7,10 +7,12 @@ import { describe, expect, it } from "bun:test";
 import { fill, formatAmount, formatDateTime, initialLanguage, rememberLanguage } from "../../../dashboard/src/i18n.ts";
 import { en } from "../../../dashboard/src/messages-en.ts";
 import { fr } from "../../../dashboard/src/messages-fr.ts";
-import { type Ability, may } from "../../../dashboard/src/permissions.ts";
+import { navigationOf } from "../../../dashboard/src/navigation.ts";
+import { type Ability, may, mayRead, type Reading } from "../../../dashboard/src/permissions.ts";
 import { hashOf, parseRoute, type Route } from "../../../dashboard/src/routes.ts";
 import type { Session } from "../../../dashboard/src/session.ts";
 import { browserOf } from "../../../dashboard/src/screens/profile.tsx";
+import { areaOf } from "../../../src/routers/access.ts";
 import { type Area, roleMay } from "../../../src/services/people/roles.ts";
 import { ERROR_CODES } from "../../../src/errors.ts";
 
@@ -127,20 +129,22 @@ describe("refusals in words", () => {
 });
 
 describe("what a role is offered", () => {
-  // Each ability of the dashboard is what a procedure's area allows: a change, or (the audit log) a read.
-  const ABILITY_AREAS: Record<Ability, { area: Area; type: "query" | "mutation" }> = {
-    team: { area: "team", type: "mutation" },
-    audit: { area: "audit", type: "query" },
-    money: { area: "money", type: "mutation" },
-    keys: { area: "keys", type: "mutation" },
-    webhooks: { area: "webhooks", type: "mutation" },
-    routing: { area: "routing", type: "mutation" },
-    credentials: { area: "credentials", type: "mutation" },
-    operator: { area: "operator-write", type: "mutation" },
+  // Each ability of the dashboard is what a procedure's area allows a role to change.
+  const ABILITY_AREAS: Record<Ability, Area> = {
+    team: "team",
+    money: "money",
+    keys: "keys",
+    webhooks: "webhooks",
+    routing: "routing",
+    credentials: "credentials",
+    operator: "operator-write",
   };
-  const sessionOf = (personRole: Session["personRole"]): Session => ({
+  // Each reading, what a procedure's area allows a role to read.
+  const READING_AREAS: Record<Reading, Area> = { team: "team", audit: "audit", operator: "operator-read" };
+  const ROLES = ["owner", "developer", "finance", "viewer", "admin", "support"] as const;
+  const sessionOf = (personRole: Session["personRole"], role?: Session["role"]): Session => ({
     token: personRole ? null : "token",
-    role: personRole === "admin" || personRole === "support" ? "admin" : "tenant",
+    role: role ?? (personRole === "admin" || personRole === "support" ? "admin" : "tenant"),
     tenantId: null,
     environment: "sandbox",
     subject: "someone",
@@ -150,14 +154,83 @@ describe("what a role is offered", () => {
 
   it("is what the API lets the role do (src/services/people/roles.ts), for every role and ability", () => {
     const disagreements: string[] = [];
-    for (const role of ["owner", "developer", "finance", "viewer", "admin", "support"] as const)
-      for (const [ability, { area, type }] of Object.entries(ABILITY_AREAS) as [Ability, (typeof ABILITY_AREAS)[Ability]][])
-        if (may(sessionOf(role), ability) !== roleMay(role, area, type)) disagreements.push(`${role} ${ability}`);
+    for (const role of ROLES)
+      for (const [ability, area] of Object.entries(ABILITY_AREAS) as [Ability, Area][])
+        if (may(sessionOf(role), ability) !== roleMay(role, area, "mutation")) disagreements.push(`${role} ${ability}`);
     expect(disagreements).toEqual([]);
   });
 
-  it("is everything for a token's session (an admin token, a developer's API key)", () => {
+  it("reads what the API lets the role read, for every role and reading", () => {
+    const disagreements: string[] = [];
+    for (const role of ROLES)
+      for (const [reading, area] of Object.entries(READING_AREAS) as [Reading, Area][])
+        if (mayRead(sessionOf(role), reading) !== roleMay(role, area, "query")) disagreements.push(`${role} ${reading}`);
+    expect(disagreements).toEqual([]);
+  });
+
+  it("is everything for a token's session (an admin token, a developer's API key), the operator's lists an admin token's alone", () => {
     for (const ability of Object.keys(ABILITY_AREAS) as Ability[]) expect(may(sessionOf(undefined), ability)).toBe(true);
+    for (const reading of ["team", "audit"] as const) expect(mayRead(sessionOf(undefined), reading)).toBe(true);
+    expect(mayRead(sessionOf(undefined, "admin"), "operator")).toBe(true);
+    expect(mayRead(sessionOf(undefined, "tenant"), "operator")).toBe(false);
+  });
+
+  // The procedures each screen of the navigation loads to show itself (a screen's changes are offered apart, by ability).
+  const SCREEN_READS: Partial<Record<Route["screen"], readonly string[]>> = {
+    home: ["reports.overview", "balance.get", "reports.onboarding"],
+    payments: ["payments.list"],
+    links: ["paymentLinks.list"],
+    permits: ["permits.list"],
+    money: ["balance.get", "balance.entries", "payouts.list", "payouts.allRefunds"],
+    reports: ["balance.reconciliation", "balance.differences"],
+    routing: ["routing.get", "routing.stats", "routing.paymentMethods"],
+    webhooks: ["webhooks.list"],
+    events: ["events.list"],
+    apiKeys: ["apiKeys.list"],
+    settings: ["providers.credentials", "credentials.providerA.get", "credentials.providerA.versions"],
+    team: ["people.members", "people.invitations"],
+    auditLog: ["auditLog.list"],
+    tenants: ["tenants.list"],
+    stuck: ["admin.stuckPayments"],
+    allReports: ["balance.allReconciliation", "balance.allDifferences"],
+    allAuditLog: ["admin.auditLog"],
+    profile: ["me.me", "me.sessions", "me.signIns"],
+  };
+  const SHOP_SCREENS: readonly Route["screen"][] = [
+    "home",
+    "payments",
+    "links",
+    "permits",
+    "money",
+    "reports",
+    "routing",
+    "webhooks",
+    "events",
+    "apiKeys",
+    "settings",
+    "team",
+    "auditLog",
+  ];
+  const OPERATOR_SCREENS: readonly Route["screen"][] = ["tenants", "stuck", "allReports", "allAuditLog"];
+
+  it("offers in the navigation every screen the API lets the role read, and no other, for every role", () => {
+    const readable = (role: (typeof ROLES)[number], screens: readonly Route["screen"][]) =>
+      screens.filter((screen) => SCREEN_READS[screen]!.every((procedure) => roleMay(role, areaOf(procedure)!, "query")));
+    const offered = (session: Session, actingFor?: { tenantId: string; name: string }) => navigationOf(session, actingFor).map((link) => link.route.screen);
+    for (const role of ["owner", "developer", "finance", "viewer"] as const)
+      expect({ role, screens: offered(sessionOf(role)) }).toEqual({ role, screens: [...readable(role, SHOP_SCREENS), "profile"] });
+    for (const role of ["admin", "support"] as const) {
+      expect({ role, screens: offered(sessionOf(role)) }).toEqual({ role, screens: [...readable(role, OPERATOR_SCREENS), "profile"] });
+      // Working a shop: the shop's screens it may read, then the operator's.
+      expect({ role, screens: offered(sessionOf(role), { tenantId: "ten_1", name: "Boutique" }) }).toEqual({
+        role,
+        screens: [...readable(role, SHOP_SCREENS), ...readable(role, OPERATOR_SCREENS), "profile"],
+      });
+    }
+    // The support staff reads the team and the audit log of the shop it works, as the API lets it.
+    expect(offered(sessionOf("support"), { tenantId: "ten_1", name: "Boutique" })).toContain("team");
+    // A person who must set up two-factor sign-in first has the Profile alone.
+    expect(navigationOf({ ...sessionOf("support"), mustEnrol: true }, undefined).map((link) => link.route.screen)).toEqual(["profile"]);
   });
 });
 
