@@ -26,6 +26,8 @@ export interface DashboardRig {
   pageErrors: string[];
   /** A JSON call to the gateway over HTTP, as a merchant's server or the operator makes it. */
   api(method: string, path: string, options: { token: string; tenantId?: string; json?: unknown }): Promise<{ status: number; body: Json }>;
+  /** A sandbox payment of 900 XOF from an MTN Benin phone, waited for until the simulator paid it; its id. */
+  paidPayment(token: string): Promise<string>;
   /** A tenant made by the operator, with its first sandbox API key. */
   newTenant(name: string): Promise<{ id: string; keyId: string; secret: string }>;
   /** A page whose browser prefers `languages` (navigator.languages), opened on `/` and sent on to `/dashboard`. */
@@ -74,6 +76,21 @@ export function useDashboardRig(): DashboardRig {
     const response = await fetch(`${rig.base}${path}`, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) });
     const text = await response.text();
     return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
+  };
+
+  rig.paidPayment = async (token) => {
+    const created = await rig.api("POST", "/payments", {
+      token,
+      json: { amount: 900, description: "Pagne wax", operator: "mtn", customer: { phone: { number: "+22997000061", country: "bj" } } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const paymentId = created.body.id as string;
+    await waitUntil(async () => (await rig.api("GET", `/payments/${paymentId}`, { token })).body.state === "succeeded", {
+      what: "the payment paid",
+      timeoutMs: 15_000,
+      intervalMs: 200,
+    });
+    return paymentId;
   };
 
   rig.newTenant = async (name) => {

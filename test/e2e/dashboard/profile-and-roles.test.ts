@@ -114,17 +114,7 @@ describeWithChromium("browser: the profile, two-factor set up, and what a role i
       const tenant = await rig.newTenant("Boutique Awa");
       await rig.newPerson(tenant.id, "awa@boutique.example", PASSWORD);
       const token = await rig.tg.tenantToken(tenant.id);
-      const created = await rig.api("POST", "/payments", {
-        token,
-        json: { amount: 900, description: "Pagne wax", operator: "mtn", customer: { phone: { number: "+22997000061", country: "bj" } } },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBe(200);
-      const paymentId = created.body.id as string;
-      await waitUntil(async () => (await rig.api("GET", `/payments/${paymentId}`, { token })).body.state === "succeeded", {
-        what: "the payment paid",
-        timeoutMs: 15_000,
-        intervalMs: 200,
-      });
+      const paymentId = await rig.paidPayment(token);
       const admin = await rig.tg.adminToken();
       for (const [email, role] of [
         ["kofi@boutique.example", "finance"],

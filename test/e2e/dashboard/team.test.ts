@@ -220,17 +220,7 @@ describeWithChromium("browser: the team and the audit log", () => {
       expect((await rig.api("POST", `/tenants/${tenant.id}/invitations`, { token, json: { email: "adjoa@boutique.example", role: "finance" } })).status).toBe(
         200,
       );
-      const created = await rig.api("POST", "/payments", {
-        token,
-        json: { amount: 900, description: "Pagne wax", operator: "mtn", customer: { phone: { number: "+22997000061", country: "bj" } } },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBe(200);
-      const paymentId = created.body.id as string;
-      await waitUntil(async () => (await rig.api("GET", `/payments/${paymentId}`, { token })).body.state === "succeeded", {
-        what: "the payment paid",
-        timeoutMs: 15_000,
-        intervalMs: 200,
-      });
+      const paymentId = await rig.paidPayment(token);
       const endpoint = await rig.api("POST", "/webhooks", { token, json: { url: `${rig.receiver.url}/yaa` } });
       expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(200);
       const link = await rig.api("POST", "/payment-links", {
