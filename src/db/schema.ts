@@ -738,6 +738,8 @@ export interface RouteOutcomesTable {
   operator: string;
   country: string;
   minute: Date;
+  /** Which of the minute's rows (0 to 15, migration 0032): a route's minute is spread over several so that payments settling at once do not queue on one row. */
+  slot: Generated<number>;
   succeeded: Generated<number>;
   failed: Generated<number>;
 }

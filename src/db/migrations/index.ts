@@ -34,6 +34,7 @@ import { settledRereadsMigration } from "./0028_settled_rereads.ts";
 import { tenantDisabledReasonMigration } from "./0029_tenant_disabled_reason.ts";
 import { rolesAuditLogMigration } from "./0030_roles_audit_log.ts";
 import { paymentRescuesMigration } from "./0031_payment_rescues.ts";
+import { routeOutcomeSlotsMigration } from "./0032_route_outcome_slots.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   "0029_tenant_disabled_reason": tenantDisabledReasonMigration,
   "0030_roles_audit_log": rolesAuditLogMigration,
   "0031_payment_rescues": paymentRescuesMigration,
+  "0032_route_outcome_slots": routeOutcomeSlotsMigration,
 };
