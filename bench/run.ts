@@ -62,7 +62,13 @@ import { launchGateway, launchReferenceServer, launchSimulators, mintAdminToken,
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const matches = (filter: string | undefined, name: string) => !filter || name.toLowerCase().includes(filter.toLowerCase());
+/** Whether `name` contains the filter, or one of its `|`-separated alternatives (`--filter "direct-payment (|POST /payments ("`). */
+const matches = (filter: string | undefined, name: string) =>
+  !filter ||
+  filter
+    .toLowerCase()
+    .split("|")
+    .some((part) => part !== "" && name.toLowerCase().includes(part));
 
 /** Fan-out scenarios selected by `--filter`, with the sizes the options give. */
 function planFanout(options: BenchOptions): FanoutScenario[] {

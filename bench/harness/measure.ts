@@ -10,7 +10,7 @@ import { Interrupted, type Cleanup } from "./cleanup.ts";
 import { runDriver, runLoad, type Generator, type LoadResult, type LoadSettings } from "../load/mod.ts";
 import type { Flow } from "../load/flow-driver.ts";
 import type { BenchOptions } from "./options.ts";
-import { waitForQuiet, watchCpu, watchProcess } from "./proc-stats.ts";
+import { readCpuSeconds, waitForQuiet, watchCpu, watchProcess } from "./proc-stats.ts";
 import { newRow, type ResultRow, type RowCosts } from "./report.ts";
 import type { DatabaseStats } from "./scratch-stores.ts";
 import type { BenchRequest } from "../scenarios.ts";
@@ -90,6 +90,27 @@ export function transactionsPerRequest(before: number, after: number, requests: 
   return requests > 0 && Number.isFinite(before) && Number.isFinite(after) ? Math.max(0, after - before - POKES) / requests : null;
 }
 
+/** CPU seconds used so far by each of the scratch database's backends (by pid; a backend `/proc` cannot read is left out). */
+async function readBackendCpu(stats: DatabaseStats): Promise<Map<number, number>> {
+  const cpu = new Map<number, number>();
+  for (const pid of await stats.backendPids()) {
+    const seconds = readCpuSeconds(pid);
+    if (seconds !== null) cpu.set(pid, seconds);
+  }
+  return cpu;
+}
+
+/**
+ * The backends' CPU between two {@link readBackendCpu}, in µs per request: a backend that connected in
+ * between counts from its start; one that ended in between is lost (the gateway's pool keeps its connections).
+ */
+function backendCpuPerRequest(before: Map<number, number>, after: Map<number, number>, requests: number): number | null {
+  if (requests <= 0 || after.size === 0) return null;
+  let seconds = 0;
+  for (const [pid, now] of after) seconds += now - (before.get(pid) ?? 0);
+  return (seconds * 1e6) / requests;
+}
+
 /** How long the harness waits at most for the previous rows' background work before measuring anyway. */
 const QUIET_MAX_MS = 90_000;
 
@@ -133,6 +154,7 @@ export async function measure(
     if (cleanup.interrupted) throw new Interrupted();
     const stats = around.databaseStats && around.gatewayUrl ? { counters: around.databaseStats, gatewayUrl: around.gatewayUrl } : undefined;
     const transactionsBefore = stats ? await readTransactions(stats.counters, stats.gatewayUrl) : null;
+    const backendsBefore = around.databaseStats ? await readBackendCpu(around.databaseStats) : null;
     const watch = watchProcess(target.child.pid);
     const others = watchCpu(around.simulatorsPid ? { simulators: around.simulatorsPid } : {});
     let cpuSeconds: number | null = null;
@@ -144,12 +166,14 @@ export async function measure(
       ({ maxRssMb: row.serverRssMb, cpuSeconds } = watch.stop());
       otherCpu = others.stop();
     }
+    const backendsAfter = around.databaseStats ? await readBackendCpu(around.databaseStats) : null;
     const transactionsAfter = stats ? await readTransactions(stats.counters, stats.gatewayUrl) : null;
     const costs: RowCosts = {
       simulatorsCores: otherCpu.processes.simulators ?? null,
       machineCores: otherCpu.machineCores,
       dbTransactionsPerRequest:
         transactionsBefore !== null && transactionsAfter !== null ? transactionsPerRequest(transactionsBefore, transactionsAfter, row.load.requests) : null,
+      dbCpuMicrosecondsPerRequest: backendsBefore && backendsAfter ? backendCpuPerRequest(backendsBefore, backendsAfter, row.load.requests) : null,
       quietWaitMs,
     };
     row.costs = costs;
@@ -161,7 +185,8 @@ export async function measure(
         (row.serverCpu ? `, server ${row.serverCpu.cores.toFixed(2)} cores, ${row.serverCpu.microsecondsPerRequest.toFixed(1)} µs CPU/request` : "") +
         (costs.simulatorsCores !== null ? `, simulators ${costs.simulatorsCores.toFixed(2)} cores` : "") +
         (costs.machineCores !== null ? `, machine ${costs.machineCores.toFixed(2)} cores` : "") +
-        (costs.dbTransactionsPerRequest !== null ? `, ${costs.dbTransactionsPerRequest.toFixed(2)} DB transactions/request` : ""),
+        (costs.dbTransactionsPerRequest !== null ? `, ${costs.dbTransactionsPerRequest.toFixed(2)} DB transactions/request` : "") +
+        (typeof costs.dbCpuMicrosecondsPerRequest === "number" ? `, DB ${costs.dbCpuMicrosecondsPerRequest.toFixed(0)} µs CPU/request` : ""),
     );
     if (row.load.errors > 0) {
       const first = "firstFailure" in row.load && row.load.firstFailure ? ` — first: ${String(row.load.firstFailure)}` : "";

@@ -34,6 +34,12 @@ export interface RowCosts {
    * transaction one whatever its statements.
    */
   dbTransactionsPerRequest: number | null;
+  /**
+   * CPU of the PostgreSQL backends connected to the scratch database per request, in µs (their `/proc` CPU
+   * time over the load, read where PostgreSQL runs on this machine): the database's share of a request, the
+   * background work the requests caused during the load included; WAL writer and checkpointer not counted.
+   */
+  dbCpuMicrosecondsPerRequest?: number | null;
   /** How long the harness waited, before this row, for the previous rows' background work to end. */
   quietWaitMs: number | null;
 }
@@ -165,7 +171,7 @@ export function formatTable(rows: ResultRow[]): string {
  * request), the simulators' and the whole machine's cores, the database transactions per request.
  */
 export function formatCostTable(rows: ResultRow[]): string {
-  const header = ["scenario", "server cores", "server CPU µs/request", "simulators cores", "machine cores", "DB transactions/request"];
+  const header = ["scenario", "server cores", "server CPU µs/request", "simulators cores", "machine cores", "DB transactions/request", "DB CPU µs/request"];
   const body = rows.map((row) => [
     row.name,
     fixed(row.serverCpu?.cores, 2),
@@ -173,8 +179,9 @@ export function formatCostTable(rows: ResultRow[]): string {
     fixed(row.costs?.simulatorsCores, 2),
     fixed(row.costs?.machineCores, 2),
     fixed(row.costs?.dbTransactionsPerRequest, 2),
+    fixed(row.costs?.dbCpuMicrosecondsPerRequest, 0),
   ]);
-  return markdownTable(header, body, [false, true, true, true, true, true]);
+  return markdownTable(header, body, [false, true, true, true, true, true, true]);
 }
 
 export function markdownTable(header: string[], body: string[][], numeric: boolean[]): string {

@@ -75,6 +75,7 @@ export function combineRounds(rounds: ResultRow[][]): ResultRow[] {
               simulatorsCores: costMedian((c) => c.simulatorsCores),
               machineCores: costMedian((c) => c.machineCores),
               dbTransactionsPerRequest: costMedian((c) => c.dbTransactionsPerRequest),
+              dbCpuMicrosecondsPerRequest: costMedian((c) => c.dbCpuMicrosecondsPerRequest ?? null),
               quietWaitMs: costMedian((c) => c.quietWaitMs),
             },
       failure: present(rows.map((row) => row.failure))[0] ?? null,

@@ -91,6 +91,8 @@ export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise
 export interface DatabaseStats {
   /** Committed + rolled-back transactions of the database so far. */
   transactions(): Promise<number>;
+  /** The process ids of the PostgreSQL backends connected to the database now (`pg_stat_activity`). */
+  backendPids(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,10 @@ export function openDatabaseStats(adminUrl: string, name: string): DatabaseStats
     async transactions() {
       const rows = await admin<{ n: string }[]>`select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = ${name}`;
       return Number(rows[0]?.n ?? Number.NaN);
+    },
+    async backendPids() {
+      const rows = await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${name} and backend_type = 'client backend'`;
+      return rows.map((row) => Number(row.pid));
     },
     close: () => admin.end({ timeout: 1 }),
   };

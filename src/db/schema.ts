@@ -749,6 +749,8 @@ export interface RouteOutcomesTable {
   operator: string;
   country: string;
   minute: Date;
+  /** Which of the minute's rows (0 to 15, migration 0035): a route's minute is spread over several so that payments settling at once do not queue on one row. */
+  slot: Generated<number>;
   succeeded: Generated<number>;
   failed: Generated<number>;
 }

@@ -13,6 +13,7 @@
 import type { CircuitBreakerPolicy } from "cockatiel";
 import { LRUCache } from "lru-cache";
 import type { Payment } from "../db/schema.ts";
+import { type AuditAppends, createAuditAppends } from "./audit-log/append-queue.ts";
 import { type CredentialsCache, createCredentialsCache } from "./credentials/credentials-cache.ts";
 import { createFinalReadCache, type FinalReadCache } from "./direct-payments/final-read-cache.ts";
 import { createIpnSignerCache, type IpnSignerCache } from "./ipn/signer-cache.ts";
@@ -47,6 +48,11 @@ export interface GatewayCaches {
    * statement, and each wallet's success rates, read at most once a second (`routing/route-cache.ts`).
    */
   routing: RoutingCache;
+  /**
+   * Audit log entries waiting for their chain's next append in this gateway, by chain: appended together when the
+   * append running ends (`audit-log/entry.ts`, "Group commit").
+   */
+  auditAppends: AuditAppends;
 }
 
 /** Empty caches for one gateway. */
@@ -62,5 +68,6 @@ export function createGatewayCaches(): GatewayCaches {
     targets: createTargetCaches(),
     breakers: new Map(),
     routing: createRoutingCache(),
+    auditAppends: createAuditAppends(),
   };
 }

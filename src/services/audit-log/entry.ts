@@ -1,9 +1,17 @@
 /**
- * The audit log's entries (issue 30 point 5): appended one at a time to their chain — one per tenant and
+ * The audit log's entries (issue 30 point 5): appended in order to their chain — one per tenant and
  * environment (`ten_…:sandbox`), and `operator:<environment>` for calls on no shop — each carrying the SHA-256 of
  * the one before it in the chain (`prev_hash`) and its own (`hash`, over every field). The first entry of a chain
  * follows the empty string. Appends to one chain are serialised by a transaction-scoped advisory lock on it, so
  * that no two entries follow the same one.
+ *
+ * **Group commit.** A gateway appends a chain's entries one transaction at a time: an entry whose chain has no
+ * append running in this process starts one at once (as alone: begin, the lock, the chain's last entry, the
+ * insert, commit); entries that come while it runs wait for it to end and are appended together by the next
+ * one, in the order they came (at most {@link APPEND_BATCH_MAX}). So a shop's concurrent calls share the
+ * chain's lock and round trips instead of queueing for them one by one, and a lone call waits for nothing more
+ * than before. An append that fails is tried again entry by entry, so that one entry the database refuses does
+ * not take its neighbours with it.
  *
  * @module
  */
@@ -12,33 +20,10 @@ import { sql } from "kysely";
 import type { AuditActorType, Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import type { ChainQueue, WaitingEntry } from "./append-queue.ts";
+import type { AuditEntry, NewAuditEntry } from "./entry-types.ts";
 
-/** An entry to append: everything but where it goes in its chain. */
-export interface NewAuditEntry {
-  tenantId: string | null;
-  environment: Environment;
-  actorType: AuditActorType;
-  actorId: string;
-  actorRole: string | null;
-  action: string;
-  targets: string[];
-  input: Record<string, unknown> | null;
-  changes: Record<string, { before: unknown; after: unknown }> | null;
-  outcome: string;
-  address: string;
-  userAgent: string | null;
-  requestId: string;
-}
-
-/** An entry as stored, and as `GET /audit-log` shows it. */
-export interface AuditEntry extends NewAuditEntry {
-  id: string;
-  chain: string;
-  seq: number;
-  at: string;
-  prevHash: string;
-  hash: string;
-}
+export type { AuditEntry, NewAuditEntry } from "./entry-types.ts";
 
 /** The chain of a shop's entries in an environment, or of the operator's calls on no shop. */
 export function chainOf(tenantId: string | null, environment: Environment): string {
@@ -105,8 +90,14 @@ export function entryOf(row: {
   };
 }
 
+/** At most this many entries in one append. */
+export const APPEND_BATCH_MAX = 100;
+
+type AppendDeps = Pick<Deps, "db" | "now" | "caches">;
+
 /**
- * Appends an entry to its chain, in a transaction of its own, and returns it.
+ * Appends an entry to its chain and returns it: in a transaction of its own, or with the entries of the chain
+ * that came while this gateway's previous append of it ran (see "Group commit" above).
  *
  * @example
  * ```ts
@@ -114,11 +105,59 @@ export function entryOf(row: {
  * entry.prevHash; // the hash of the chain's entry before it ("" for the first)
  * ```
  */
-export async function appendAuditEntry(deps: Pick<Deps, "db" | "now">, entry: NewAuditEntry): Promise<AuditEntry> {
+export function appendAuditEntry(deps: AppendDeps, entry: NewAuditEntry): Promise<AuditEntry> {
   const chain = chainOf(entry.tenantId, entry.environment);
+  const appends = deps.caches.auditAppends;
+  return new Promise<AuditEntry>((resolve, reject) => {
+    const running = appends.get(chain);
+    if (running) {
+      running.waiting.push({ entry, resolve, reject });
+      return;
+    }
+    const queue: ChainQueue = { waiting: [{ entry, resolve, reject }] };
+    appends.set(chain, queue);
+    void drain(deps, chain, queue);
+  });
+}
+
+/** Appends the chain's waiting entries, batch after batch, until none is left; then the chain leaves the map. */
+async function drain(deps: AppendDeps, chain: string, queue: ChainQueue): Promise<void> {
+  try {
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, APPEND_BATCH_MAX);
+      try {
+        settle(
+          batch,
+          await appendBatch(
+            deps,
+            chain,
+            batch.map((w) => w.entry),
+          ),
+        );
+      } catch (error) {
+        if (batch.length === 1) batch[0]!.reject(error);
+        else
+          for (const waiting of batch)
+            await appendBatch(deps, chain, [waiting.entry]).then(
+              (stored) => settle([waiting], stored),
+              (alone: unknown) => waiting.reject(alone),
+            );
+      }
+    }
+  } finally {
+    deps.caches.auditAppends.delete(chain);
+  }
+}
+
+function settle(batch: WaitingEntry[], stored: AuditEntry[]): void {
+  for (const [i, waiting] of batch.entries()) waiting.resolve(stored[i]!);
+}
+
+/** Appends `entries` to `chain`, in this order, in one transaction holding the chain's lock. */
+async function appendBatch(deps: Pick<Deps, "db" | "now">, chain: string, entries: NewAuditEntry[]): Promise<AuditEntry[]> {
   return deps.db.transaction().execute(async (tx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`audit-log:${chain}`}))`.execute(tx);
-    const last =
+    let last =
       (await tx.selectFrom("audit_log").select(["seq", "hash"]).where("chain", "=", chain).orderBy("seq", "desc").limit(1).executeTakeFirst()) ??
       // Retention may have taken every entry of the chain: it goes on from where the purge cut it.
       (await tx
@@ -128,40 +167,47 @@ export async function appendAuditEntry(deps: Pick<Deps, "db" | "now">, entry: Ne
         .orderBy("through_seq", "desc")
         .limit(1)
         .executeTakeFirst());
-    const unhashed: Omit<AuditEntry, "hash"> = {
-      ...entry,
-      userAgent: entry.userAgent?.slice(0, 300) ?? null,
-      id: newId("aud"),
-      chain,
-      seq: last ? Number(last.seq) + 1 : 1,
-      at: deps.now().toISOString(),
-      prevHash: last?.hash ?? "",
-    };
-    const stored: AuditEntry = { ...unhashed, hash: hashEntry(unhashed) };
+    const batch: AuditEntry[] = [];
+    for (const entry of entries) {
+      const unhashed: Omit<AuditEntry, "hash"> = {
+        ...entry,
+        userAgent: entry.userAgent?.slice(0, 300) ?? null,
+        id: newId("aud"),
+        chain,
+        seq: last ? Number(last.seq) + 1 : 1,
+        at: deps.now().toISOString(),
+        prevHash: last?.hash ?? "",
+      };
+      const stored: AuditEntry = { ...unhashed, hash: hashEntry(unhashed) };
+      batch.push(stored);
+      last = { seq: stored.seq, hash: stored.hash };
+    }
     await tx
       .insertInto("audit_log")
-      .values({
-        id: stored.id,
-        chain,
-        seq: stored.seq,
-        at: new Date(stored.at),
-        tenant_id: stored.tenantId,
-        environment: stored.environment,
-        actor_type: stored.actorType,
-        actor_id: stored.actorId,
-        actor_role: stored.actorRole,
-        action: stored.action,
-        targets: stored.targets,
-        input: stored.input,
-        changes: stored.changes,
-        outcome: stored.outcome,
-        address: stored.address,
-        user_agent: stored.userAgent,
-        request_id: stored.requestId,
-        prev_hash: stored.prevHash,
-        hash: stored.hash,
-      })
+      .values(
+        batch.map((stored) => ({
+          id: stored.id,
+          chain,
+          seq: stored.seq,
+          at: new Date(stored.at),
+          tenant_id: stored.tenantId,
+          environment: stored.environment,
+          actor_type: stored.actorType,
+          actor_id: stored.actorId,
+          actor_role: stored.actorRole,
+          action: stored.action,
+          targets: stored.targets,
+          input: stored.input,
+          changes: stored.changes,
+          outcome: stored.outcome,
+          address: stored.address,
+          user_agent: stored.userAgent,
+          request_id: stored.requestId,
+          prev_hash: stored.prevHash,
+          hash: stored.hash,
+        })),
+      )
       .execute();
-    return stored;
+    return batch;
   });
 }

@@ -96,21 +96,28 @@ function isProviderIdTaken(error: unknown): boolean {
  * (ours `failed`, the provider's `pending` under an id that is another payment's), and the answer is a 502
  * naming it.
  *
+ * `store` writes the id instead of {@link storeProviderTransaction} (`POST /payments` writes its attempt's with
+ * it, in one statement); it must write `payments.provider_transaction_id` in one statement, so that a taken
+ * id fails it whole.
+ *
  * @throws {ProviderError} 502 with `paymentId` when the id is taken.
  */
 export async function recordProviderTransaction(
   deps: Deps,
   payment: { id: string; provider: PaymentProvider },
   collected: { providerPaymentId: string; reference: string | null; providerStatus: string },
+  store?: () => Promise<unknown>,
 ): Promise<void> {
   try {
-    await storeProviderTransaction(deps.db, {
-      id: payment.id,
-      provider_transaction_id: collected.providerPaymentId,
-      reference: collected.reference,
-      provider_status: collected.providerStatus,
-      updated_at: deps.now(),
-    });
+    if (store) await store();
+    else
+      await storeProviderTransaction(deps.db, {
+        id: payment.id,
+        provider_transaction_id: collected.providerPaymentId,
+        reference: collected.reference,
+        provider_status: collected.providerStatus,
+        updated_at: deps.now(),
+      });
     return;
   } catch (error) {
     if (!isProviderIdTaken(error)) throw error;

@@ -158,7 +158,50 @@ const insertRoutedPayment = precompile<{
     .returning("payment_id"),
 );
 
-/** The first attempt that started ends with the provider's id, and the payment gets what the customer does next; the payment as it is then (precompiled). */
+/**
+ * The provider's id, recorded before the phone is prompted, in one statement: the payment's (with its
+ * reference and status) and the attempt's (which ends then, `started`), and what the customer does next
+ * after a push (approve the prompt: {@link PUSH_NEXT_ACTION}); the payment as it is then, which is the answer
+ * when the push goes through without a URL to open (precompiled).
+ */
+const recordStartedAttempt = precompile<{
+  payment_id: string;
+  attempt: number;
+  provider_transaction_id: string;
+  reference: string | null;
+  provider_status: string;
+  now: Date;
+  next_action: NextAction;
+}>()((db, p) =>
+  db
+    .with("attempt", (qc) =>
+      qc
+        .updateTable("payment_attempts")
+        .set({ provider_transaction_id: p.provider_transaction_id, ended_at: p.now })
+        .where("payment_id", "=", p.payment_id)
+        .where("attempt", "=", p.attempt)
+        .returning("attempt"),
+    )
+    .updateTable("payments")
+    .set({
+      provider_transaction_id: p.provider_transaction_id,
+      reference: p.reference,
+      provider_status: p.provider_status,
+      updated_at: p.now,
+      next_action: p.next_action,
+    })
+    .where("id", "=", p.payment_id)
+    .returningAll(),
+);
+
+/** What the customer does after a push that gave no URL to open. */
+const PUSH_NEXT_ACTION: NextAction = { type: "none", instructions: "The customer approves the payment on the phone's prompt" };
+
+/**
+ * The first attempt that started ends with the provider's id, and the payment gets what the customer does next;
+ * the payment as it is then (precompiled): for a push that answered a URL to open, or a provider that did not
+ * hand its id over before the push.
+ */
 const endStartedAttempt = precompile<{ payment_id: string; attempt: number; provider_transaction_id: string; ended_at: Date; next_action: NextAction }>()(
   (db, p) =>
     db
@@ -180,7 +223,7 @@ const endStartedAttempt = precompile<{ payment_id: string; attempt: number; prov
 function nextActionOf(started: CollectionStarted): NextAction {
   if (started.redirectUrl)
     return { type: "open_url", url: started.redirectUrl, instructions: "Send the customer to this URL to approve the payment in the wallet's app or page" };
-  return { type: "none", instructions: "The customer approves the payment on the phone's prompt" };
+  return PUSH_NEXT_ACTION;
 }
 
 /** Points the payment at the next attempt's provider: its ids from the abandoned attempt are kept in the attempt's row. */
@@ -200,6 +243,11 @@ async function moveToAttempt(deps: Deps, paymentId: string, candidate: Candidate
     .where("id", "=", paymentId)
     .where("state", "=", "pending")
     .execute();
+}
+
+/** The payment's next action, stored with an attempt that then did not start, is taken back. */
+async function forgetNextAction(deps: Deps, paymentId: string): Promise<void> {
+  await deps.db.updateTable("payments").set({ next_action: null }).where("id", "=", paymentId).where("next_action", "is not", null).execute();
 }
 
 async function endAttempt(
@@ -276,6 +324,8 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
         .execute();
     }
     const route = { environment: input.environment, provider: candidate.provider.name, operator: input.operator, country: input.phone.country };
+    // The payment as this attempt's provider id was recorded with it (what the customer does next after a push included).
+    let recordedRow: Payment | undefined;
     try {
       const started = await breakerFor(deps, route).execute(() =>
         candidate.provider.startCollection(deps, {
@@ -292,19 +342,32 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
           ...(input.otp !== undefined && { otp: input.otp }),
           phone: input.phone,
           customer: input.customer,
-          // The payment's id at the provider is stored before the push; the attempt's, when the attempt ends.
-          recorded: (collected) => recordProviderTransaction(deps, { id: paymentId, provider: candidate.provider }, collected),
+          // The provider's id — the payment's and the attempt's — is stored before the push, with what the
+          // customer does next after a push: one statement, whose row is the answer when the push gives no URL.
+          recorded: (collected) =>
+            recordProviderTransaction(deps, { id: paymentId, provider: candidate.provider }, collected, async () => {
+              const { rows } = await recordStartedAttempt(deps.db, {
+                payment_id: paymentId,
+                attempt,
+                provider_transaction_id: collected.providerPaymentId,
+                reference: collected.reference,
+                provider_status: collected.providerStatus,
+                now: deps.now(),
+                next_action: PUSH_NEXT_ACTION,
+              });
+              recordedRow = rows[0];
+            }),
         }),
       );
       const nextAction = nextActionOf(started);
-      // The attempt's end and what the customer does next, in one statement; the payment as it is then.
-      const endedAt = deps.now();
-      const row = (
+      let row = nextAction === PUSH_NEXT_ACTION && recordedRow?.provider_transaction_id === started.providerPaymentId ? recordedRow : undefined;
+      // A URL to open (or a provider that did not record its id first): the attempt's end and the next action, in one more statement.
+      row ??= (
         await endStartedAttempt(deps.db, {
           payment_id: paymentId,
           attempt,
           provider_transaction_id: started.providerPaymentId,
-          ended_at: endedAt,
+          ended_at: deps.now(),
           next_action: nextAction,
         })
       ).rows[0];
@@ -320,6 +383,8 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
       });
       return { payment: row, attempts: ended };
     } catch (error) {
+      // The attempt did not start: what the customer does next, stored with its provider id, is not so.
+      if (recordedRow) await forgetNextAction(deps, paymentId);
       if (isBrokenCircuitError(error)) {
         const message = `${candidate.provider.label}'s circuit for ${input.operator} in ${input.phone.country} is open: not called`;
         await endAttempt(deps, paymentId, attempt, "circuit_open", message, null);

@@ -1,6 +1,6 @@
 /**
  * Each route's live success rate over a sliding window (issue 16), shared by every process: the
- * `route_outcomes` table counts, per provider × operator × country and minute, the routed payments that
+ * `route_outcomes` table counts, per provider × operator × country and minute (spread over 16 rows, migration 0035), the routed payments that
  * ended paid and those that failed (a trigger on `payments`, migration 0012) and the attempts a provider
  * refused or could not take (`countFailedAttempt`). The choice between a wallet's routes ranks them by that
  * rate and keeps a share of payments (`ROUTING_EXPLORE_SHARE`) on the weaker ones, so that a route that
@@ -9,6 +9,7 @@
  * @module
  */
 import { sql } from "kysely";
+import { ROUTE_OUTCOME_SLOTS } from "../../db/migrations/0035_route_outcome_slots.ts";
 import type { Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import type { RouteStat } from "./routing-cache.ts";
@@ -62,11 +63,13 @@ export async function countFailedAttempt(
   route: { environment: Environment; provider: string; operator: string; country: string },
 ): Promise<void> {
   const minute = new Date(Math.floor(deps.now().getTime() / 60_000) * 60_000);
+  // Any of the minute's rows (migration 0035): the window sums them.
+  const slot = Math.floor(Math.random() * ROUTE_OUTCOME_SLOTS);
   await deps.db
     .insertInto("route_outcomes")
-    .values({ ...route, minute, succeeded: 0, failed: 1 })
+    .values({ ...route, minute, slot, succeeded: 0, failed: 1 })
     .onConflict((oc) =>
-      oc.columns(["environment", "provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({ failed: eb("route_outcomes.failed", "+", 1) })),
+      oc.columns(["environment", "provider", "operator", "country", "minute", "slot"]).doUpdateSet((eb) => ({ failed: eb("route_outcomes.failed", "+", 1) })),
     )
     .execute();
 }

@@ -136,7 +136,7 @@ describe("failover between provider A and provider B for MTN Benin", () => {
         { environment: "sandbox", provider: "providerB", operator: "mtn", country: "bj", minute, succeeded: 29, failed: 1 },
       ])
       .onConflict((oc) =>
-        oc.columns(["environment", "provider", "operator", "country", "minute"]).doUpdateSet((eb) => ({
+        oc.columns(["environment", "provider", "operator", "country", "minute", "slot"]).doUpdateSet((eb) => ({
           succeeded: eb("route_outcomes.succeeded", "+", eb.ref("excluded.succeeded")),
           failed: eb("route_outcomes.failed", "+", eb.ref("excluded.failed")),
         })),

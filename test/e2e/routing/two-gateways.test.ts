@@ -2,15 +2,21 @@
  * Two gateways on one database (issue 27, point 2): each keeps the tenant's route lists and accounts in its
  * own memory (`routing/route-cache.ts`), and a change made through one — `PUT /routing`, provider credentials
  * stored or deactivated — is obeyed by the other's very next `POST /payments` and `POST /payments/quote`,
- * though the other had just used (and cached) the old routing. With `DATABASE_URL` the two gateways have their
- * own connection pools on one PostgreSQL database, as two processes do; embedded, they share one PGlite handle
- * and nothing else. Both simulators over real HTTP: MTN Benin is served by provider A (the service's account)
- * and provider B (the tenant's keys); Wave Senegal by provider B only.
+ * though the other had just used (and cached) the old routing. The two gateways share one database handle (a
+ * pool on PostgreSQL with `DATABASE_URL`, PGlite embedded) and nothing else: each keeps its own caches.
+ * Two gateway processes on one PostgreSQL, through PgBouncer too, are `routing-across-processes.test.ts`.
+ * Both simulators over real HTTP: MTN Benin is served by provider A (the service's account) and provider B
+ * (the tenant's keys); Wave Senegal by provider B only.
+ *
+ * The second gateway's statements are logged (`statement-log.ts`): a payment of an unchanged tenant makes two
+ * statements of its own, as a direct payment does (issue 27, point 2: at most three round trips), then the
+ * call's audit log entry, a transaction of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import type { TestDatabase } from "../../support/db.ts";
 import { createTestDatabase, type RigGateway, type SimulatorServer, startRigGateway, startSimulator } from "../../support/provider-b-rig.ts";
+import { logStatements, type StatementLog } from "../../support/statement-log.ts";
 
 type Body = Record<string, any>;
 
@@ -21,6 +27,8 @@ let database: TestDatabase;
 let one: RigGateway;
 let two: RigGateway;
 let tenantId: string;
+/** What the second gateway sends to the database. */
+let sent: StatementLog;
 
 async function call(gw: RigGateway, method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
   const response = await gw.call(method, path, tenantId, body);
@@ -64,7 +72,8 @@ beforeAll(async () => {
     ROUTING_EXPLORE_SHARE: "0",
   };
   one = await startRigGateway({ sim: simB, database, env });
-  two = await startRigGateway({ sim: simB, database, env, workers: false });
+  sent = logStatements(database);
+  two = await startRigGateway({ sim: simB, database: sent.database, env, workers: false });
   await fetch(`${urlA}/_sim/accounts/${accountA.secretKey}/webhook`, {
     method: "PUT",
     headers: { "content-type": "application/json" },
@@ -81,6 +90,9 @@ afterAll(async () => {
   simA.close();
   await database?.dispose();
 });
+
+/** A statement's first words, up to its first table (`transaction` as it is). */
+const opening = (statement: string) => /^.*?"(payments|payment_attempts)"( set)?|^\S+( \S+){0,3}/.exec(statement)![0];
 
 describe("two gateways on one database", () => {
   it("a route list set through one is followed by the other's next payment", async () => {
@@ -130,5 +142,50 @@ describe("two gateways on one database", () => {
     expect((await pay(two, mtn())).provider).toBe("providerB");
     // The same snapshot object served the payment: nothing was read again.
     expect(reads.get(`${tenantId}\u0000sandbox`)).toBe(cached!);
+  }, 30_000);
+
+  it("makes a payment of an unchanged tenant in two statements of its own, as a direct payment", async () => {
+    // Provider A first again (its approvals go to the first gateway); warm: the tenant, its routing and its
+    // accounts are this gateway's to keep.
+    expect((await call(one, "PUT", "/routing", { rules: [{ operator: "mtn", country: "bj", providers: [] }] })).status).toBe(200);
+    expect((await pay(two, mtn())).provider).toBe("providerA");
+    sent.statements.length = 0;
+    const routed = await call(two, "POST", "/payments", mtn());
+    expect(routed.status).toBe(200);
+    // Reads each process makes at most once a second, whichever request comes then: the tenant, a provider's
+    // active credentials, the wallet's success rates (two routes with an account here).
+    const everySecond = /from "(tenants|provider_credentials|route_outcomes)"/;
+    // Not the payment's: provider B's notifications of the earlier payments, which this gateway receives.
+    const background = /^insert into "ipn_messages"/;
+    const routedTrips = sent.statements.filter((statement) => !everySecond.test(statement) && !background.test(statement));
+    expect(sent.statements.filter((statement) => everySecond.test(statement)).length).toBeLessThanOrEqual(3);
+    // The payment and its first attempt, only while the tenant's routing is unchanged; the provider's id, the
+    // attempt's and what the customer does next. Nothing of the tenant's routing is read. Then the call's audit
+    // log entry (issue 30), a transaction of its own (begin, the chain's lock, its last entry, the insert, commit).
+    expect(routedTrips.map(opening)).toEqual(['with "payment" as (insert into "payments"', 'with "attempt" as (update "payment_attempts" set', "transaction"]);
+    expect(routedTrips[0]).toContain("routing_versions");
+    expect(routed.body).toMatchObject({
+      state: "pending",
+      nextAction: { type: "none" },
+      attempts: [{ outcome: "started", providerTransactionId: expect.any(String) }],
+    });
+    // What GET /payments/{id} shows of it is what the answer said.
+    const read = await call(two, "GET", `/payments/${routed.body.id}`);
+    expect(read.body).toMatchObject({ nextAction: routed.body.nextAction, attempts: routed.body.attempts });
+
+    // The direct payment, for comparison: its row, then the provider's id.
+    sent.statements.length = 0;
+    const direct = await call(two, "POST", "/providerA/direct-payment", {
+      description: "Order",
+      amount: 500,
+      payment_method: "mnoA_open",
+      phone_number: { number: "+22997000001", country: "bj" },
+    });
+    expect(direct.status).toBe(200);
+    expect(sent.statements.filter((statement) => !everySecond.test(statement) && !background.test(statement)).map(opening)).toEqual([
+      'insert into "payments"',
+      'update "payments" set',
+      "transaction",
+    ]);
   }, 30_000);
 });
