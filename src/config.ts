@@ -91,7 +91,7 @@ export interface GatewayConfig {
    * payments kept on a weaker route so it can recover, and each provider × operator circuit breaker's
    * consecutive failures to open and pause before half-opening.
    */
-  routing: { windowMinutes: number; exploreShare: number; breakerFailures: number; breakerHalfOpenMs: number };
+  routing: { windowMinutes: number; halfLifeMinutes: number; rateMargin: number; exploreShare: number; breakerFailures: number; breakerHalfOpenMs: number };
   /**
    * How long rows that only record the past are kept (issue 28), in ms, and how a worker prunes them
    * (`services/retention`): every `everyMs` (0: never), `batchSize` rows per statement.
@@ -258,6 +258,8 @@ const envSchema = z.object({
   AUDIT_EVERY_MS: z.coerce.number().int().min(0).default(300_000),
   ROUTING_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1_440).default(15),
   ROUTING_EXPLORE_SHARE: z.coerce.number().min(0).max(0.5).default(0.1),
+  ROUTING_HALF_LIFE_MINUTES: z.coerce.number().min(0).max(1_440).default(5),
+  ROUTING_RATE_MARGIN: z.coerce.number().min(0).max(0.5).default(0.05),
   CIRCUIT_BREAKER_FAILURES: positiveInt.default(5),
   CIRCUIT_BREAKER_HALF_OPEN_MS: positiveInt.default(30_000),
   RETENTION_EVENTS: retention(30 * DAY_MS, "30d", "the event log shows 30 days").default(30 * DAY_MS),
@@ -459,6 +461,8 @@ export function loadConfig(env: EnvInput = process.env, options: { createDevelop
     auditEveryMs: e.AUDIT_EVERY_MS,
     routing: {
       windowMinutes: e.ROUTING_WINDOW_MINUTES,
+      halfLifeMinutes: e.ROUTING_HALF_LIFE_MINUTES,
+      rateMargin: e.ROUTING_RATE_MARGIN,
       exploreShare: e.ROUTING_EXPLORE_SHARE,
       breakerFailures: e.CIRCUIT_BREAKER_FAILURES,
       breakerHalfOpenMs: e.CIRCUIT_BREAKER_HALF_OPEN_MS,

@@ -3909,6 +3909,7 @@ export interface components {
                 succeeded: number;
                 /** @description Payments that failed, and attempts the provider refused or could not take */
                 failed: number;
+                /** @description succeeded / (succeeded + failed), each minute weighed by its age: one ROUTING_HALF_LIFE_MINUTES old counts half as much as the current one */
                 successRate: number | null;
             }[];
             /** @description The circuit breakers of the process that answers (each process keeps its own) */

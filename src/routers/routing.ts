@@ -20,7 +20,10 @@ const statsSchema = z
         country: z.string(),
         succeeded: z.number().int(),
         failed: z.number().int().meta({ description: "Payments that failed, and attempts the provider refused or could not take" }),
-        successRate: z.number().nullable(),
+        successRate: z.number().nullable().meta({
+          description:
+            "succeeded / (succeeded + failed), each minute weighed by its age: one ROUTING_HALF_LIFE_MINUTES old counts half as much as the current one",
+        }),
       }),
     ),
     circuits: z

@@ -119,7 +119,8 @@ export async function planPayment(
     else withAccounts.push({ ...route, account });
   }
   const stats = withAccounts.length > 1 ? await windowStats(deps, environment, { operator: input.operator, country }) : [];
-  const ranked = rankRoutes(withAccounts, stats, { exploreShare: deps.config.routing.exploreShare, windowMinutes: deps.config.routing.windowMinutes, random });
+  const { exploreShare, rateMargin, windowMinutes } = deps.config.routing;
+  const ranked = rankRoutes(withAccounts, stats, { exploreShare, rateMargin, windowMinutes, random });
   const candidates = ranked.map((route) => ({ ...route, account: withAccounts.find((w) => w.provider === route.provider)!.account }));
   return { messages, callbackUrl, candidates, notConfigured };
 }

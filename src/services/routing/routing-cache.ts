@@ -15,7 +15,10 @@ export interface RouteStat {
   country: string;
   succeeded: number;
   failed: number;
-  /** succeeded / (succeeded + failed); null without any. */
+  /**
+   * succeeded / (succeeded + failed), each minute of the window weighed by its age (`ROUTING_HALF_LIFE_MINUTES`:
+   * a minute that old counts half as much as the current one); null without any.
+   */
   successRate: number | null;
 }
 

@@ -157,6 +157,41 @@ describe("failover between provider A and provider B for MTN Benin", () => {
     }
   }, 40_000);
 
+  it("takes provider A first again once it is back: its failures of 12 minutes ago weigh a fifth, and its rate is within the margin of provider B's", async () => {
+    // Provider A refused 10 payments 12 minutes ago and paid 40 since; provider B paid 40. Counted flat, A's rate
+    // (0.80) would leave B first for the rest of the window; weighed by age (half-life 5 min), A's is 0.95.
+    const now = Math.floor(Date.now() / 60_000) * 60_000;
+    const outcome = (provider: string, minutesAgo: number, succeeded: number, failed: number) => ({
+      environment: "sandbox" as const,
+      provider,
+      operator: "mtn",
+      country: "bj",
+      minute: new Date(now - minutesAgo * 60_000),
+      succeeded,
+      failed,
+    });
+    await gw.gateway.deps.db
+      .insertInto("route_outcomes")
+      .values([outcome("providerA", 12, 0, 10), outcome("providerA", 0, 40, 0), outcome("providerB", 0, 40, 0)])
+      .execute();
+    try {
+      const stats = await call("GET", "/routing/stats");
+      const a = stats.body.routes.find((r: Body) => r.provider === "providerA" && r.operator === "mtn");
+      expect(a).toMatchObject({ succeeded: 40, failed: 10 });
+      expect(a.successRate).toBeGreaterThan(0.95);
+      expect(a.successRate).toBeLessThan(0.96);
+      const created = await call("POST", "/payments", mtn("+22997100019"));
+      expect(created.body.provider).toBe("providerA");
+      expect(created.body.attempts[0].reason).toMatch(
+        /^first of the route list within 5 points of the best success rate \(success rate 0\.95 over 50 payments in the last 15 min\)$/,
+      );
+      await settled(created.body.id);
+    } finally {
+      await gw.gateway.deps.db.deleteFrom("route_outcomes").execute();
+      gw.gateway.deps.caches.routing.stats.clear();
+    }
+  }, 40_000);
+
   it("provider A down: the same payment goes to provider B in the same request, and is paid once", async () => {
     await providerA.down();
     try {

@@ -19,7 +19,7 @@ function stat(provider: string, succeeded: number, failed: number): RouteStat {
 }
 
 const routes = [route("providerA"), route("providerB")];
-const options = { exploreShare: 0.1, windowMinutes: 15 };
+const options = { exploreShare: 0.1, rateMargin: 0.05, windowMinutes: 15 };
 const order = (ranked: { provider: { name: string } }[]) => ranked.map((r) => r.provider.name);
 
 describe("rankRoutes", () => {
@@ -34,6 +34,35 @@ describe("rankRoutes", () => {
     expect(order(ranked)).toEqual(["providerB", "providerA"]);
     expect(ranked[0]!.reason).toBe("best success rate (success rate 0.95 over 40 payments in the last 15 min)");
     expect(ranked[1]!.reason).toBe("next by success rate (success rate 0.25 over 40 payments in the last 15 min)");
+  });
+
+  it("keeps the route list's order between routes whose rates are within the margin", () => {
+    // Provider A back from an outage (0.96 over 100), provider B never failed (1.00 over 50): A leads again.
+    const ranked = rankRoutes(routes, [stat("providerA", 96, 4), stat("providerB", 50, 0)], { ...options, random: () => 0.99 });
+    expect(order(ranked)).toEqual(["providerA", "providerB"]);
+    expect(ranked[0]!.reason).toBe("first of the route list within 5 points of the best success rate (success rate 0.96 over 100 payments in the last 15 min)");
+    // Without a margin, the better rate leads.
+    expect(order(rankRoutes(routes, [stat("providerA", 96, 4), stat("providerB", 50, 0)], { ...options, rateMargin: 0, random: () => 0.99 }))).toEqual([
+      "providerB",
+      "providerA",
+    ]);
+  });
+
+  it("puts a later route first when its rate is better by more than the margin", () => {
+    const ranked = rankRoutes(routes, [stat("providerA", 90, 10), stat("providerB", 50, 0)], { ...options, random: () => 0.99 });
+    expect(order(ranked)).toEqual(["providerB", "providerA"]);
+    expect(ranked[0]!.reason).toBe("best success rate (success rate 1.00 over 50 payments in the last 15 min)");
+  });
+
+  it("applies the margin at every place: the earliest route within it of the best of those left", () => {
+    const three = [route("providerA"), route("providerB"), route("providerC")];
+    // C is best (1.00) and B within 5 points of it (0.97): B first, as the list has it; then C (A, 0.80, is not within 5 points of C).
+    const ranked = rankRoutes(three, [stat("providerA", 80, 20), stat("providerB", 97, 3), stat("providerC", 40, 0)], {
+      ...options,
+      exploreShare: 0,
+      random: () => 0.5,
+    });
+    expect(order(ranked)).toEqual(["providerB", "providerC", "providerA"]);
   });
 
   it("sends the exploration share to a weaker route first, so that it can recover", () => {
