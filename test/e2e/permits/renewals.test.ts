@@ -90,14 +90,14 @@ describe("renewal schedules", () => {
   });
 
   it("walks a failing renewal through the dunning schedule (due, +1d, +3d, +5d) to past_due, with its event delivered", async () => {
-    await advanceRenewalsTo(time, gw, "2025-05-10T12:00:00Z");
+    await advanceRenewalsTo(time, gw, "2025-04-02T12:00:00Z");
     const { tenantId } = await gw.tenantWithAccount(sim);
     const hook = await gw.call("POST", "/webhooks", tenantId, { url: `${receiver.url}/dunning`, events: ["permit.schedule.past_due"] });
     expect(hook.status).toBe(200);
     const { permitId, token } = await activePermit(gw, sim, tenantId);
     expect((await sim.permitControl(token, "fail-next")).status).toBe(200);
-    const due = new Date("2025-05-12T08:00:00Z").getTime();
-    let schedule = await putSchedule(gw, tenantId, permitId, { amount: 4000, interval: "month", startAt: new Date(due).toISOString(), description: "Mai" });
+    const due = new Date("2025-04-04T08:00:00Z").getTime();
+    let schedule = await putSchedule(gw, tenantId, permitId, { amount: 4000, interval: "month", startAt: new Date(due).toISOString(), description: "Avril" });
 
     const retries = [
       { at: due, attempt: 1, next: due + DAY },
@@ -109,7 +109,7 @@ describe("renewal schedules", () => {
       expect(await chargeCount(tenantId, permitId)).toBe(step.attempt - 1);
       await advanceRenewals(time, gw, 1000);
       schedule = await scheduleOf(gw, tenantId, permitId);
-      expect(schedule).toMatchObject({ status: "active", period: "2025-05-12", attempt: step.attempt, nextChargeAt: new Date(step.next).toISOString() });
+      expect(schedule).toMatchObject({ status: "active", period: "2025-04-04", attempt: step.attempt, nextChargeAt: new Date(step.next).toISOString() });
     }
     await advanceRenewalsTo(time, gw, new Date(due + 5 * DAY));
     schedule = await scheduleOf(gw, tenantId, permitId);
@@ -117,7 +117,7 @@ describe("renewal schedules", () => {
 
     const charges = await listCharges(gw, tenantId, permitId);
     expect(charges.map((c) => [c.period, c.attempt, c.status, c.failReason]).sort()).toEqual(
-      [0, 1, 2, 3].map((a) => ["2025-05-12", a, "failed", "insufficient_funds"]),
+      [0, 1, 2, 3].map((a) => ["2025-04-04", a, "failed", "insufficient_funds"]),
     );
     expect(sim.chargesOf(token).length).toBe(4);
 
@@ -128,7 +128,7 @@ describe("renewal schedules", () => {
       permitId,
       scheduleId: schedule.id,
       status: "past_due",
-      period: "2025-05-12",
+      period: "2025-04-04",
       attempt: 3,
       failReason: "insufficient_funds",
       amount: 4000,
@@ -137,18 +137,18 @@ describe("renewal schedules", () => {
     });
     expect(event.data.chargeId).toBe(charges.find((c) => c.attempt === 3)!.chargeId);
 
-    // A past_due schedule stops: the sweeps of the next 35 days charge nothing.
-    await advanceRenewalsTo(time, gw, new Date(due + 40 * DAY));
+    // A past_due schedule stops: the sweeps of the next 5 days charge nothing.
+    await advanceRenewalsTo(time, gw, new Date(due + 10 * DAY));
     expect(await chargeCount(tenantId, permitId)).toBe(4);
     expect(sim.chargesOf(token).length).toBe(4);
   });
 
   it("leaves a pending charge waiting — never charged again — and moves on once provider B settles it", async () => {
-    await advanceRenewalsTo(time, gw, "2025-06-29T08:00:00Z");
+    await advanceRenewalsTo(time, gw, "2025-04-16T08:00:00Z");
     const { tenantId } = await gw.tenantWithAccount(sim);
     const { permitId, token } = await activePermit(gw, sim, tenantId);
     expect((await sim.permitControl(token, "pending-next")).status).toBe(200);
-    const schedule = await putSchedule(gw, tenantId, permitId, { amount: 2500, interval: "week", startAt: "2025-06-29T14:00:00Z", description: "Panier" });
+    const schedule = await putSchedule(gw, tenantId, permitId, { amount: 2500, interval: "week", startAt: "2025-04-16T14:00:00Z", description: "Panier" });
     await advanceRenewals(time, gw, SWEEP);
     const [pending] = await waitUntil(
       async () => {
@@ -171,18 +171,18 @@ describe("renewal schedules", () => {
       timeoutMs: 10_000,
     });
     await advanceRenewals(time, gw, SWEEP);
-    expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ period: "2025-07-06", attempt: 0 });
+    expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ period: "2025-04-23", attempt: 0 });
     expect(sim.chargesOf(token).length).toBe(1);
   });
 
   it("stops renewing once the permit is revoked", async () => {
-    const start = new Date("2025-07-15T08:00:00Z").getTime();
+    const start = new Date("2025-04-18T08:00:00Z").getTime();
     await advanceRenewalsTo(time, gw, new Date(start));
     const { tenantId } = await gw.tenantWithAccount(sim);
     const { permitId, token } = await activePermit(gw, sim, tenantId);
     await putSchedule(gw, tenantId, permitId, { amount: 1500, interval: "day", startAt: new Date(start + SWEEP).toISOString(), description: "Jour" });
     await advanceRenewals(time, gw, SWEEP);
-    expect((await scheduleOf(gw, tenantId, permitId)).period).toBe("2025-07-16");
+    expect((await scheduleOf(gw, tenantId, permitId)).period).toBe("2025-04-19");
 
     const revoked = await gw.call("DELETE", `/providerB/permits/${permitId}`, tenantId);
     expect(revoked.status).toBe(200);
@@ -194,20 +194,20 @@ describe("renewal schedules", () => {
   });
 
   it("pauses a disabled tenant's schedule, and resumes with the period in progress only", async () => {
-    const start = new Date("2025-08-01T14:00:00Z").getTime();
+    const start = new Date("2025-04-23T14:00:00Z").getTime();
     await advanceRenewalsTo(time, gw, new Date(start - SWEEP));
     const { tenantId } = await gw.tenantWithAccount(sim);
     const { permitId, token } = await activePermit(gw, sim, tenantId);
     let schedule = await putSchedule(gw, tenantId, permitId, { amount: 1200, interval: "day", startAt: new Date(start).toISOString(), description: "Jour" });
     await advanceRenewals(time, gw, SWEEP);
-    expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ period: "2025-08-02" });
+    expect(await scheduleOf(gw, tenantId, permitId)).toMatchObject({ period: "2025-04-24" });
 
     await database.db.updateTable("tenants").set({ disabled: true }).where("id", "=", tenantId).execute();
     gw.gateway.deps.tenants.forget(tenantId);
     for (let day = 1; day <= 3; day++) {
       await advanceRenewalsTo(time, gw, new Date(start + day * DAY));
       // A charge job already queued for the period finds the tenant disabled and creates nothing.
-      await runRenewalCharge(gw.gateway.deps, { scheduleId: schedule.id, period: "2025-08-02", attempt: 0 });
+      await runRenewalCharge(gw.gateway.deps, { scheduleId: schedule.id, period: "2025-04-24", attempt: 0 });
     }
     expect(sim.chargesOf(token).length).toBe(1);
     expect((await database.db.selectFrom("permit_charges").select("id").where("permit_id", "=", permitId).execute()).length).toBe(1);
@@ -217,9 +217,9 @@ describe("renewal schedules", () => {
     // The next sweep charges the period in progress (the 4th), not the two missed.
     await advanceRenewals(time, gw, SWEEP);
     schedule = await scheduleOf(gw, tenantId, permitId);
-    expect(schedule).toMatchObject({ status: "active", paused: false, period: "2025-08-05" });
+    expect(schedule).toMatchObject({ status: "active", paused: false, period: "2025-04-27" });
     const charges = await listCharges(gw, tenantId, permitId);
-    expect(charges.map((c) => c.period).sort()).toEqual(["2025-08-01", "2025-08-04"]);
+    expect(charges.map((c) => c.period).sort()).toEqual(["2025-04-23", "2025-04-26"]);
     expect(sim.chargesOf(token).length).toBe(2);
   });
 });
