@@ -1,11 +1,11 @@
 /**
  * Renewals over real HTTP (issue 7 point 4, contract §5 and §8) on virtual time (issue 26 point 7): the
  * gateway's own renewal sweep — a repeatable job every 6 hours (02:00, 08:00, 14:00, 20:00) on its in-process
- * queue — and the charge jobs it
- * enqueues, against the provider B simulator. The test moves the clock; every sweep due on the way runs at its
- * own time, and ends (with its charge jobs) before the next one. Nothing waits on the wall clock but provider B's
- * answers. What provider B charged is counted at the simulator, what we recorded through
- * `GET /providerB/permits/{id}/charges`. Two workers renewing at once: `renewal-workers.test.ts`.
+ * queue — and the charge jobs it enqueues, against the provider B simulator. The test moves the clock; every
+ * sweep due on the way runs at its own time, and ends (with its charge jobs) before the next one. Nothing waits
+ * on the wall clock but the work itself (provider B's answers, an IPN, a webhook delivery). What provider B
+ * charged is counted at the simulator, what we recorded through `GET /providerB/permits/{id}/charges`. Two
+ * workers renewing at once: `renewal-workers.test.ts`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { runRenewalCharge } from "../../../src/services/permits/renewals.ts";
