@@ -22,7 +22,6 @@ import { createHttpApp } from "./http/app.ts";
 import { listenerOptions } from "./http/listener.ts";
 import { gatewayForProviders } from "./services/gateway-for-providers.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs } from "./services/direct-payments/first-sync.ts";
-import { createSimulatorServiceAccounts } from "./services/direct-payments/simulator-accounts.ts";
 import { createMetrics, metricsFetch, registerQueueGauges } from "./http/metrics.ts";
 import { registerStuckPaymentsGauge } from "./services/payments/stuck-payments.ts";
 import { registerAuditGauges } from "./services/audit/audit.ts";
@@ -211,7 +210,10 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     readiness: { database: () => database.ping(), queue: () => queue.ping() },
   });
   // Simulators mounted: the service's provider A account (configured, or derived from JWT_SECRET) is made known to them (contract §10).
-  await createSimulatorServiceAccounts(config, http.fetch, logger);
+  if (simulators) {
+    const { createSimulatorServiceAccounts } = await import("./providers/providerA/simulator/service-accounts.ts");
+    await createSimulatorServiceAccounts(config, http.fetch, logger);
+  }
 
   let server: ReturnType<typeof Bun.serve> | undefined;
   let metricsServer: ReturnType<typeof Bun.serve> | undefined;

@@ -8,6 +8,8 @@ import type { TestDatabase } from "./db.ts";
 import { permitControl, startPermitRig, type PermitRig } from "./permit-rig.ts";
 import { startSimulator, type RigGateway, type SimulatorServer } from "./provider-b-rig.ts";
 import type { Json } from "./json.ts";
+import type { VirtualTime } from "./virtual-time.ts";
+import { waitUntil } from "./wait.ts";
 
 /** One permit charge as provider B answered it. */
 export interface SimCharge {
@@ -95,6 +97,51 @@ export async function scheduleOf(gw: RigGateway, tenantId: string, permitId: str
  */
 export async function startRenewalRig(clock: { now: () => Date }): Promise<PermitRig<RecordingSimulator>> {
   return startPermitRig({ sim: await startRecordingSimulator(), now: clock.now, workerOptions: { renewalSweepEveryMs: 3_600_000 } });
+}
+
+/**
+ * How often the renewal sweep of {@link startRenewalRigOnVirtualTime} runs: every 6 hours from the rig's start (production
+ * sweeps every minute; months of virtual time at that pace would take the test minutes).
+ */
+export const RENEWAL_SWEEP_EVERY_MS = 6 * 3_600_000;
+
+/**
+ * The renewal rig on virtual time: the gateway's own renewal sweep runs every {@link RENEWAL_SWEEP_EVERY_MS} of
+ * `time`, the first at the rig's start, on its in-process queue; the sweeper (the backstop for lost jobs, none
+ * lost here, and ~80 ms a run) runs once every 30 days. A test moves the
+ * clock with {@link advanceRenewals}, and every sweep that falls due on the way runs, at its own time.
+ */
+export async function startRenewalRigOnVirtualTime(time: VirtualTime): Promise<PermitRig<RecordingSimulator>> {
+  return startPermitRig({
+    sim: await startRecordingSimulator(),
+    time,
+    workerOptions: { renewalSweepEveryMs: RENEWAL_SWEEP_EVERY_MS, sweepEveryMs: 30 * 24 * 3_600_000 },
+  });
+}
+
+/**
+ * Resolves once the `permits` queue runs nothing and holds nothing but the renewal sweep's next run: every
+ * sweep and charge job started so far has ended (a sweep enqueues its charge jobs before it ends).
+ */
+export async function permitsQueueIdle(gw: RigGateway): Promise<void> {
+  const queue = gw.gateway.deps.queue;
+  await waitUntil(async () => (await queue.stats!()).find((q) => q.queue === "permits")?.depth === 1, {
+    what: "the permits queue to hold only the next renewal sweep",
+    timeoutMs: 15_000,
+    intervalMs: 1,
+  });
+}
+
+/** Moves `time` forward `ms`, each renewal sweep due on the way running (and its charge jobs ending) before the next. */
+export async function advanceRenewals(time: VirtualTime, gw: RigGateway, ms: number): Promise<void> {
+  await time.advance(ms, { settle: () => permitsQueueIdle(gw) });
+}
+
+/** Moves `time` forward to `at` as {@link advanceRenewals} does. */
+export async function advanceRenewalsTo(time: VirtualTime, gw: RigGateway, at: Date | string): Promise<void> {
+  const ms = new Date(at).getTime() - time.now().getTime();
+  if (ms < 0) throw new Error(`virtual time is already past ${new Date(at).toISOString()}`);
+  await advanceRenewals(time, gw, ms);
 }
 
 /** A permit's charges through the API (`GET …/charges`, expecting 200), up to 100. */

@@ -23,9 +23,10 @@ export interface VirtualTime {
    * Moves the clock `ms` forward, firing every timer that falls due on the way, in due order, each at its own
    * time; between two, the work a fired timer started gets a turn of the event loop (its own timers armed then
    * fire in the same advance when due). Work that takes real time (a job's statements, a provider call) goes on
-   * after the advance: wait for what it does with `waitUntil`.
+   * after the advance: wait for what it does with `waitUntil`, or give `settle`, awaited before the first timer
+   * and after each one (a queue gone idle, say), so that what a timer started ends before the next one fires.
    */
-  advance(ms: number): Promise<void>;
+  advance(ms: number, options?: { settle?: () => Promise<unknown> }): Promise<void>;
   /** Timers armed and not yet fired. */
   readonly armed: number;
 }
@@ -67,11 +68,12 @@ export function virtualTime(start: Date = new Date()): VirtualTime {
   return {
     timers,
     now: () => new Date(current),
-    async advance(ms) {
+    async advance(ms, options = {}) {
       const until = current + ms;
       // A timer whose callback starts async work may arm the next one only after a few turns: let them run.
       const settle = async () => {
         for (let turn = 0; turn < 5; turn++) await Bun.sleep(0);
+        await options.settle?.();
       };
       await settle();
       for (let timer = firstDue(until); timer; timer = firstDue(until)) {

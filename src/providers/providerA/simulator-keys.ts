@@ -1,7 +1,7 @@
 /**
  * The keys of the service's own provider A account on the mounted simulator, derived from a secret of the
  * deployment (`JWT_SECRET`) so that every process of it uses the same account without asking anyone
- * (issue 25; the account is made known to the simulator by `services/direct-payments/simulator-accounts.ts`).
+ * (issue 25; the account is made known to the simulator by `simulator/service-accounts.ts`).
  *
  * @module
  */

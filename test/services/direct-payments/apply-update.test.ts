@@ -10,6 +10,7 @@ import { createProviderRegistry } from "../../../src/providers/registry.ts";
 import { createGatewayCaches } from "../../../src/services/caches.ts";
 import { applyDirectPaymentUpdate, directPaymentEventData } from "../../../src/services/direct-payments/apply-update.ts";
 import { createFirstSyncHold, releaseHeldFirstSyncs, TICK_MS } from "../../../src/services/direct-payments/first-sync.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { createTestDatabase, insertDirectPayment, type TestDatabase } from "../../support/db.ts";
 import { TEST_ENV } from "../../support/gateway.ts";
 
@@ -22,11 +23,13 @@ const queue = {
   },
 } as unknown as JobQueue;
 const logger = { warn() {}, error() {}, info() {}, debug() {} } as never;
-const syncHold = createFirstSyncHold();
+// The first sync steps' hold waits on virtual time: a test moves it to the due time instead of sleeping.
+const time = virtualTime();
+const syncHold = createFirstSyncHold(time.timers);
 const caches = createGatewayCaches();
 const config = loadConfig(TEST_ENV);
 const providers = createProviderRegistry();
-const deps = () => ({ db: database.db, queue, logger, now: () => new Date(), syncHold, caches, config, providers });
+const deps = () => ({ db: database.db, queue, logger, now: () => time.now(), syncHold, caches, config, providers });
 
 /** `deps()` whose database counts the statements it runs (BEGIN and COMMIT aside). */
 function countingDeps() {
@@ -208,13 +211,15 @@ describe("the first sync step, held in-process", () => {
     added.length = 0;
     const d = deps();
     // Made 5 s ago: the first step (5 s after creation) is due.
-    const createdAt = new Date(Date.now() - 5_000);
+    const createdAt = new Date(time.now().getTime() - 5_000);
     d.syncHold.hold(d, { id: "pay_due", provider: "providerA", createdAt });
     d.syncHold.hold(d, { id: "pay_settled", provider: "providerA", createdAt });
     d.syncHold.hold(d, { id: "pay_other", provider: "providerC", createdAt });
     expect(d.syncHold.size).toBe(3);
     d.syncHold.settled("pay_settled");
-    await Bun.sleep(TICK_MS * 3);
+    await time.advance(TICK_MS - 1);
+    expect(d.syncHold.size).toBe(2);
+    await time.advance(1);
     expect(d.syncHold.size).toBe(0);
     expect(added).toEqual([
       { queue: "providerA-sync", jobId: "pay_due.sync0", delayMs: 0 },
@@ -225,31 +230,32 @@ describe("the first sync step, held in-process", () => {
   it("is enqueued at once, with the wait it has left, when the gateway releases what it holds", async () => {
     added.length = 0;
     const d = deps();
-    d.syncHold.hold(d, { id: "pay_released", provider: "providerA", createdAt: new Date() });
+    d.syncHold.hold(d, { id: "pay_released", provider: "providerA", createdAt: time.now() });
+    await time.advance(1_000);
     expect(await releaseHeldFirstSyncs(d)).toBe(1);
     expect(d.syncHold.size).toBe(0);
     expect(added.length).toBe(1);
     expect(added[0]).toMatchObject({ queue: "providerA-sync", jobId: "pay_released.sync0" });
-    expect(added[0]!.delayMs).toBeGreaterThan(4_000);
-    expect(added[0]!.delayMs).toBeLessThanOrEqual(5_000);
+    expect(added[0]!.delayMs).toBe(4_000);
   });
 
   it("is forgotten once an apply finds the payment final", async () => {
     added.length = 0;
     const tenantId = await newTenant();
     const seen = await newPayment(tenantId);
-    syncHold.hold(deps(), { id: seen.id, provider: "providerA", createdAt: new Date(Date.now() + 60_000) });
+    syncHold.hold(deps(), { id: seen.id, provider: "providerA", createdAt: time.now() });
     expect(syncHold.size).toBe(1);
     await applyDirectPaymentUpdate(deps(), seen.id, approved(seen), seen);
     expect(syncHold.size).toBe(0);
-    await Bun.sleep(TICK_MS * 2);
+    // Past the step's due time (5 s after creation): nothing was enqueued.
+    await time.advance(5_000);
     expect(added).toEqual([]);
   });
 
   it("belongs to its gateway: another hold neither sees nor releases it", async () => {
     added.length = 0;
-    const other = createFirstSyncHold();
-    syncHold.hold(deps(), { id: "pay_mine", provider: "providerA", createdAt: new Date() });
+    const other = createFirstSyncHold(time.timers);
+    syncHold.hold(deps(), { id: "pay_mine", provider: "providerA", createdAt: time.now() });
     expect(other.size).toBe(0);
     expect(await other.release()).toBe(0);
     expect(syncHold.size).toBe(1);

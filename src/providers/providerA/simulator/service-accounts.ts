@@ -10,14 +10,24 @@
  * ({@link createSimulatorServiceAccounts}: `POST /_sim/accounts` with the keys, which answers the same
  * account again when it exists) and points its webhooks at `PUBLIC_BASE_URL/providerA/webhook/{env}`.
  *
+ * It lives beside the simulator; the gateway (`src/mod.ts`) loads it only when the simulators are on, like the
+ * simulators themselves: no service knows provider A's simulator or configuration.
+ *
  * The calls go through the gateway's own in-process `fetch` (the simulator is mounted in the same Elysia
  * app), so they work before the server listens and whatever port it binds; afterwards the adapter reaches
  * the simulator over real HTTP at `PROVIDER_A_*_URL` like any provider — a `worker`, which mounts nothing,
  * reaches the one its `PUBLIC_BASE_URL` names. Only an environment whose provider A URL is the mounted
  * simulator is registered there (a URL pointing at another gateway's simulator or the real host is left alone).
  */
-import type { Config } from "../../config.ts";
-import type { Environment } from "../../db/schema.ts";
+import type { Environment } from "../../provider.ts";
+import type { ProviderASettings } from "../accounts.ts";
+
+/** What this reads of the gateway's configuration: whether the simulators are mounted, where, and provider A's section. */
+export interface ServiceAccountsConfig {
+  simulators: boolean;
+  publicBaseUrl: string;
+  providerA: ProviderASettings;
+}
 
 /** What this needs of a logger. */
 interface InfoLogger {
@@ -34,7 +44,11 @@ interface InfoLogger {
  * await createSimulatorServiceAccounts(config, http.fetch, logger);
  * ```
  */
-export async function createSimulatorServiceAccounts(config: Config, gatewayFetch: (request: Request) => Promise<Response>, logger: InfoLogger): Promise<void> {
+export async function createSimulatorServiceAccounts(
+  config: ServiceAccountsConfig,
+  gatewayFetch: (request: Request) => Promise<Response>,
+  logger: InfoLogger,
+): Promise<void> {
   if (!config.simulators) return;
   const mounted = `${config.publicBaseUrl}/sandbox/providerA`;
   for (const environment of ["sandbox", "live"] as const satisfies Environment[]) {
