@@ -21,7 +21,7 @@ import { pageOf, pageQuery } from "../services/paging.ts";
 import { ID_BOUNDS } from "./documented-id-bounds.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { deliverySchema } from "./webhooks.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const listPaymentsInput = z.object({
@@ -93,7 +93,8 @@ export const paymentsRouter = router({
     .output(paymentDetailSchema)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+      // The key is the payment's own: a retry finds the payment whatever became of the key's stored answer.
+      return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input, idempotency: requestKey(ctx, "/payments") });
     }),
 
   quote: tenantProcedure

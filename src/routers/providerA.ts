@@ -11,7 +11,7 @@ import {
   transactionStatusSchema,
 } from "../services/direct-payments/mod.ts";
 import { directPaymentRequest } from "../services/direct-payments/direct-payment-request.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const directPaymentOutput = z
@@ -53,7 +53,13 @@ export const providerARouter = router({
     .output(directPaymentOutput)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createDirectPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+      // The key is the payment's own: a retry finds the payment whatever became of the key's stored answer.
+      return createDirectPayment(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        input,
+        idempotency: requestKey(ctx, "/providerA/direct-payment"),
+      });
     }),
 
   transactionStatus: tenantProcedure
