@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { checkoutRequest } from "../services/checkout/checkout-request.ts";
 import { createCheckout } from "../services/checkout/create-checkout.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const checkoutAnswer = z
@@ -39,6 +39,7 @@ export const providerBRouter = router({
     .output(checkoutAnswer)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createCheckout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, input);
+      // The key is the checkout payment's own: a retry finds it (and its invoice) whatever became of the key's stored answer.
+      return createCheckout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, input, requestKey(ctx, "/providerB/checkout"));
     }),
 });
