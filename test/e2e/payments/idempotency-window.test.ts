@@ -168,7 +168,11 @@ describe("the idempotency window of money in", () => {
     expect((await providerTransactionsOf(tenantId)).map((t) => t.push_sent)).toEqual([true]);
 
     await keyForgotten(key);
-    const other = await api(undefined, `/pay/${link.body.id}/payments`, { method: "POST", json: { ...body, phone: { number: "+22997000204", country: "bj" } }, key });
+    const other = await api(undefined, `/pay/${link.body.id}/payments`, {
+      method: "POST",
+      json: { ...body, phone: { number: "+22997000204", country: "bj" } },
+      key,
+    });
     expect(other.status, JSON.stringify(other.body)).toBe(422);
     expect(other.body.code).toBe("idempotency_mismatch");
     // Another key is another payment (the key names one payment; it does not stop the next).
