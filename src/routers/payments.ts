@@ -83,7 +83,8 @@ export const paymentsRouter = router({
           "connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. " +
           "Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or " +
           "timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key " +
-          "answers it again.",
+          "answers it again. With an Idempotency-Key the payment keeps the key for good: a retry with it answers that payment as it stands " +
+          "(never a second push), even when the first answer was lost; another body under the key is 422 idempotency_mismatch.",
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",

@@ -43,6 +43,8 @@ export const providerARouter = router({
           "Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); " +
           "provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), " +
           "left pending and settled later from the provider; the same Idempotency-Key answers it again. " +
+          "With an Idempotency-Key the payment keeps the key for good: a retry with it answers that payment (never a second push), even " +
+          "when the first answer was lost — before provider A named its transaction, as a 502 naming the payment. " +
           "In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
         requestHeaders: idempotencyKeyHeader,
       },

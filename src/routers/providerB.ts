@@ -29,7 +29,8 @@ export const providerBRouter = router({
         summary: "Create a hosted checkout invoice",
         description:
           "Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending " +
-          "checkout payment. A provider refusal is 422 with providerResponseCode.",
+          "checkout payment. A provider refusal is 422 with providerResponseCode. With an Idempotency-Key the payment keeps the key for " +
+          "good: a retry with it answers that checkout (its token and invoice page; never a second invoice), even when the first answer was lost.",
         requestHeaders: idempotencyKeyHeader.extend({ "x-tenant-id": z.string().meta({ description: "The calling tenant (spec rule 1)" }) }),
       },
       tenantHeader: "required",
