@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from "bu
 import { AppError } from "../../../src/errors.ts";
 import { createDirectPayment } from "../../../src/services/direct-payments/create-direct-payment.ts";
 import { createPayment } from "../../../src/services/payments/create-payment.ts";
-import type { TestGateway } from "../../support/gateway.ts";
+import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { freePort } from "../../support/ports.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 
 setDefaultTimeout(60_000);
@@ -180,6 +181,45 @@ describe("the idempotency window of money in", () => {
     expect(next.status, JSON.stringify(next.body)).toBe(200);
     expect(next.body.id).not.toBe(first.body.id);
     expect(await providerTransactionsOf(tenantId)).toHaveLength(2);
+  });
+
+  it("a payment that failed in its own request before anything was sent gives its key back: the retry after that 502 runs again", async () => {
+    // Provider A's address refuses connections: nothing is ever sent, the payment fails, the 502 names nothing (not stored).
+    const down = await startTestGateway({
+      PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${await freePort()}`,
+      PROVIDER_A_SANDBOX_SECRET_KEY: rig.account.secretKey,
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: rig.account.webhookSecret,
+    });
+    try {
+      const tenantId = await down.insertTenant();
+      const token = await down.tenantToken(tenantId);
+      const key = `unreachable-${crypto.randomUUID()}`;
+      const body = { amount: 2500, description: "Order 10", operator: "mtn", customer: { phone: { number: "+22997000207", country: "bj" } } };
+      const post = async () => {
+        const response = await down.request("/payments", {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Body };
+      };
+      const first = await post();
+      expect(first.status, JSON.stringify(first.body)).toBe(502);
+      expect(first.body).not.toHaveProperty("paymentId");
+      const retry = await post();
+      expect(retry.status, JSON.stringify(retry.body)).toBe(502);
+      const rows = await down.gateway.deps.db
+        .selectFrom("payments")
+        .select(["state", "failure_code", "idempotency_key"])
+        .where("tenant_id", "=", tenantId)
+        .execute();
+      expect(rows).toEqual([
+        { state: "failed", failure_code: "provider_unreachable", idempotency_key: null },
+        { state: "failed", failure_code: "provider_unreachable", idempotency_key: null },
+      ]);
+    } finally {
+      await down.close();
+    }
   });
 
   it("runs of one keyed request at once (as the idempotency layer lets through after takeovers) make one payment and one push", async () => {
