@@ -295,6 +295,15 @@ export interface PaymentsTable {
   payment_link_id: Generated<string | null>;
   /** When a settled payment is next read again from its provider (`direct-payments/settled-rereads.ts`); null: never (migration 0028). */
   reread_at: Generated<Date | null>;
+  /**
+   * The merchant's `Idempotency-Key` of the request that made it, with the concrete path it was sent to and the
+   * request's hash (migration 0034): unique per (tenant, environment, path, key), so a retry with the key finds
+   * this payment and never makes another. Null without the header, and once a payment that failed in the request
+   * that made it, before anything reached the phone, gave its key back (the retry runs again, contract §9).
+   */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  idempotency_path: ColumnType<string | null, string | null | undefined, string | null>;
+  idempotency_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A payment link of one tenant and environment (migration 0024): paid by any customer on `/pay/{id}`. */

@@ -193,6 +193,16 @@ export function idempotent(options: IdempotentOptions = {}) {
   });
 }
 
+/**
+ * The request's `Idempotency-Key` with the concrete path it was sent to (the procedure's `meta.openapi.path`,
+ * parameters filled in — this middleware's scope), for a service whose row keeps the key for good (a payment:
+ * `services/payments/payment-key.ts`). Undefined without the header. The middleware has checked the key already.
+ */
+export function requestKey(ctx: Pick<Context, "headers">, path: string): { key: string; path: string } | undefined {
+  const key = ctx.headers.get("idempotency-key");
+  return key === null ? undefined : { key, path };
+}
+
 /** The output as it travels on the wire (dates become strings), which is what a replay must answer. */
 function toJson(data: unknown): JsonValue {
   return data === undefined ? null : (JSON.parse(JSON.stringify(data)) as JsonValue);

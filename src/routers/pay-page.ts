@@ -9,7 +9,7 @@ import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
 import { linkPaymentRequest, publicLinkSchema, publicPaymentSchema } from "../services/payment-links/mod.ts";
 import { payPageFace, payPageOwner, payPagePay, payPagePayment } from "../services/rescue/mod.ts";
 import { ID_BOUNDS } from "./documented-id-bounds.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { middleware, publicProcedure, router } from "./trpc.ts";
 
 /** Public, counted against the caller's address (`http/client-address.ts`). */
@@ -79,7 +79,8 @@ export const payPageRouter = router({
     .output(publicPaymentSchema)
     .mutation(({ ctx, input }) => {
       const { link_id, ...body } = input;
-      return payPagePay(ctx.deps, link_id, body);
+      // A payment through a link keeps the page's key (its own, as POST /payments' does); a rescue try is an attempt of its payment.
+      return payPagePay(ctx.deps, link_id, body, requestKey(ctx, `/pay/${encodeURIComponent(link_id)}/payments`));
     }),
 
   payment: payPageProcedure

@@ -21,7 +21,7 @@ import { pageOf, pageQuery } from "../services/paging.ts";
 import { ID_BOUNDS } from "./documented-id-bounds.ts";
 import { listDeliveries } from "../services/webhooks/delivery-log.ts";
 import { deliverySchema } from "./webhooks.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const listPaymentsInput = z.object({
@@ -83,7 +83,8 @@ export const paymentsRouter = router({
           "connection refused, its circuit open) the same payment is tried on the next route; never after an unknown outcome. " +
           "Failures of the last route as POST /providerA/direct-payment: a refusal → 422 (failed), unreachable → 502 (failed), 5xx or " +
           "timeout after sending → 502/504 naming the payment, left pending and settled from the provider; the same Idempotency-Key " +
-          "answers it again.",
+          "answers it again. With an Idempotency-Key the payment keeps the key for good: a retry with it answers that payment as it stands " +
+          "(never a second push), even when the first answer was lost; another body under the key is 422 idempotency_mismatch.",
         requestHeaders: idempotencyKeyHeader,
       },
       tenantHeader: "accepted",
@@ -93,7 +94,8 @@ export const paymentsRouter = router({
     .output(paymentDetailSchema)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+      // The key is the payment's own: a retry finds the payment whatever became of the key's stored answer.
+      return createPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input, idempotency: requestKey(ctx, "/payments") });
     }),
 
   quote: tenantProcedure

@@ -11,7 +11,7 @@ import {
   transactionStatusSchema,
 } from "../services/direct-payments/mod.ts";
 import { directPaymentRequest } from "../services/direct-payments/direct-payment-request.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const directPaymentOutput = z
@@ -43,6 +43,8 @@ export const providerARouter = router({
           "Provider refusal → 422 (payment failed); provider unreachable before sending → 502 (failed); " +
           "provider 5xx or timeout after sending → 502/504 naming the payment (paymentId, and transactionId when known), " +
           "left pending and settled later from the provider; the same Idempotency-Key answers it again. " +
+          "With an Idempotency-Key the payment keeps the key for good: a retry with it answers that payment (never a second push), even " +
+          "when the first answer was lost — before provider A named its transaction, as a 502 naming the payment. " +
           "In sandbox: below 1000 approved after a few seconds, 1000–5000 pending until the sandbox console settles it, above 5000 declined.",
         requestHeaders: idempotencyKeyHeader,
       },
@@ -53,7 +55,13 @@ export const providerARouter = router({
     .output(directPaymentOutput)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createDirectPayment(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment, input });
+      // The key is the payment's own: a retry finds the payment whatever became of the key's stored answer.
+      return createDirectPayment(ctx.deps, {
+        tenantId: ctx.tenant.id,
+        environment: ctx.environment,
+        input,
+        idempotency: requestKey(ctx, "/providerA/direct-payment"),
+      });
     }),
 
   transactionStatus: tenantProcedure

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { checkoutRequest } from "../services/checkout/checkout-request.ts";
 import { createCheckout } from "../services/checkout/create-checkout.ts";
-import { idempotencyKeyHeader, idempotent } from "./idempotency.ts";
+import { idempotencyKeyHeader, idempotent, requestKey } from "./idempotency.ts";
 import { assertMayActIn, router, tenantProcedure } from "./trpc.ts";
 
 const checkoutAnswer = z
@@ -29,7 +29,8 @@ export const providerBRouter = router({
         summary: "Create a hosted checkout invoice",
         description:
           "Creates the invoice at provider B with the tenant's credentials of the token's environment (424 when there are none) and records a pending " +
-          "checkout payment. A provider refusal is 422 with providerResponseCode.",
+          "checkout payment. A provider refusal is 422 with providerResponseCode. With an Idempotency-Key the payment keeps the key for " +
+          "good: a retry with it answers that checkout (its token and invoice page; never a second invoice), even when the first answer was lost.",
         requestHeaders: idempotencyKeyHeader.extend({ "x-tenant-id": z.string().meta({ description: "The calling tenant (spec rule 1)" }) }),
       },
       tenantHeader: "required",
@@ -39,6 +40,7 @@ export const providerBRouter = router({
     .output(checkoutAnswer)
     .mutation(({ ctx, input }) => {
       assertMayActIn(ctx.principal, ctx.tenant, ctx.environment);
-      return createCheckout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, input);
+      // The key is the checkout payment's own: a retry finds it (and its invoice) whatever became of the key's stored answer.
+      return createCheckout(ctx.deps, { tenantId: ctx.tenant.id, environment: ctx.environment }, input, requestKey(ctx, "/providerB/checkout"));
     }),
 });

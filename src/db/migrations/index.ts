@@ -36,6 +36,7 @@ import { rolesAuditLogMigration } from "./0030_roles_audit_log.ts";
 import { paymentRescuesMigration } from "./0031_payment_rescues.ts";
 import { permitChargeIdempotencyMigration } from "./0032_permit_charge_idempotency.ts";
 import { moneyOutIdempotencyMigration } from "./0033_money_out_idempotency.ts";
+import { paymentIdempotencyMigration } from "./0034_payment_idempotency.ts";
 import { routeOutcomeSlotsMigration } from "./0035_route_outcome_slots.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
@@ -71,5 +72,6 @@ export const migrations: Record<string, Migration> = {
   "0031_payment_rescues": paymentRescuesMigration,
   "0032_permit_charge_idempotency": permitChargeIdempotencyMigration,
   "0033_money_out_idempotency": moneyOutIdempotencyMigration,
+  "0034_payment_idempotency": paymentIdempotencyMigration,
   "0035_route_outcome_slots": routeOutcomeSlotsMigration,
 };

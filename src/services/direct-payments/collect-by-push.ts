@@ -21,16 +21,20 @@ import type { Insertable } from "kysely";
 import type { Environment } from "../../config.ts";
 import { precompile } from "../../db/precompiled.ts";
 import type { PaymentCustomer, PaymentsTable, Provider } from "../../db/schema.ts";
-import { ProviderError } from "../../errors.ts";
+import { ProviderError, UnavailableError } from "../../errors.ts";
 import { CollectionError, type PaymentMethodCapability, type PaymentProvider, type ProviderCallError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
+import { KeyedPaymentExists, type PaymentKey, paymentByKey, paymentKeyColumns } from "../payments/payment-key.ts";
 import { recordDifference } from "../reports/differences.ts";
 import { applyDirectPaymentUpdate } from "./apply-update.ts";
 
 type PaymentColumns = Insertable<PaymentsTable>;
 
-/** The new row of the spec's endpoint (precompiled: this runs on every payment); `POST /payments` writes its own with its attempt. */
+/**
+ * The new row of the spec's endpoint (precompiled: this runs on every payment); `POST /payments` writes its own
+ * with its attempt. Nothing is written when its `Idempotency-Key` names a payment already (no row returned).
+ */
 export const insertDirectPayment = precompile<{
   id: string;
   tenant_id: string;
@@ -44,26 +48,36 @@ export const insertDirectPayment = precompile<{
   customer: PaymentCustomer;
   payment_method: string;
   callback_url: string | null;
+  idempotency_key: string | null;
+  idempotency_path: string | null;
+  idempotency_hash: string | null;
   created_at: Date;
   updated_at: Date;
 }>()((db, p) =>
-  db.insertInto("payments").values({
-    id: p.id,
-    tenant_id: p.tenant_id,
-    environment: p.environment,
-    provider: p.provider,
-    kind: "direct_payment",
-    provider_account: p.provider_account,
-    credential_version: p.credential_version,
-    amount: p.amount,
-    currency: p.currency,
-    description: p.description,
-    customer: p.customer,
-    payment_method: p.payment_method,
-    callback_url: p.callback_url,
-    created_at: p.created_at,
-    updated_at: p.updated_at,
-  }),
+  db
+    .insertInto("payments")
+    .values({
+      id: p.id,
+      tenant_id: p.tenant_id,
+      environment: p.environment,
+      provider: p.provider,
+      kind: "direct_payment",
+      provider_account: p.provider_account,
+      credential_version: p.credential_version,
+      amount: p.amount,
+      currency: p.currency,
+      description: p.description,
+      customer: p.customer,
+      payment_method: p.payment_method,
+      callback_url: p.callback_url,
+      idempotency_key: p.idempotency_key,
+      idempotency_path: p.idempotency_path,
+      idempotency_hash: p.idempotency_hash,
+      created_at: p.created_at,
+      updated_at: p.updated_at,
+    })
+    .onConflict((oc) => oc.columns(["tenant_id", "environment", "idempotency_path", "idempotency_key"]).where("idempotency_key", "is not", null).doNothing())
+    .returning("id"),
 );
 
 /** The provider's id, once the create call answered. */
@@ -195,6 +209,8 @@ export interface PushCollection {
   customer: { firstname?: string; lastname?: string; email?: string };
   /** Already checked (`validateTargetUrl`). */
   callbackUrl: string | undefined;
+  /** The request's `Idempotency-Key`: the payment's own, one payment per key ({@link KeyedPaymentExists} when taken). */
+  idempotency?: PaymentKey;
 }
 
 /** A started push collection: our id and the provider's. */
@@ -210,14 +226,16 @@ export interface PushStarted {
  * ```ts
  * const { paymentId } = await collectByPush(deps, { tenantId, environment, provider, method, amount: 500, … });
  * ```
- * @throws {ProviderError} per the table above; `NotConfiguredError` (424) when the provider has no account there.
+ * @throws {ProviderError} per the table above; `NotConfiguredError` (424) when the provider has no account there;
+ *   {@link KeyedPaymentExists} when the `Idempotency-Key` names a payment already (nothing written, nothing sent),
+ *   422 `idempotency_mismatch` when that payment was asked with another body, 503 when it was let go meanwhile.
  */
 export async function collectByPush(deps: Deps, collection: PushCollection): Promise<PushStarted> {
   const { tenantId, environment, provider, method } = collection;
   const account = await provider.accountFor(deps, tenantId, environment);
   const paymentId = newId("pay");
   const now = deps.now();
-  await insertDirectPayment(deps.db, {
+  const { rows: inserted } = await insertDirectPayment(deps.db, {
     id: paymentId,
     tenant_id: tenantId,
     environment,
@@ -230,9 +248,16 @@ export async function collectByPush(deps: Deps, collection: PushCollection): Pro
     customer: { ...collection.customer, phone: collection.phone.number, country: collection.phone.country },
     payment_method: method.method,
     callback_url: collection.callbackUrl ?? null,
+    ...paymentKeyColumns(collection.idempotency),
     created_at: now,
     updated_at: now,
   });
+  if (inserted.length === 0) {
+    // The key's payment, made by an earlier run of this request: answered as it stands, never pushed again.
+    const made = await paymentByKey(deps, collection, collection.idempotency!);
+    if (made) throw new KeyedPaymentExists(made);
+    throw new UnavailableError("The payment this Idempotency-Key named failed and let it go meanwhile; nothing was sent: try again");
+  }
 
   // The sync chain starts now: it only needs the row (the provider finds the payment by our `pay_` id when
   // its own id is not stored yet), and on every outcome below the payment needs it or the step finds it

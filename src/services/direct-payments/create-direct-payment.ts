@@ -4,9 +4,11 @@
  * through the port, the failure table of contract §4), answered in the spec's shape.
  */
 import type { Environment } from "../../config.ts";
-import { ValidationError } from "../../errors.ts";
+import type { Payment } from "../../db/schema.ts";
+import { ProviderError, ValidationError } from "../../errors.ts";
 import type { PaymentProvider } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
+import { KeyedPaymentExists, paymentKeyOf, releaseFailedPaymentKey, type RequestKey } from "../payments/payment-key.ts";
 import { validateTargetUrl } from "../webhooks/url-safety.ts";
 import { collectByPush } from "./collect-by-push.ts";
 import type { DirectPaymentInput } from "./direct-payment-request.ts";
@@ -74,13 +76,18 @@ export function checkDirectPaymentRules(
  * answer.transactionId; // provider A's integer id
  * ```
  * @throws {ValidationError} for the cross-field rules; {@link ProviderError} as `collect-by-push.ts` says;
- *   `NotConfiguredError` (424) when no provider A account serves the environment.
+ *   `NotConfiguredError` (424) when no provider A account serves the environment; 422 `idempotency_mismatch`
+ *   when the `Idempotency-Key` names a payment asked with another body.
+ *
+ * With an `Idempotency-Key` the payment keeps it (`payments/payment-key.ts`): a run that finds the key's payment
+ * made (an earlier run whose answer was not stored) sends nothing and answers it ({@link answerOfKeyedPayment}).
  */
 export async function createDirectPayment(
   deps: Deps,
-  request: { tenantId: string; environment: Environment; input: DirectPaymentInput },
+  request: { tenantId: string; environment: Environment; input: DirectPaymentInput; idempotency?: RequestKey },
 ): Promise<DirectPaymentAnswer> {
   const { tenantId, environment, input } = request;
+  const key = await paymentKeyOf(request.idempotency, input);
   const provider = specProviderOf(deps, input.payment_method);
   const callbackUrl = checkDirectPaymentRules(input, {
     environment,
@@ -89,6 +96,7 @@ export async function createDirectPayment(
     provider,
   });
   const started = await collectByPush(deps, {
+    ...(key && { idempotency: key }),
     tenantId,
     environment,
     provider,
@@ -102,7 +110,36 @@ export async function createDirectPayment(
       ...(input.email !== undefined && { email: input.email }),
     },
     callbackUrl,
+  }).catch(async (error: unknown) => {
+    if (error instanceof KeyedPaymentExists) return answerOfKeyedPayment(error.payment);
+    await releaseFailedPaymentKey(deps, request, key, error);
+    throw error;
   });
+  if ("ok" in started) return started;
   const transactionId = Number(started.providerPaymentId);
   return { ok: true, transactionId, status: "pending", description: input.description, amount: input.amount, paymentId: started.paymentId };
+}
+
+/**
+ * The answer to a run that found its key's payment made by an earlier run: the answer that run gave (or would
+ * have given) once provider A named the transaction — 200 pending with its id, as a replay answers it; before
+ * that (the earlier run still at provider A, or killed there) the answer of an unknown outcome, a 502 naming the
+ * payment, which is settled from provider A (found by our id) and followed by its paymentId.
+ */
+function answerOfKeyedPayment(payment: Payment): DirectPaymentAnswer {
+  const transactionId = payment.provider_transaction_id;
+  if (transactionId !== null && /^\d+$/.test(transactionId))
+    return {
+      ok: true,
+      transactionId: Number(transactionId),
+      status: "pending",
+      description: payment.description,
+      amount: Number(payment.amount),
+      paymentId: payment.id,
+    };
+  throw new ProviderError(
+    502,
+    "This Idempotency-Key's payment was recorded by an earlier request whose answer was lost; its outcome will be settled from the provider: follow it by its paymentId",
+    { paymentId: payment.id },
+  );
 }

@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
 import { isId } from "../ids.ts";
 import { createPayment } from "../payments/create-payment.ts";
+import type { RequestKey } from "../payments/payment-key.ts";
 import { CURRENCIES } from "../payments/payment-view.ts";
 import { countryField, phoneNumberField } from "../request-fields.ts";
 import { listPaymentMethods } from "../routing/payment-methods.ts";
@@ -171,12 +172,13 @@ const REFUSALS: Record<Exclude<ReturnType<typeof linkStatus>, "active">, string>
 
 /**
  * A payment through the link: `POST /payments`'s service, as the link's tenant, with the link's description,
- * reference and metadata and the link recorded on the payment.
+ * reference and metadata and the link recorded on the payment — and the page's `Idempotency-Key` (`idempotency`,
+ * under the call's path) as the payment's own.
  *
  * @throws {ConflictError} (409) for a link expired, deactivated or used; {@link ValidationError} for a country,
  *   wallet or amount the link does not take; and whatever `POST /payments` answers.
  */
-export async function payThroughLink(deps: Deps, id: string, input: LinkPaymentRequest): Promise<PublicPaymentView> {
+export async function payThroughLink(deps: Deps, id: string, input: LinkPaymentRequest, idempotency?: RequestKey): Promise<PublicPaymentView> {
   const link = await linkById(deps, id);
   const tenant = await deps.db.selectFrom("tenants").select("disabled").where("id", "=", link.tenant_id).executeTakeFirstOrThrow();
   const status = tenant.disabled ? "deactivated" : linkStatus(link, deps.now());
@@ -199,6 +201,7 @@ export async function payThroughLink(deps: Deps, id: string, input: LinkPaymentR
     tenantId: link.tenant_id,
     environment: link.environment,
     paymentLinkId: link.id,
+    ...(idempotency && { idempotency }),
     input: {
       amount,
       currency: link.currency,

@@ -22,6 +22,8 @@ import { type RoutingSnapshot, routingSnapshot, snapshotAccount, snapshotRouteLi
 import type { Route } from "../routing/routes.ts";
 import { rankRoutes } from "../routing/window.ts";
 import { CURRENCIES, type PaymentDetailView, toPaymentView } from "./payment-view.ts";
+import { getPayment } from "./get-payment.ts";
+import { KeyedPaymentExists, paymentByKey, paymentKeyOf, releaseFailedPaymentKey, type RequestKey } from "./payment-key.ts";
 import { type Candidate, collectRouted, RoutingChangedError } from "./routed-collection.ts";
 
 /** The body of `POST /payments`: the one schema the router validates with and the service reads. */
@@ -140,14 +142,27 @@ const PLANS_PER_PAYMENT = 3;
  * @throws {ValidationError} for an operator no provider serves in that country, a calling code or currency that
  *   is not the country's, an amount outside the limits, a missing code, or a callback_url we may not call;
  *   `NotConfiguredError` (424) when the tenant has no account on any of its routes; `ProviderError` as a direct payment's;
- *   `UnavailableError` (503, nothing sent) when the tenant's routing changed under three plans in a row.
+ *   `UnavailableError` (503, nothing sent) when the tenant's routing changed under three plans in a row;
+ *   422 `idempotency_mismatch` when the `Idempotency-Key` names a payment asked with another body.
+ *
+ * With an `Idempotency-Key` the payment keeps it (`payment-key.ts`): a run that finds the key's payment made
+ * (an earlier run whose answer was not stored) answers it as `GET /payments/{id}` shows it, and sends nothing.
  */
 export async function createPayment(
   deps: Deps,
-  request: { tenantId: string; environment: Environment; input: PaymentRequest /** The payment link it is paid through. */; paymentLinkId?: string },
+  request: {
+    tenantId: string;
+    environment: Environment;
+    input: PaymentRequest;
+    /** The payment link it is paid through. */
+    paymentLinkId?: string;
+    /** The request's `Idempotency-Key` and path: the payment's own. */
+    idempotency?: RequestKey;
+  },
 ): Promise<PaymentDetailView> {
   const { tenantId, environment, input } = request;
   const scope = { tenantId, environment };
+  const key = await paymentKeyOf(request.idempotency, input);
   for (let plans = 1, fresh = false, current = false; ; plans++) {
     const snapshot = await routingSnapshot(deps, scope, { fresh, current });
     const decided = await planPayment(deps, scope, snapshot, input);
@@ -156,6 +171,11 @@ export async function createPayment(
     if (refused && !fresh && !current) {
       current = true;
       continue;
+    }
+    if (refused && key) {
+      // The key's payment, made before the routing or limits changed, is answered as it stands rather than refused.
+      const made = await paymentByKey(deps, scope, key);
+      if (made) return getPayment(deps, { ...scope, paymentId: made.id });
     }
     if (decided.messages.length > 0) throw new ValidationError(decided.messages);
     if (decided.candidates.length === 0) throw decided.notConfigured ?? new NotConfiguredError(`No provider serves ${input.operator} for this tenant`);
@@ -180,9 +200,13 @@ export async function createPayment(
         ...(request.paymentLinkId !== undefined && { paymentLinkId: request.paymentLinkId }),
         callbackUrl: decided.callbackUrl,
         routingVersion: snapshot.version,
+        ...(key && { idempotency: key }),
       });
       return { ...toPaymentView(started.payment), attempts: started.attempts };
     } catch (error) {
+      // An earlier run of this request made the payment: answered as it stands (its own run carries it through).
+      if (error instanceof KeyedPaymentExists) return getPayment(deps, { ...scope, paymentId: error.payment.id });
+      await releaseFailedPaymentKey(deps, scope, key, error);
       if (!(error instanceof RoutingChangedError)) throw error;
       if (plans >= PLANS_PER_PAYMENT)
         throw new UnavailableError("The tenant's route lists or provider credentials kept changing while this payment was made; nothing was sent: try again");

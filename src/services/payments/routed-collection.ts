@@ -28,6 +28,7 @@ import { applyDirectPaymentUpdate } from "../direct-payments/apply-update.ts";
 import { newId } from "../ids.ts";
 import { breakerFor } from "../routing/breakers.ts";
 import { countFailedAttempt, type RankedRoute } from "../routing/window.ts";
+import { KeyedPaymentExists, type PaymentKey, paymentByKey, paymentKeyColumns } from "./payment-key.ts";
 
 /** A route with the account the tenant has there. */
 export interface Candidate extends RankedRoute {
@@ -52,6 +53,8 @@ export interface RoutedCollection {
   paymentLinkId?: string;
   /** The tenant's routing counter the candidates were planned at: the payment is written only while it holds. */
   routingVersion: number;
+  /** The request's `Idempotency-Key`: the payment's own, one payment per key ({@link KeyedPaymentExists} when taken). */
+  idempotency?: PaymentKey;
 }
 
 /**
@@ -65,7 +68,10 @@ export class RoutingChangedError extends Error {
   }
 }
 
-/** A routed payment and its first attempt, written only while the tenant's routing counter is `routing_version` (one statement; precompiled). */
+/**
+ * A routed payment and its first attempt, written only while the tenant's routing counter is `routing_version`,
+ * and only when its `Idempotency-Key` (if any) names no payment yet (one statement; precompiled).
+ */
 const insertRoutedPayment = precompile<{
   id: string;
   tenant_id: string;
@@ -83,6 +89,9 @@ const insertRoutedPayment = precompile<{
   custom_data: CustomData | null;
   merchant_reference: string | null;
   payment_link_id: string | null;
+  idempotency_key: string | null;
+  idempotency_path: string | null;
+  idempotency_hash: string | null;
   now: Date;
   reason: string;
   routing_version: number;
@@ -109,6 +118,9 @@ const insertRoutedPayment = precompile<{
           "custom_data",
           "merchant_reference",
           "payment_link_id",
+          "idempotency_key",
+          "idempotency_path",
+          "idempotency_hash",
           "created_at",
           "updated_at",
         ])
@@ -132,10 +144,17 @@ const insertRoutedPayment = precompile<{
               eb.val(p.custom_data).as("custom_data"),
               eb.val(p.merchant_reference).as("merchant_reference"),
               eb.val(p.payment_link_id).as("payment_link_id"),
+              eb.val(p.idempotency_key).as("idempotency_key"),
+              eb.val(p.idempotency_path).as("idempotency_path"),
+              eb.val(p.idempotency_hash).as("idempotency_hash"),
               eb.val(p.now).as("created_at"),
               eb.val(p.now).as("updated_at"),
             ])
             .where(sql<boolean>`coalesce((select version from routing_versions where tenant_id = ${p.tenant_id}), 0) = ${p.routing_version}`),
+        )
+        // The key's payment made already (by an earlier run of the same request): nothing is written.
+        .onConflict((oc) =>
+          oc.columns(["tenant_id", "environment", "idempotency_path", "idempotency_key"]).where("idempotency_key", "is not", null).doNothing(),
         )
         .returning("id"),
     )
@@ -270,7 +289,9 @@ async function endAttempt(
  * Records the payment and tries its routes in order; answers it as it is once a provider took it (with what
  * the customer does next) and its attempts.
  *
- * @throws {ProviderError} as a direct payment's (422, 502, 504) when the last route failed or an attempt's outcome is unknown.
+ * @throws {ProviderError} as a direct payment's (422, 502, 504) when the last route failed or an attempt's outcome is unknown;
+ *   {@link KeyedPaymentExists} when the `Idempotency-Key` names a payment already (nothing written, nothing sent);
+ *   422 `idempotency_mismatch` when that payment was asked with another body.
  */
 export async function collectRouted(deps: Deps, input: RoutedCollection): Promise<{ payment: Payment; attempts: PaymentAttemptView[] }> {
   const paymentId = newId("pay");
@@ -296,11 +317,17 @@ export async function collectRouted(deps: Deps, input: RoutedCollection): Promis
     custom_data: input.metadata ?? null,
     merchant_reference: input.merchantReference ?? null,
     payment_link_id: input.paymentLinkId ?? null,
+    ...paymentKeyColumns(input.idempotency),
     now,
     reason: first.reason,
     routing_version: input.routingVersion,
   });
-  if (inserted.length === 0) throw new RoutingChangedError();
+  if (inserted.length === 0) {
+    // Nothing written: the key's payment exists (answered as it stands, never pushed again), or the routing changed.
+    const made = input.idempotency && (await paymentByKey(deps, input, input.idempotency));
+    if (made) throw new KeyedPaymentExists(made);
+    throw new RoutingChangedError();
+  }
   deps.syncHold.hold(deps, { id: paymentId, provider: first.provider.name, createdAt: now });
 
   for (const [index, candidate] of input.candidates.entries()) {

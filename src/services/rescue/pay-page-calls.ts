@@ -7,6 +7,7 @@
 import type { Environment } from "../../config.ts";
 import { NotFoundError, ValidationError } from "../../errors.ts";
 import type { Deps } from "../deps.ts";
+import type { RequestKey } from "../payments/payment-key.ts";
 import { isLinkId } from "../payment-links/links.ts";
 import { type LinkPaymentRequest, linkPayment, payThroughLink, type PublicLinkView, type PublicPaymentView, publicPaymentLink } from "../payment-links/pay.ts";
 import { isRescueId } from "./offer.ts";
@@ -25,9 +26,13 @@ export function payPageFace(deps: Deps, id: string): Promise<PublicLinkView> {
   return isRescueId(id) ? publicRescue(deps, id) : publicPaymentLink(deps, id);
 }
 
-/** A payment through a link, or a try through a rescue (whose amount is its payment's). */
-export async function payPagePay(deps: Deps, id: string, input: LinkPaymentRequest): Promise<PublicPaymentView> {
-  if (!isRescueId(id)) return payThroughLink(deps, id, input);
+/**
+ * A payment through a link, or a try through a rescue (whose amount is its payment's). A link's payment keeps the
+ * page's `Idempotency-Key` (`payments/payment-key.ts`); a rescue try is one more attempt of its payment, which the
+ * offer takes once (a second run of the same try is 409, never a second push).
+ */
+export async function payPagePay(deps: Deps, id: string, input: LinkPaymentRequest, idempotency?: RequestKey): Promise<PublicPaymentView> {
+  if (!isRescueId(id)) return payThroughLink(deps, id, input, idempotency);
   if (input.amount !== undefined) throw new ValidationError(["amount is the payment's: a rescue try takes none"]);
   const { amount: _none, ...wallet } = input;
   return payThroughRescue(deps, id, wallet);
