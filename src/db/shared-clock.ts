@@ -65,6 +65,17 @@ export function sharedNowPlus(deps: SharedClockDeps, ms: number): RawBuilder<Dat
 }
 
 /**
+ * The shared clock's time, read: the database's `now()` (one round trip), or a test's injected clock. For work
+ * that decides in the process what is due — the renewal sweep picks the schedules due and the period in
+ * progress — so that a worker whose clock ran ahead does not charge early.
+ */
+export async function readSharedNow(deps: SharedClockDeps, db: Kysely<Database> | Transaction<Database>): Promise<Date> {
+  if (deps.sharedClock !== "database") return deps.now();
+  const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', now()) as now`.execute(db);
+  return new Date(rows[0]!.now);
+}
+
+/**
  * The earlier of the process's clock and the database's (when the database's is the shared clock): a time from
  * which something is due at once on every clock — a renewal schedule's anchor when the merchant gives none. On a
  * test's injected clock, that clock. One round trip on the database's clock.
@@ -72,7 +83,5 @@ export function sharedNowPlus(deps: SharedClockDeps, ms: number): RawBuilder<Dat
 export async function dueNow(deps: SharedClockDeps, db: Kysely<Database> | Transaction<Database>): Promise<Date> {
   const now = deps.now();
   if (deps.sharedClock !== "database") return now;
-  const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', now()) as now`.execute(db);
-  const database = rows[0]!.now;
-  return new Date(Math.min(database.getTime(), now.getTime()));
+  return new Date(Math.min((await readSharedNow(deps, db)).getTime(), now.getTime()));
 }

@@ -21,6 +21,7 @@
  * @module
  */
 import type { PermitChargeRow, PermitSchedule } from "../../db/schema.ts";
+import { readSharedNow } from "../../db/shared-clock.ts";
 import { AppError } from "../../errors.ts";
 import { enqueueRenewalCharge, type RenewalJobData } from "../../jobs/queues.ts";
 import type { Deps } from "../deps.ts";
@@ -44,7 +45,9 @@ export interface RenewalSweepReport {
  * settled since. Safe to run at any time, concurrently, any number of times.
  */
 export async function sweepRenewals(deps: Deps, options: { limit?: number } = {}): Promise<RenewalSweepReport> {
-  const now = deps.now();
+  // What is due, and which period is in progress, by the clock every process shares: a worker whose clock ran
+  // ahead would otherwise charge early by as much.
+  const now = await readSharedNow(deps, deps.db);
   const due = await deps.db
     .selectFrom("permit_schedules as s")
     .innerJoin("permits as p", "p.id", "s.permit_id")
