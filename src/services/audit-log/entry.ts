@@ -192,6 +192,14 @@ const ENTRY_COLUMNS = [
 
 type EntryRow = Insertable<AuditLogTable>;
 
+/** Row `i`'s value names (`id3`, `chain3`…), made once per row index. */
+const valueNames: string[][] = [];
+function valueNamesOf(i: number): string[] {
+  let names = valueNames[i];
+  if (!names) valueNames[i] = names = ENTRY_COLUMNS.map((column) => `${column}${i}`);
+  return names;
+}
+
 /**
  * The insert of a batch's rows: its shape is the number of rows (one compiled form per batch size, at most
  * {@link APPEND_BATCH_MAX}), row `i`'s values named `<column><i>`.
@@ -199,7 +207,9 @@ type EntryRow = Insertable<AuditLogTable>;
 const insertEntries = precompile<Record<string, unknown>>()((db, p, shape) =>
   db
     .insertInto("audit_log")
-    .values(Array.from({ length: Number(shape) }, (_, i) => Object.fromEntries(ENTRY_COLUMNS.map((column) => [column, p[`${column}${i}`]])) as EntryRow)),
+    .values(
+      Array.from({ length: Number(shape) }, (_, i) => Object.fromEntries(ENTRY_COLUMNS.map((column, c) => [column, p[valueNamesOf(i)[c]!]])) as EntryRow),
+    ),
 );
 
 function rowOf(stored: AuditEntry): EntryRow {
@@ -256,8 +266,9 @@ async function appendBatch(deps: Pick<Deps, "db" | "now">, chain: string, entrie
     const values: Record<string, unknown> = {};
     for (const [i, stored] of batch.entries()) {
       const row = rowOf(stored) as Record<string, unknown>;
+      const names = valueNamesOf(i);
       // A value may not be undefined in a precompiled statement: a column the row leaves out is null.
-      for (const column of ENTRY_COLUMNS) values[`${column}${i}`] = row[column] ?? null;
+      for (const [c, column] of ENTRY_COLUMNS.entries()) values[names[c]!] = row[column] ?? null;
     }
     await insertEntries(tx, values, String(batch.length));
     return batch;
