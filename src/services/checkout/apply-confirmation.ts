@@ -64,8 +64,12 @@ function eventData(payment: Payment, report: PaymentReport): Record<string, Json
  * const result = await confirmAndApply(deps, paymentId, { ipnId: 42 });
  * ```
  */
-export async function confirmAndApply(deps: Deps, paymentId: string, options: { ipnId?: number } = {}): Promise<ConfirmOutcome> {
-  const payment = await deps.db.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirstOrThrow();
+export async function confirmAndApply(deps: Deps, paymentId: string, options: { ipnId?: number; payment?: Payment } = {}): Promise<ConfirmOutcome> {
+  // A caller that has just read the row (the sync step) passes it: the same read, not made twice.
+  const payment =
+    options.payment?.id === paymentId
+      ? options.payment
+      : await deps.db.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirstOrThrow();
   const read = await readConfirmation(deps, payment);
   if (typeof read === "string") return rejectMismatch(deps, payment, read, options.ipnId);
   const mismatch = mismatchOf(payment, read);

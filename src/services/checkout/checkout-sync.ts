@@ -24,15 +24,12 @@ export const CHECKOUT_SYNC = defineSyncChain({
  * and younger than 24 h. A provider failure is logged and the schedule goes on.
  */
 export async function syncCheckout(deps: Deps, job: SyncJobData): Promise<void> {
-  const payment = await deps.db
-    .selectFrom("payments")
-    .select(["id", "state", "created_at", "provider", "kind"])
-    .where("id", "=", job.paymentId)
-    .executeTakeFirst();
+  // The whole row: confirmAndApply decides from it (one read of the payment per run).
+  const payment = await deps.db.selectFrom("payments").selectAll().where("id", "=", job.paymentId).executeTakeFirst();
   if (payment?.kind !== "checkout" || payment.state !== "pending") return;
   let state: PaymentState = payment.state;
   try {
-    const result = await confirmAndApply(deps, payment.id);
+    const result = await confirmAndApply(deps, payment.id, { payment });
     if (result.outcome !== "mismatch") state = result.state;
   } catch (err) {
     deps.logger.warn({ err, paymentId: payment.id, step: job.step }, "provider B sync could not confirm; trying again at the next step");

@@ -13,6 +13,7 @@ import { syncQueueOf } from "../../../src/jobs/queues.ts";
 import { syncOffsetMs } from "../../../src/services/payments/sync-chain.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { startSimulator, type SimulatorServer } from "../../support/provider-b-rig.ts";
+import { logStatements } from "../../support/statement-log.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 const HOUR_MS = 3_600_000;
@@ -139,7 +140,10 @@ describe("payments still pending after the 24 h sync window", () => {
     let lastStep = 0;
     while (syncOffsetMs(lastStep + 1) <= 24 * HOUR_MS) lastStep++;
     await syncDirectPayment(deps, { paymentId: ids.aPending!, step: lastStep });
-    await syncCheckout(deps, { paymentId: ids.bPending!, step: lastStep });
+    // The sync step reads the checkout once, and decides from that read (the rest in the apply's transaction).
+    const sent = logStatements(tg.database);
+    await syncCheckout({ ...deps, db: sent.database.db }, { paymentId: ids.bPending!, step: lastStep });
+    expect(sent.statements.filter((sql) => /^select .* from "payments"/.test(sql))).toHaveLength(1);
     const rows = await deps.db.selectFrom("payments").select(["id", "state"]).where("id", "in", [ids.aPending!, ids.bPending!]).execute();
     expect(rows.every((r) => r.state === "pending")).toBe(true);
     expect(await deps.queue.has(syncQueueOf("providerA"), DIRECT_PAYMENT_SYNC.jobId(ids.aPending!, lastStep + 1))).toBe(false);

@@ -5,6 +5,7 @@
  * fails alone. On the test's driver (PGlite or PostgreSQL); the statements are logged (`statement-log.ts`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { entryOf } from "../../../src/services/audit-log/entry.ts";
 import { appendAuditEntry, auditLogChainBreaks, type NewAuditEntry } from "../../../src/services/audit-log/mod.ts";
 import { createGatewayCaches } from "../../../src/services/caches.ts";
 import { createTestDatabase, type TestDatabase } from "../../support/db.ts";
@@ -90,5 +91,38 @@ describe("audit log group commit", () => {
       .execute();
     expect(after.map((r) => r.action)).toEqual(["webhooks.create.a", "webhooks.create.b", "webhooks.create.d"]);
     expect(await auditLogChainBreaks({ db: database.db }, "sandbox")).toEqual([]);
+  });
+  it("stores every field of every entry as it was hashed, whatever the batch's size", async () => {
+    const deps = { db: sent.database.db, now: () => new Date(), caches: createGatewayCaches() };
+    const full = (i: number): NewAuditEntry => ({
+      tenantId: "ten_01JZ0000000000000000000000",
+      environment: "live",
+      actorType: i % 2 === 0 ? "key" : "person",
+      actorId: `actor-${i}`,
+      actorRole: i % 2 === 0 ? null : "developer",
+      action: `payments.create.${i}`,
+      targets: [`pay_${i}`, `evt_${i}`],
+      input: { amount: 500 + i, customer: { phone: "+22997000000", tags: ["a", i] }, note: null },
+      changes: i % 3 === 0 ? null : { state: { before: "pending", after: "succeeded" } },
+      outcome: i % 4 === 0 ? "provider_refused" : "success",
+      address: `10.0.0.${i}`,
+      userAgent: i === 0 ? null : "x".repeat(290 + i),
+      requestId: `req-full-${i}`,
+    });
+    // One alone, then bursts of 1, 3 and 7: the first of a burst goes alone, the rest together (1, 2 and 6 rows).
+    const stored = [await appendAuditEntry(deps, full(0))];
+    for (const size of [1, 3, 7]) {
+      const from = stored.length;
+      sent.statements.length = 0;
+      stored.push(...(await Promise.all(Array.from({ length: size }, (_, i) => appendAuditEntry(deps, full(from + i))))));
+      expect(sent.statements).toEqual(size === 1 ? ["transaction"] : ["transaction", "transaction"]);
+    }
+    const rows = await database.db.selectFrom("audit_log").selectAll().where("chain", "=", "ten_01JZ0000000000000000000000:live").orderBy("seq").execute();
+    expect(rows.map(entryOf)).toEqual(stored);
+    expect(stored.map((s) => s.seq)).toEqual(stored.map((_, i) => i + 1));
+    // The user agent is kept to 300 characters; the others as given.
+    expect(stored.map((s) => s.userAgent?.length ?? null)).toEqual([null, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 300]);
+    expect(stored[4]!.input).toEqual({ amount: 504, customer: { phone: "+22997000000", tags: ["a", 4] }, note: null });
+    expect(await auditLogChainBreaks({ db: database.db }, "live")).toEqual([]);
   });
 });
