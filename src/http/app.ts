@@ -54,8 +54,11 @@ export interface HttpApp {
   app: Elysia;
   /** The gateway's request handler: Elysia wrapped with request id, log line and metrics. */
   fetch: (request: Request) => Promise<Response>;
-  /** The same, given the server that received the request (the listener's: it tells the client's address, `client-address.ts`). */
-  serve: (request: Request, server: AddressSource) => Promise<Response>;
+  /**
+   * The same, given the server that received the request (the listener's: it tells the client's address, `client-address.ts`);
+   * a hot read whose every check is cached is answered without a promise.
+   */
+  serve: (request: Request, server: AddressSource) => Response | Promise<Response>;
   routes: { method: string; path: string }[];
   /** Stops what the app runs beside requests (the mounted simulators' timers and retries). */
   close(): void;
@@ -248,46 +251,23 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return errorResponse(mapped);
   };
 
-  const serve = async (request: Request, server: AddressSource | undefined): Promise<Response> => {
-    const started = performance.now();
-    // Over the head limit, no route runs (not even the REST lookup): the answer is the 431.
-    const tooLarge = headBytes(request) > MAX_HEADER_BYTES;
-    const rest = tooLarge ? undefined : table.match(request.method, request.url);
-    // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
-    // answers with the request id and response headers already on the response.
-    // The server is kept beside the request only for what Elysia answers (its hooks find the RequestInfo by request).
-    if (!rest && server) rememberClientAddress(request, server);
-    const requestInfo = rest ? new ReceivedRequestInfo(requestIdFor(request), request, server) : infoOf(request);
-    let response: Response;
-    let stamped = false;
-    let preflight: Response | undefined;
-    try {
-      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter. A preflight is
-      // answered as usual: the request it asks about gets the 400.
-      const unreadable = rest || tooLarge || request.method === "OPTIONS" ? undefined : unreadablePathParams(request.method, request.url);
-      if (tooLarge) {
-        response = headersTooLarge(request, requestInfo.requestId);
-      } else if (rest) {
-        response = await rest.handler({ request, params: rest.params, info: requestInfo });
-        stamped = true;
-      } else if (unreadable) {
-        response = errorResponse(mapError(new ValidationError(unreadable), requestInfo.requestId));
-      } else if (request.method === "OPTIONS") {
-        // Answered here for every path: a preflight (cors.ts), or a 404 in the contract's shape for a path no route has.
-        preflight = cors.preflight(request);
-        response = preflight ?? errorResponse(mapError(new AppError(404, "not_found", "Route not found"), requestInfo.requestId));
-      } else response = await app.handle(request);
-    } catch (error) {
-      onUnexpectedError(error, requestInfo);
-      response = errorResponse(mapError(error, requestInfo.requestId));
-    }
+  /** What every answer gets on its way out: the request id and a procedure's headers (unless stamped), CORS, metrics, the log line. */
+  const finish = (
+    request: Request,
+    requestInfo: RequestInfo,
+    response: Response,
+    stamped: boolean,
+    preflight: Response | undefined,
+    route: string,
+    started: number,
+  ): Response => {
     if (!stamped) {
       response.headers.set("x-request-id", requestInfo.requestId);
       if (requestInfo.responseHeaders) for (const [name, value] of Object.entries(requestInfo.responseHeaders)) response.headers.set(name, value);
     }
     if (!preflight) cors.decorate(request, response);
     const seconds = (performance.now() - started) / 1000;
-    options.metrics.recordRequest(request.method, rest ? rest.route : routeOf(request), response.status, seconds);
+    options.metrics.recordRequest(request.method, route, response.status, seconds);
     // Built only when it is written: at `warn` (production's usual level) the line costs nothing.
     if (deps.logger.isLevelEnabled("info"))
       deps.logger.info(
@@ -304,9 +284,65 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return response;
   };
 
+  const unexpected = (error: unknown, requestInfo: RequestInfo): Response => {
+    onUnexpectedError(error, requestInfo);
+    return errorResponse(mapError(error, requestInfo.requestId));
+  };
+
+  // A REST call the lookup took is answered without a promise when its handler answers without one (a hot read
+  // whose every check and read is cached: `direct-call.ts`); Bun then sends the response at once.
+  const serve = (request: Request, server: AddressSource | undefined): Response | Promise<Response> => {
+    const started = performance.now();
+    // Over the head limit, no route runs (not even the REST lookup): the answer is the 431.
+    const tooLarge = headBytes(request) > MAX_HEADER_BYTES;
+    const rest = tooLarge ? undefined : table.match(request.method, request.url);
+    if (!rest) return serveOthers(request, server, tooLarge, started);
+    // A REST call looked up here gets its RequestInfo directly (nothing else sees the request) and
+    // answers with the request id and response headers already on the response.
+    const requestInfo = new ReceivedRequestInfo(requestIdFor(request), request, server);
+    let answer: Response | Promise<Response>;
+    try {
+      answer = rest.handler({ request, params: rest.params, info: requestInfo });
+    } catch (error) {
+      return finish(request, requestInfo, unexpected(error, requestInfo), false, undefined, rest.route, started);
+    }
+    if (answer instanceof Promise)
+      return answer.then(
+        (response) => finish(request, requestInfo, response, true, undefined, rest.route, started),
+        (error: unknown) => finish(request, requestInfo, unexpected(error, requestInfo), false, undefined, rest.route, started),
+      );
+    return finish(request, requestInfo, answer, true, undefined, rest.route, started);
+  };
+
+  /** Every request the REST lookup did not take: the 431, an unreadable path parameter, a preflight, and Elysia's routes. */
+  const serveOthers = async (request: Request, server: AddressSource | undefined, tooLarge: boolean, started: number): Promise<Response> => {
+    // The server is kept beside the request only for what Elysia answers (its hooks find the RequestInfo by request).
+    if (server) rememberClientAddress(request, server);
+    const requestInfo = infoOf(request);
+    let response: Response;
+    let preflight: Response | undefined;
+    try {
+      // A path the lookup took is plain (no `%`): only the others can hold an unreadable parameter. A preflight is
+      // answered as usual: the request it asks about gets the 400.
+      const unreadable = tooLarge || request.method === "OPTIONS" ? undefined : unreadablePathParams(request.method, request.url);
+      if (tooLarge) {
+        response = headersTooLarge(request, requestInfo.requestId);
+      } else if (unreadable) {
+        response = errorResponse(mapError(new ValidationError(unreadable), requestInfo.requestId));
+      } else if (request.method === "OPTIONS") {
+        // Answered here for every path: a preflight (cors.ts), or a 404 in the contract's shape for a path no route has.
+        preflight = cors.preflight(request);
+        response = preflight ?? errorResponse(mapError(new AppError(404, "not_found", "Route not found"), requestInfo.requestId));
+      } else response = await app.handle(request);
+    } catch (error) {
+      response = unexpected(error, requestInfo);
+    }
+    return finish(request, requestInfo, response, false, preflight, routeOf(request), started);
+  };
+
   return {
     app: app as unknown as Elysia,
-    fetch: (request) => serve(request, undefined),
+    fetch: async (request) => serve(request, undefined),
     serve,
     routes,
     close: () => {

@@ -26,7 +26,7 @@ import { errorResponse } from "./responses.ts";
 
 /** What {@link listenerOptions} adds to the caller's `Bun.serve` options. */
 export interface ListenerOptions {
-  fetch: (request: Request, server: AddressSource) => Promise<Response>;
+  fetch: (request: Request, server: AddressSource) => Response | Promise<Response>;
   maxRequestBodySize: number;
   error: (error: Error) => Response;
 }
@@ -41,7 +41,7 @@ export interface ListenerOptions {
  * ```
  */
 export function listenerOptions(
-  fetch: (request: Request, server: AddressSource) => Promise<Response>,
+  fetch: (request: Request, server: AddressSource) => Response | Promise<Response>,
   logger: Pick<Logger, "error">,
   trustedProxies: readonly string[] = [],
 ): ListenerOptions {

@@ -19,7 +19,7 @@ import { readRawBody } from "./body-limit.ts";
 import { negotiatedBody, preferredCoding, varyOnEncoding } from "./compression.ts";
 import { mapError } from "../map-error.ts";
 import { stampedJsonResponse, stampedJsonText } from "./responses.ts";
-import { directCaller, type DirectCall } from "../routers/direct-call.ts";
+import { directCaller, type DirectAnswer, type DirectCall } from "../routers/direct-call.ts";
 import type { RouteTable } from "./route-table.ts";
 
 type Coerce = (values: string[]) => unknown;
@@ -226,15 +226,37 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
     const pathParams = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
     // The response carries the request id and the procedure's response headers already (the `fetch`
     // wrapper sets them again on Elysia's path: same values).
-    const handler = async ({ request, params, info }: { request: Request; params: Record<string, string>; info?: RequestInfo }) => {
+    const withPathParams = (input: Record<string, unknown>, params: Record<string, string>): Record<string, unknown> => {
+      for (const key of pathParams) {
+        const value = params[key]!;
+        const coerce = spec.coercers.get(key);
+        input[key] = coerce ? coerce([value]) : value;
+      }
+      return input;
+    };
+    const failed = (error: unknown, ctx: Context): Response => {
+      const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");
+      if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
+      return stampedJsonResponse(mapped.status, mapped.body, ctx.request.requestId, ctx.request.responseHeaders, mapped.headers);
+    };
+    // A hot read (a GET: no body to wait for) answers without a promise when its direct call does.
+    const direct = spec.direct && !takesBody ? spec.direct : undefined;
+    const directHandler =
+      direct &&
+      (({ request, params, info }: { request: Request; params: Record<string, string>; info?: RequestInfo }): Response | Promise<Response> => {
+        const ctx = bridge.createContext(request, info);
+        const answered = (answer: DirectAnswer) => stampedJsonText(200, answer.json, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
+        try {
+          const answer = direct(ctx, withPathParams(queryInput(request.url, spec.coercers), params));
+          return answer instanceof Promise ? answer.then(answered, (error: unknown) => failed(error, ctx)) : answered(answer);
+        } catch (error) {
+          return failed(error, ctx);
+        }
+      });
+    const generalHandler = async ({ request, params, info }: { request: Request; params: Record<string, string>; info?: RequestInfo }) => {
       const ctx = bridge.createContext(request, info);
       try {
-        const input = takesBody ? await readBody(request, spec.contentTypes) : queryInput(request.url, spec.coercers);
-        for (const key of pathParams) {
-          const value = params[key]!;
-          const coerce = spec.coercers.get(key);
-          input[key] = coerce ? coerce([value]) : value;
-        }
+        const input = withPathParams(takesBody ? await readBody(request, spec.contentTypes) : queryInput(request.url, spec.coercers), params);
         if (spec.direct) {
           const answer = await spec.direct(ctx, input);
           return stampedJsonText(200, answer.json, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
@@ -268,11 +290,10 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
         // A large answer (a list, a report) is compressed as the client accepts; errors are small and never are.
         return stampedJsonResponse(200, output, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
       } catch (error) {
-        const mapped = mapError(error, ctx.request.requestId, spec.oauthErrors ? "oauth" : "contract");
-        if (mapped.unexpected) bridge.onUnexpectedError(error, ctx.request);
-        return stampedJsonResponse(mapped.status, mapped.body, ctx.request.requestId, ctx.request.responseHeaders, mapped.headers);
+        return failed(error, ctx);
       }
     };
+    const handler = directHandler ?? generalHandler;
     app.route(spec.method, elysiaPath, handler, { parse: "none" });
     table?.add(spec.method, spec.path, handler);
     mounted.push({ method: spec.method, path: spec.path });

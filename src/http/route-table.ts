@@ -22,7 +22,8 @@ export interface RouteCall {
   info?: RequestInfo;
 }
 
-export type RouteHandler = (call: RouteCall) => Promise<Response>;
+/** A handler answers without a promise when nothing it does waits (`rest-bridge.ts`: a hot read answered from caches). */
+export type RouteHandler = (call: RouteCall) => Response | Promise<Response>;
 
 interface Node {
   statics: Map<string, Node>;

@@ -24,8 +24,12 @@ export interface DirectAnswer {
   json: string;
 }
 
-/** Calls the procedure with this context and raw input (see the module comment). */
-export type DirectCall = (ctx: Context, rawInput: Record<string, unknown>) => Promise<DirectAnswer>;
+/**
+ * Calls the procedure with this context and raw input (see the module comment). The answer comes without a
+ * promise when nothing on the way waits (the guard's caches, the resolver's, a view validated before); a refusal
+ * is then thrown at once, and a rejection otherwise — as a `TRPCError` either way.
+ */
+export type DirectCall = (ctx: Context, rawInput: Record<string, unknown>) => DirectAnswer | Promise<DirectAnswer>;
 
 interface ProcedureDef {
   type: BaseCall["type"];
@@ -65,48 +69,77 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
   // A view's validated output and JSON, kept as long as the view itself is kept (its cache's entry).
   const answers = new WeakMap<object, DirectAnswer>();
 
-  const validated = async (data: unknown): Promise<DirectAnswer> => {
-    let output: unknown;
+  const validated = (data: unknown): DirectAnswer | Promise<DirectAnswer> => {
+    let parsed: unknown;
     try {
-      const parsed = parseOutput(data);
-      output = isPromise(parsed) ? await parsed : parsed;
+      parsed = parseOutput(data);
     } catch (cause) {
-      throw new TRPCError({ message: "Output validation failed", code: "INTERNAL_SERVER_ERROR", cause });
+      throw outputRefused(cause);
     }
+    if (isPromise(parsed))
+      return parsed.then(
+        (output) => remember(data, output),
+        (cause: unknown) => Promise.reject(outputRefused(cause)),
+      );
+    return remember(data, parsed);
+  };
+  const remember = (data: unknown, output: unknown): DirectAnswer => {
     const answer = { output, json: JSON.stringify(output) };
     if (typeof data === "object" && data !== null) answers.set(data, answer);
     return answer;
   };
+  const answerFor = (data: unknown): DirectAnswer | Promise<DirectAnswer> =>
+    (typeof data === "object" && data !== null && answers.get(data)) || validated(data);
 
-  return async (ctx, rawInput) => {
-    let data: unknown;
-    try {
-      const getRawInput = () => rawInput;
-      const added = await guard(ctx, { meta, path, type, getRawInput });
-      let input: unknown;
-      if (parseInput) {
-        try {
-          const parsed = parseInput(rawInput);
-          input = isPromise(parsed) ? await parsed : parsed;
-        } catch (cause) {
-          throw new TRPCError({ code: "BAD_REQUEST", cause });
-        }
+  /** The input parsed, the resolver called, its answer validated (once per view): after the guard admitted the call. */
+  const resolve = (ctx: Context, rawInput: Record<string, unknown>, added: object): DirectAnswer | Promise<DirectAnswer> => {
+    let input: unknown;
+    if (parseInput) {
+      let parsed: unknown;
+      try {
+        parsed = parseInput(rawInput);
+      } catch (cause) {
+        throw new TRPCError({ code: "BAD_REQUEST", cause });
       }
-      // The call's own context (the bridge makes one per request), completed in place rather than copied.
-      const result = resolver({
-        ctx: Object.assign(ctx, added),
-        input,
-        meta,
-        path,
-        type,
-        getRawInput: async () => rawInput, // as tRPC gives it to a resolver
-        signal: undefined,
-        batchIndex: 0,
-      });
-      data = isPromise(result) ? await result : result;
+      if (isPromise(parsed))
+        return parsed.then(
+          (value) => resolveWith(ctx, rawInput, added, value),
+          (cause: unknown) => Promise.reject(new TRPCError({ code: "BAD_REQUEST", cause })),
+        );
+      input = parsed;
+    }
+    return resolveWith(ctx, rawInput, added, input);
+  };
+  const resolveWith = (ctx: Context, rawInput: Record<string, unknown>, added: object, input: unknown): DirectAnswer | Promise<DirectAnswer> => {
+    // The call's own context (the bridge makes one per request), completed in place rather than copied.
+    const result = resolver({
+      ctx: Object.assign(ctx, added),
+      input,
+      meta,
+      path,
+      type,
+      getRawInput: async () => rawInput, // as tRPC gives it to a resolver
+      signal: undefined,
+      batchIndex: 0,
+    });
+    return isPromise(result) ? result.then(answerFor) : answerFor(result);
+  };
+
+  return (ctx, rawInput) => {
+    try {
+      const added = guard(ctx, { meta, path, type, getRawInput: () => rawInput });
+      const answer = added instanceof Promise ? added.then((value) => resolve(ctx, rawInput, value)) : resolve(ctx, rawInput, added);
+      return answer instanceof Promise ? answer.catch(asTRPCError) : answer;
     } catch (cause) {
       throw getTRPCErrorFromUnknown(cause);
     }
-    return (typeof data === "object" && data !== null && answers.get(data)) || validated(data);
   };
+}
+
+function outputRefused(cause: unknown): TRPCError {
+  return new TRPCError({ message: "Output validation failed", code: "INTERNAL_SERVER_ERROR", cause });
+}
+
+function asTRPCError(cause: unknown): never {
+  throw getTRPCErrorFromUnknown(cause);
 }

@@ -203,7 +203,10 @@ export interface BaseCall {
  * base's tRPC middleware is this function and nothing else, so a caller that runs a procedure without
  * tRPC's middleware chain (`direct-call.ts`, the hot REST reads) runs the very same checks.
  */
-export type BaseGuard<Added extends object = object> = (ctx: Context, call: BaseCall) => Promise<Added>;
+// Answered without a promise when nothing it checks has to wait (every cache hit): the hot reads' direct call then
+// answers synchronously (`direct-call.ts`); a refusal is then a synchronous throw, which the callers (an `await`
+// in a `try`, or `direct-call.ts`) take as they take a rejection.
+export type BaseGuard<Added extends object = object> = (ctx: Context, call: BaseCall) => Added | Promise<Added>;
 
 const guards = new Map<unknown, BaseGuard>();
 
@@ -238,17 +241,23 @@ function guardMiddleware<Added extends { principal: Principal }>(guard: BaseGuar
 
 /** Any valid token, admin or tenant; a token minted from an API key stops working once the key is revoked. */
 export const authedProcedure = t.procedure.use(
-  guardMiddleware(async (ctx, { path, type, getRawInput, audit }) => {
-    // Awaiting only what is pending: a cached answer costs no microtask turn.
-    const authenticated = authenticate(ctx, type);
-    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
-    if (audit) Object.assign(audit, { principal, scope: scopeOf(ctx, principal) });
-    const raw = getRawInput();
-    refuseHostileText(raw instanceof Promise ? await raw : raw);
-    authorize(principal, path, type);
-    return { principal };
+  guardMiddleware((ctx, call) => {
+    // Waiting only for what is pending: a cached answer costs no promise.
+    const authenticated = authenticate(ctx, call.type);
+    return authenticated instanceof Promise ? authenticated.then((principal) => authedAs(ctx, call, principal)) : authedAs(ctx, call, authenticated);
   }),
 );
+
+function authedAs(ctx: Context, call: BaseCall, principal: Principal): { principal: Principal } | Promise<{ principal: Principal }> {
+  if (call.audit) Object.assign(call.audit, { principal, scope: scopeOf(ctx, principal) });
+  const admit = (raw: unknown) => {
+    refuseHostileText(raw);
+    authorize(principal, call.path, call.type);
+    return { principal };
+  };
+  const raw = call.getRawInput();
+  return raw instanceof Promise ? raw.then(admit) : admit(raw);
+}
 
 /** An operator token (`role: "admin"`), or a person of the operator's staff whose role allows the call. */
 export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
@@ -338,33 +347,60 @@ function admitTenant(principal: Principal, tenant: TenantSummary | null): Tenant
 // The tenant bases authenticate in their own middleware rather than on top of `authedProcedure`: one
 // tRPC middleware level fewer on every tenant call (each level copies the call's options and context).
 export const tenantProcedure = t.procedure.use(
-  guardMiddleware(async (ctx, { meta, path, type, getRawInput, audit }) => {
-    // Awaiting only what is pending: on a cached path (token, key, tenant, leased budget) no microtask turn.
-    const authenticated = authenticate(ctx, type);
-    const principal = authenticated instanceof Promise ? await authenticated : authenticated;
-    if (audit) Object.assign(audit, { principal, scope: scopeOf(ctx, principal) });
-    const raw = getRawInput();
-    refuseHostileText(raw instanceof Promise ? await raw : raw);
-    const header = ctx.headers.get("x-tenant-id");
-    let tenantId: string;
-    if (principal.role === "admin") {
-      if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
-      tenantId = header;
-    } else {
-      if (header === null && meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
-      if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
-      tenantId = principal.tenantId!;
-    }
-    const environment = environmentOf(principal, ctx.headers);
-    const resolved = resolveTenant(ctx, principal, tenantId);
-    const tenant = resolved instanceof Promise ? await resolved : resolved;
-    if (audit?.scope) audit.scope.tenantId = tenant.id;
-    const limited = enforceRateLimit(ctx, principal, tenant, environment);
-    if (limited) await limited;
-    authorize(principal, path, type);
-    return { principal, tenant, environment };
+  guardMiddleware((ctx, call) => {
+    // Waiting only for what is pending: on a cached path (token, key, tenant, leased budget) no promise at all.
+    const authenticated = authenticate(ctx, call.type);
+    return authenticated instanceof Promise ? authenticated.then((principal) => tenantCallBy(ctx, call, principal)) : tenantCallBy(ctx, call, authenticated);
   }),
 );
+
+/** What the tenant bases add to a call's context. */
+interface TenantCall {
+  principal: Principal;
+  tenant: TenantSummary;
+  environment: Environment;
+}
+
+function tenantCallBy(ctx: Context, call: BaseCall, principal: Principal): TenantCall | Promise<TenantCall> {
+  if (call.audit) Object.assign(call.audit, { principal, scope: scopeOf(ctx, principal) });
+  const raw = call.getRawInput();
+  return raw instanceof Promise ? raw.then((input) => tenantCallOn(ctx, call, principal, input)) : tenantCallOn(ctx, call, principal, raw);
+}
+
+function tenantCallOn(ctx: Context, call: BaseCall, principal: Principal, raw: unknown): TenantCall | Promise<TenantCall> {
+  refuseHostileText(raw);
+  const header = ctx.headers.get("x-tenant-id");
+  let tenantId: string;
+  if (principal.role === "admin") {
+    if (!header) throw new BadRequestError("x-tenant-id header is required with an admin token");
+    tenantId = header;
+  } else {
+    if (header === null && call.meta?.tenantHeader === "required") throw new BadRequestError("x-tenant-id header is required");
+    if (header !== null && header !== principal.tenantId) throw new ForbiddenError("x-tenant-id does not match the token's tenant", "tenant_mismatch");
+    tenantId = principal.tenantId!;
+  }
+  const environment = environmentOf(principal, ctx.headers);
+  const resolved = resolveTenant(ctx, principal, tenantId);
+  return resolved instanceof Promise
+    ? resolved.then((tenant) => tenantCallAdmitted(ctx, call, principal, tenant, environment))
+    : tenantCallAdmitted(ctx, call, principal, resolved, environment);
+}
+
+function tenantCallAdmitted(
+  ctx: Context,
+  call: BaseCall,
+  principal: Principal,
+  tenant: TenantSummary,
+  environment: Environment,
+): TenantCall | Promise<TenantCall> {
+  if (call.audit?.scope) call.audit.scope.tenantId = tenant.id;
+  const admitted = (): TenantCall => {
+    authorize(principal, call.path, call.type);
+    return { principal, tenant, environment };
+  };
+  const limited = enforceRateLimit(ctx, principal, tenant, environment);
+  return limited ? limited.then(admitted) : admitted();
+}
 
 /**
  * A call on `/tenants/{tenant_id}/…`: an admin token on any tenant, a tenant token on its own only —
