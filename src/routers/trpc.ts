@@ -98,8 +98,7 @@ export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => 
 
 const BEARER_HEADER = /^Bearer [A-Za-z0-9._~+/-]+=*$/;
 
-function bearerToken(headers: Headers): string {
-  const header = headers.get("authorization");
+function bearerToken(header: string | null): string {
   if (!header) throw new UnauthorizedError("Missing Authorization header");
   // `test` and a slice: no match array per request.
   if (!BEARER_HEADER.test(header)) throw new UnauthorizedError("Authorization header must be 'Bearer <token>'");
@@ -150,17 +149,23 @@ async function authenticateSession(ctx: Context, secret: string, type: CallType,
 // promise: on the hot path every check is a plain call (callers await only a promise). Called from async functions
 // only, where a synchronous throw rejects like any other.
 function authenticate(ctx: Context, type: CallType): Principal | Promise<Principal> {
-  if (!ctx.headers.has("authorization")) {
+  const header = ctx.headers.get("authorization");
+  if (header === null) {
     const secret = sessionSecretOf(ctx.headers);
     if (secret) return authenticateSession(ctx, secret, type, false);
   }
   const tokens = ctx.deps.tokens;
-  const token = bearerToken(ctx.headers);
   const nowMs = ctx.deps.now().getTime();
+  // A token in the cache was a well-formed bearer when it was verified: a hit needs no second look at the header.
+  if (header?.startsWith("Bearer ")) {
+    const hit = tokens.verifyCached?.(header.slice(7), nowMs);
+    if (hit) return admitPrincipal(ctx, hit);
+  }
+  const token = bearerToken(header);
   // A secret API key sent as the bearer (the Stripe habit) is told apart by its prefix, before any JWT work.
   if (token.startsWith(API_KEY_BEARER_PREFIX)) return apiKeyBearerPrincipal(ctx.deps, token, nowMs).then((principal) => admitPrincipal(ctx, principal));
-  const cached = tokens.verifyCached?.(token, nowMs);
-  return cached ? admitPrincipal(ctx, cached) : tokens.verify(token, nowMs).then((principal) => admitPrincipal(ctx, principal));
+  // (Not in the cache: looked up above.)
+  return tokens.verify(token, nowMs).then((principal) => admitPrincipal(ctx, principal));
 }
 
 /** A verified principal, unless its API key was revoked; the request learns its tenant. */
