@@ -66,7 +66,8 @@ export interface GatewayParts {
   now?: () => Date;
   /**
    * The clock and timers of what the gateway waits on (`Deps.timers`; the in-process queue it builds, its held
-   * first sync steps): a test's virtual time, which `now` then defaults to. Default the process's.
+   * first sync steps, the rate limiter's lease): a test's virtual time, which `now` then defaults to. Default the
+   * process's.
    */
   timers?: Timers;
   /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */
@@ -146,7 +147,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (error: Error) => redisOutage.connectionError(error) || logger.warn({ reason: error.message }, "rate-limit Redis error"));
   redis?.on("ready", () => redisOutage.ready());
-  const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger, timers: timers ?? REAL_TIMERS });
 
   const metrics = createMetrics();
   // The fault campaign's clock jumps (`TEST_CLOCK_OFFSET_FILE`); the machine's clock otherwise.
