@@ -38,8 +38,8 @@ export interface Deps {
   now: () => Date;
   /**
    * What this process waits on by itself (`jobs/timers.ts`): the idempotency lock's renewal beat and the retries
-   * of an answer the database was away for. The process's (`REAL_TIMERS`), or a test's virtual time
-   * (`createGateway`'s `parts.timers`), which the test advances instead of waiting.
+   * of an answer the database was away for, the routes' circuit breakers' pause. The process's (`REAL_TIMERS`),
+   * or a test's virtual time (`createGateway`'s `parts.timers`), which the test advances instead of waiting.
    */
   timers: Timers;
   /**
