@@ -30,7 +30,7 @@ import { registerPaymentsByStateGauge } from "./services/payments/payments-by-st
 import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
-import type { Timers } from "./jobs/timers.ts";
+import { REAL_TIMERS, type Timers } from "./jobs/timers.ts";
 import { registerWorkers, type WorkerOptions } from "./workers/mod.ts";
 import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";
@@ -65,8 +65,9 @@ export interface GatewayParts {
   logger?: Logger;
   now?: () => Date;
   /**
-   * The clock and timers of the in-process queue it builds and of its held first sync steps: a test's virtual
-   * time, which `now` then defaults to. Default the process's.
+   * The clock and timers of what the gateway waits on (`Deps.timers`; the in-process queue it builds, its held
+   * first sync steps, the rate limiter's lease): a test's virtual time, which `now` then defaults to. Default the
+   * process's.
    */
   timers?: Timers;
   /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */
@@ -146,7 +147,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (error: Error) => redisOutage.connectionError(error) || logger.warn({ reason: error.message }, "rate-limit Redis error"));
   redis?.on("ready", () => redisOutage.ready());
-  const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger });
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.queuePrefix}:rate-limit`, logger, timers: timers ?? REAL_TIMERS });
 
   const metrics = createMetrics();
   // The fault campaign's clock jumps (`TEST_CLOCK_OFFSET_FILE`); the machine's clock otherwise.
@@ -167,6 +168,7 @@ export async function createGateway(config: Config, parts: GatewayParts = {}): P
     providers: createProviderRegistry(providers),
     syncHold: createFirstSyncHold(timers),
     now: parts.now ?? (timers ? () => new Date(timers.now()) : (offsetClock?.now ?? (() => new Date()))),
+    timers: timers ?? REAL_TIMERS,
     // On the machine's clock (or the campaign's offset clock) the times shared across processes are the database's;
     // a test's injected clock (virtual time, a fixed now) stands for it, as every process of the test shares it.
     ...(parts.now || timers ? {} : { sharedClock: "database" as const }),

@@ -1,8 +1,10 @@
 /**
  * The clock and the timers something waits on: the process's ({@link REAL_TIMERS}), or virtual time a test
  * moves forward (`test/support/virtual-time.ts`), so a test of a 5 s sync step or a retry's backoff advances
- * the time instead of waiting for it. The in-process queue's delays, retries and repeats and a gateway's held
- * first sync steps run on them.
+ * the time instead of waiting for it. The in-process queue's delays, retries and repeats, a gateway's held
+ * first sync steps, and what a gateway waits on by itself (`Deps.timers`: an idempotency lock's renewal beat and
+ * the retries of an answer the database was away for, the rate limiter's lease, a route's circuit breaker's
+ * pause) run on them.
  *
  * @module
  */

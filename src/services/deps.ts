@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import type { Keyring } from "../crypto/seal.ts";
 import type { Database } from "../db/schema.ts";
 import type { JobQueue } from "../jobs/queue.ts";
+import type { Timers } from "../jobs/timers.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
@@ -35,6 +36,12 @@ export interface Deps {
   syncHold: FirstSyncHold;
   /** The clock; tests pass their own. */
   now: () => Date;
+  /**
+   * What this process waits on by itself (`jobs/timers.ts`): the idempotency lock's renewal beat and the retries
+   * of an answer the database was away for, the routes' circuit breakers' pause. The process's (`REAL_TIMERS`),
+   * or a test's virtual time (`createGateway`'s `parts.timers`), which the test advances instead of waiting.
+   */
+  timers: Timers;
   /**
    * `"database"`: the times that order or lease work across processes (deliveries' due times and leases,
    * idempotency locks) are the database's `now()`, not {@link Deps.now} (`db/shared-clock.ts`); set by

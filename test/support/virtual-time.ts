@@ -1,10 +1,13 @@
 /**
- * Virtual time for tests where the code waits (a sync step 5 s after a payment, a retry's backoff, a repeat):
- * a clock and timers the test moves forward with {@link VirtualTime.advance} instead of waiting for the wall
- * clock. Give it to the gateway (`createGateway(config, { timers: time.timers, queue })`, its `now` then follows)
- * and to the in-process queue (`createMemoryQueue({ timers: time.timers })`): what waits on a due time (delays,
- * retries, repeats, held first sync steps) runs when the test reaches that time, never before. BullMQ's delays
- * are Redis's, so a test on virtual time runs the in-process queue on both passes.
+ * Virtual time for tests where the code waits (a sync step 5 s after a payment, a retry's backoff, a repeat, a
+ * lock's renewal, a lease, a circuit's pause): a clock and timers the test moves forward with
+ * {@link VirtualTime.advance} instead of waiting for the wall clock. Give it to the gateway
+ * (`createGateway(config, { timers: time.timers, queue })`, its `now` and `deps.timers` then follow) and to the
+ * in-process queue (`createMemoryQueue({ timers: time.timers })`): what waits on a due time (delays, retries,
+ * repeats, held first sync steps, an idempotency lock's renewal beat and the retries of an answer the database
+ * was away for, the rate limiter's lease, a route's circuit breaker's pause) runs when the test reaches that
+ * time, never before. BullMQ's delays are Redis's, so a test on virtual time runs the in-process queue on both
+ * passes.
  */
 import type { TimerHandle, Timers } from "../../src/jobs/timers.ts";
 

@@ -28,6 +28,7 @@
 import { AppError, ConflictError, ValidationError } from "../../errors.ts";
 import type { Environment, IdempotencyKey, JsonValue } from "../../db/schema.ts";
 import { sharedNow, sharedNowPlus } from "../../db/shared-clock.ts";
+import type { TimerHandle } from "../../jobs/timers.ts";
 import type { Deps } from "../deps.ts";
 import { requestHash } from "./request-hash.ts";
 
@@ -226,8 +227,8 @@ export async function completeIdempotentRequest(
 const COMPLETION_RETRY_MS = 1000;
 
 /**
- * {@link completeIdempotentRequest} again, every second, after it failed (the database went away just as the
- * request ended): so that the answer is stored, or the key freed, as soon as the database is back, rather
+ * {@link completeIdempotentRequest} again, every second (on `deps.timers`), after it failed (the database went
+ * away just as the request ended): so that the answer is stored, or the key freed, as soon as the database is back, rather
  * than the key staying locked — a retry answered 409 `idempotency_in_flight` — for the rest of its lock's
  * term (on a process whose clock ran ahead, the term and that much more), and a retry after it running the
  * request again although its answer was given. Gives up after one lock term's worth of tries (a request that
@@ -236,7 +237,7 @@ const COMPLETION_RETRY_MS = 1000;
  * @returns whether it stored or freed the key.
  */
 export async function completeIdempotentRequestWhenBack(
-  deps: IdempotencyDeps & Pick<Deps, "logger">,
+  deps: IdempotencyDeps & Pick<Deps, "logger" | "timers">,
   claim: IdempotencyClaim,
   answer: IdempotentAnswer,
   options: { seal?: boolean; everyMs?: number } = {},
@@ -244,7 +245,7 @@ export async function completeIdempotentRequestWhenBack(
   const everyMs = options.everyMs ?? COMPLETION_RETRY_MS;
   const tries = Math.max(1, Math.ceil(deps.config.idempotencyLockMs / everyMs));
   for (let attempt = 1; attempt <= tries; attempt++) {
-    await new Promise<void>((resolve) => setTimeout(resolve, everyMs).unref());
+    await new Promise<void>((resolve) => deps.timers.setTimeout(resolve, everyMs).unref?.());
     try {
       await completeIdempotentRequest(deps, claim, answer, options);
       deps.logger.info({ path: claim.scope.path, attempt }, "stored the idempotent answer once the database was back");
@@ -258,8 +259,8 @@ export async function completeIdempotentRequestWhenBack(
 }
 
 /**
- * Holds `claim` while `run` runs: every third of the lock's term the lock is moved a whole term past now,
- * so a retry gets 409 for as long as the first request runs, not only for its first term. Renewal stops
+ * Holds `claim` while `run` runs: every third of the lock's term (on `deps.timers`) the lock is moved a whole
+ * term past now, so a retry gets 409 for as long as the first request runs, not only for its first term. Renewal stops
  * when `run` settles (a renewal under way is awaited, so the claim's `lockedUntil` is current when it
  * returns), or when the lock turns out to have been taken over. A renewal that fails (the database did
  * not answer) is tried again at the next beat: the lock still has two thirds of its term.
@@ -270,35 +271,39 @@ export async function completeIdempotentRequestWhenBack(
  * ```
  */
 export async function holdIdempotencyClaim<T>(
-  deps: Pick<Deps, "db" | "now" | "sharedClock" | "config" | "logger">,
+  deps: Pick<Deps, "db" | "now" | "sharedClock" | "config" | "logger" | "timers">,
   claim: IdempotencyClaim,
   run: () => Promise<T>,
 ): Promise<T> {
+  const beatMs = Math.max(1, Math.floor(deps.config.idempotencyLockMs / 3));
   let renewals: Promise<void> = Promise.resolve();
   let held = true;
-  const beat = setInterval(
-    () => {
-      // Chained, so two renewals never race each other for the same fence.
-      renewals = renewals.then(async () => {
-        if (!held) return;
-        try {
-          held = await renewIdempotencyClaim(deps, claim);
-          if (!held) {
-            clearInterval(beat);
-            deps.logger.warn({ path: claim.scope.path }, "an idempotency lock was taken over while its request ran; its answer will not be stored");
-          }
-        } catch (err) {
-          deps.logger.warn({ err, path: claim.scope.path }, "could not renew an idempotency lock; trying again at the next beat");
+  let beat: TimerHandle | undefined;
+  const stop = () => {
+    held = false;
+    if (beat) deps.timers.clearTimeout(beat);
+  };
+  const renew = () => {
+    // The next beat is armed first, as an interval's would be: a slow renewal does not push the later ones back.
+    beat = deps.timers.setTimeout(renew, beatMs);
+    // Chained, so two renewals never race each other for the same fence.
+    renewals = renewals.then(async () => {
+      if (!held) return;
+      try {
+        if (!(await renewIdempotencyClaim(deps, claim))) {
+          stop();
+          deps.logger.warn({ path: claim.scope.path }, "an idempotency lock was taken over while its request ran; its answer will not be stored");
         }
-      });
-    },
-    Math.max(1, Math.floor(deps.config.idempotencyLockMs / 3)),
-  );
+      } catch (err) {
+        deps.logger.warn({ err, path: claim.scope.path }, "could not renew an idempotency lock; trying again at the next beat");
+      }
+    });
+  };
+  beat = deps.timers.setTimeout(renew, beatMs);
   try {
     return await run();
   } finally {
-    clearInterval(beat);
-    held = false;
+    stop();
     await renewals;
   }
 }

@@ -14,6 +14,7 @@
  */
 
 import type { Environment } from "../../config.ts";
+import { REAL_TIMERS, type Timers } from "../../jobs/timers.ts";
 import { createMemoryBuckets } from "./memory-buckets.ts";
 import { createRedisBuckets, type RedisClient } from "./redis-buckets.ts";
 import { assertRateLimit, type BucketAnswer, retryAfterSeconds, type BucketStore, type RateLimit } from "./token-bucket.ts";
@@ -33,10 +34,16 @@ export interface RateLimiterOptions {
   /** Redis key prefix, e.g. `passerelle:rate-limit`; keys are `<prefix>:<key>`. */
   prefix: string;
   /**
-   * Clock in milliseconds. Default: the Redis server's clock (instances agree even when theirs drift),
-   * or a monotonic clock in memory. Tests pass their own.
+   * The buckets' clock in milliseconds. Default: the Redis server's clock (instances agree even when theirs
+   * drift), or `timers`' in memory. Tests pass their own.
    */
   now?: () => number;
+  /**
+   * The process's own clock, for what it measures by itself: a lease's `LEASE_MS`, the memory buckets
+   * (unless `now` is given) and the interval between fail-open warnings (likewise). Default the process's
+   * monotonic clock (`REAL_TIMERS`); a test's virtual time.
+   */
+  timers?: Pick<Timers, "now">;
   /** Receives the fail-open warnings. Default: silent. */
   logger?: RateLimitLogger;
   /** Bound on one Redis call before failing open. Default 250 ms. */
@@ -114,19 +121,21 @@ function decisionOf(answer: BucketAnswer, limit: RateLimit): RateLimitDecision {
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, prefix, now, logger } = options;
+  const timers = options.timers ?? REAL_TIMERS;
   if (typeof prefix !== "string" || prefix.length === 0) throw new TypeError("a non-empty prefix is required");
   const store: BucketStore = redis
     ? createRedisBuckets({
         redis,
         prefix,
+        timers,
         ...(now && { now }),
         ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       })
     : createMemoryBuckets({
-        ...(now && { now }),
+        now: now ?? timers.now,
         ...(options.maxBuckets !== undefined && { maxBuckets: options.maxBuckets }),
       });
-  const wallClock = now ?? Date.now;
+  const wallClock = now ?? timers.now;
   let lastWarnAt = -Infinity;
   let unreported = 0;
 

@@ -32,6 +32,7 @@
  */
 
 import type { Cluster, Redis } from "ioredis";
+import { REAL_TIMERS, type Timers } from "../../jobs/timers.ts";
 import { withTimeout } from "../../jobs/with-timeout.ts";
 import type { BucketAnswer, BucketStore, RateLimit } from "./token-bucket.ts";
 
@@ -124,7 +125,7 @@ interface Lease {
   tokens: number;
   /** Whole tokens the bucket had left when the lease was taken (for `remaining`). */
   left: number;
-  /** performance.now() after which the lease is dropped. */
+  /** The time on the store's `timers` after which the lease is dropped. */
   expiresAt: number;
 }
 
@@ -143,7 +144,8 @@ interface Lane {
 }
 
 /**
- * Creates the Redis store on `redis` (the caller owns the client: `close()` leaves it open).
+ * Creates the Redis store on `redis` (the caller owns the client: `close()` leaves it open). A lease's
+ * {@link LEASE_MS} is measured on `timers` (default the process's; a test's virtual time), the buckets on `now`.
  *
  * @example
  * ```ts
@@ -151,8 +153,15 @@ interface Lane {
  * const answer = await store.take("ten_…:live", { rps: 100, burst: 200 }); // rejects if Redis fails
  * ```
  */
-export function createRedisBuckets(options: { redis: RedisClient; prefix: string; now?: () => number; timeoutMs?: number }): BucketStore {
+export function createRedisBuckets(options: {
+  redis: RedisClient;
+  prefix: string;
+  now?: () => number;
+  timeoutMs?: number;
+  timers?: Pick<Timers, "now">;
+}): BucketStore {
   const { redis, prefix, now } = options;
+  const timers = options.timers ?? REAL_TIMERS;
   const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`invalid timeoutMs ${timeoutMs}`);
   redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: TAKE_TOKENS_LUA });
@@ -165,7 +174,7 @@ export function createRedisBuckets(options: { redis: RedisClient; prefix: string
   function fromLease(key: string, limit: RateLimit): BucketAnswer | undefined {
     const lease = leases.get(key);
     if (!lease) return undefined;
-    if (lease.tokens < 1 || lease.rps !== limit.rps || lease.burst !== limit.burst || performance.now() >= lease.expiresAt) {
+    if (lease.tokens < 1 || lease.rps !== limit.rps || lease.burst !== limit.burst || timers.now() >= lease.expiresAt) {
       leases.delete(key);
       return undefined;
     }
@@ -195,7 +204,7 @@ export function createRedisBuckets(options: { redis: RedisClient; prefix: string
         const [granted, left, retryAfterMs, leased] = await withTimeout(call, timeoutMs, "rate limit");
         if (leased > 0) {
           if (leases.size >= MAX_LEASES && !leases.has(lane.key)) leases.delete(leases.keys().next().value!);
-          leases.set(lane.key, { rps: lane.limit.rps, burst: lane.limit.burst, tokens: leased, left, expiresAt: performance.now() + LEASE_MS });
+          leases.set(lane.key, { rps: lane.limit.rps, burst: lane.limit.burst, tokens: leased, left, expiresAt: timers.now() + LEASE_MS });
         }
         for (let i = 0; i < batch.length; i++) {
           batch[i]!.resolve(

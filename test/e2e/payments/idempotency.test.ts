@@ -17,6 +17,7 @@ import {
 } from "../../../src/services/idempotency/mod.ts";
 import { idempotencyProbe, routerWithIdempotencyFixtures } from "../../support/fixture-router.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { virtualTime, type VirtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 let tg: TestGateway;
@@ -94,9 +95,10 @@ async function rowsFor(key: string) {
 
 /**
  * An HTTP app whose database refuses the next `count` writes that end a key (an update or delete of
- * `idempotency_keys`) as a connection lost under them would: the database going away as a request ends.
+ * `idempotency_keys`) as a connection lost under them would: the database going away as a request ends. Its
+ * tries again wait on `time`, which the test advances.
  */
-function appLosingItsDatabase(count: number): { app: HttpApp; refused: () => number } {
+function appLosingItsDatabase(count: number, time: VirtualTime): { app: HttpApp; refused: () => number } {
   let left = count;
   const plugin: KyselyPlugin = {
     transformQuery({ node }: PluginTransformQueryArgs) {
@@ -109,7 +111,7 @@ function appLosingItsDatabase(count: number): { app: HttpApp; refused: () => num
     },
     transformResult: async ({ result }) => result,
   };
-  const deps: Deps = { ...tg.gateway.deps, db: tg.gateway.deps.db.withPlugin(plugin) };
+  const deps: Deps = { ...tg.gateway.deps, db: tg.gateway.deps.db.withPlugin(plugin), timers: time.timers };
   return {
     app: createHttpApp({ deps, router: routerWithIdempotencyFixtures, openapi: {} as never, metrics: createMetrics(), readiness: {} }),
     refused: () => count - left,
@@ -444,13 +446,21 @@ describe("Idempotency-Key across surfaces and scopes", () => {
 
 describe("Idempotency-Key over time", () => {
   it("stores an answer the database was away for as soon as it is back: the retry replays it, never runs again", async () => {
-    const { app, refused } = appLosingItsDatabase(2);
+    const time = virtualTime();
+    const { app, refused } = appLosingItsDatabase(2, time);
     const { name, key } = fresh("store-later");
     const first = await createThing("rest", { group: "g1", name }, { key, app });
     expect(first.status).toBe(200);
     expect(refused()).toBe(1);
-    // Tried again every second: the second try is refused too, the third stores it — well within the lock's term.
-    await waitUntil(async () => (await rowsFor(key))[0]?.state === "done", { what: "the answer stored once the database is back", timeoutMs: 10_000 });
+    // Tried again every second, not before: the second try is refused too, the third stores it — well within the lock's term.
+    await time.advance(999);
+    expect(refused()).toBe(1);
+    await time.advance(1);
+    await waitUntil(() => refused() === 2, { what: "the second try, a second later" });
+    await time.advance(999);
+    expect((await rowsFor(key))[0]?.state).toBe("in_flight");
+    await time.advance(1);
+    await waitUntil(async () => (await rowsFor(key))[0]?.state === "done", { what: "the answer stored once the database is back" });
     expect(refused()).toBe(2);
     const retry = await createThing("trpc", { group: "g1", name }, { key });
     expect(retry.replayed).toBe("true");
@@ -459,12 +469,16 @@ describe("Idempotency-Key over time", () => {
   });
 
   it("frees the key of a 5xx the database was away for as soon as it is back: the retry runs again, not 409", async () => {
-    const { app } = appLosingItsDatabase(1);
+    const time = virtualTime();
+    const { app } = appLosingItsDatabase(1, time);
     const { name, key } = fresh("free-later");
     idempotencyProbe.failures.set(name, 1);
     const first = await createThing("rest", { group: "g1", name }, { key, app });
     expect(first.status).toBe(503);
-    await waitUntil(async () => (await rowsFor(key)).length === 0, { what: "the key freed once the database is back", timeoutMs: 10_000 });
+    await time.advance(999);
+    expect(await rowsFor(key)).toHaveLength(1);
+    await time.advance(1);
+    await waitUntil(async () => (await rowsFor(key)).length === 0, { what: "the key freed once the database is back" });
     const retry = await createThing("rest", { group: "g1", name }, { key });
     expect(retry.status).toBe(200);
     expect(retry.replayed).toBeNull();

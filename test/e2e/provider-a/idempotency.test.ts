@@ -5,7 +5,8 @@
  * the provider.
  *
  * - The key holds while its first request runs, however long its provider calls take: a retry meanwhile
- *   is 409, never a second payment.
+ *   is 409, never a second payment. The gateway runs on virtual time (`virtual-time.ts`): the lock's term and
+ *   its renewals pass as the test advances the clock, while the provider holds its answer.
  * - A 502/504 after which the USSD push may have reached the phone names the payment (`paymentId`, and
  *   `transactionId` when known) and is replayed to the same key; one after which nothing could still
  *   charge is not stored, so the same key runs again.
@@ -15,17 +16,22 @@ import { ConfigError, loadConfig } from "../../../src/config.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gateway.ts";
 import { freePort } from "../../support/ports.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 
-/** Per provider call; the late answers below fit in it. */
+/** Per provider call (real time); the late answers below fit in it. */
 const TIMEOUT_MS = 3_500;
 /** The lock's term in this file: far shorter than one late provider call (see the lock test). */
 const LOCK_MS = 1_000;
-/** How late the proxy answers a "late" request: after the lock's first term, within the timeout. */
-const LATE_MS = 2_500;
 
-/** What the proxy does to the next request matching `match`. */
-type Fault = { match: RegExp; kind: "late" | "hang" | "fail5xx" };
+/**
+ * What the proxy does to the next request matching `match`: a late answer is held until `until` settles (the
+ * provider acted meanwhile), a hanging one outlasts the gateway's timeout, a 5xx is answered without forwarding.
+ */
+type Fault = { match: RegExp; kind: "late"; until: Promise<unknown> } | { match: RegExp; kind: "hang" | "fail5xx" };
+
+/** The gateway's clock and timers (the lock's term and its renewal beats); the provider's own timeout stays real. */
+const time = virtualTime();
 
 let simulator: ProviderASimulator;
 let simServer: ReturnType<typeof Bun.serve>;
@@ -55,7 +61,7 @@ async function forward(request: Request): Promise<Response> {
     body: request.method === "GET" ? undefined : await request.arrayBuffer(),
   });
   const body = await forwarded.arrayBuffer();
-  if (fault?.kind === "late") await Bun.sleep(LATE_MS);
+  if (fault?.kind === "late") await fault.until;
   if (fault?.kind === "hang") await Bun.sleep(TIMEOUT_MS + 1_000);
   return new Response(body, { status: forwarded.status, headers: { "content-type": "application/json" } });
 }
@@ -114,12 +120,15 @@ beforeAll(async () => {
   simBase = simServer.url.toString().replace(/\/$/, "");
   proxy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: forward });
   account = (await (await fetch(`${simBase}/_sim/accounts`, { method: "POST" })).json()) as { secretKey: string; webhookSecret: string };
-  tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: proxy.url.toString().replace(/\/$/, ""),
-    PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-    PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
-  });
+  tg = await startTestGateway(
+    {
+      PROVIDER_A_SANDBOX_URL: proxy.url.toString().replace(/\/$/, ""),
+      PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
+      PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
+    },
+    { time },
+  );
   // A lock far shorter than one provider call: the start-up check refuses this pair (see below), so it
   // is set past it, to show that the renewal alone holds the key while the request runs.
   tg.config.idempotencyLockMs = LOCK_MS;
@@ -166,29 +175,37 @@ describe("PROVIDER_TIMEOUT_MS and IDEMPOTENCY_LOCK_MS at start-up", () => {
 describe("Idempotency-Key while a direct payment outlasts its lock's first term", () => {
   it("answers 409 to a retry after the first term, then replays the first answer: one provider transaction, one push", async () => {
     const { key, description, input } = fresh("late push");
-    faults.push({ match: /^POST \/v1\/mtn_open$/, kind: "late" });
-    const startedAt = Date.now();
-    const first = pay(input, { key });
+    const providerAnswers = Promise.withResolvers<void>();
+    faults.push({ match: /^POST \/v1\/mtn_open$/, kind: "late", until: providerAnswers.promise });
+    const claimedAt = time.now().getTime();
+    let answered = false;
+    const first = pay(input, { key }).finally(() => (answered = true));
 
-    // The push reached the provider, which answers only after LATE_MS; by then the lock's first term
-    // (LOCK_MS after the key was claimed) is long over.
+    // The push reached the provider, which holds its answer while the test moves the clock past the lock's first
+    // term (LOCK_MS after the key was claimed).
     const pushes = () => upstreamCalls.filter((call) => call === "POST /v1/mtn_open").length;
     const pushesBefore = pushes();
     await waitUntil(() => pushes() > pushesBefore, { what: "the push reaching the provider", timeoutMs: 5_000, intervalMs: 5 });
-    await Bun.sleep(Math.max(0, startedAt + LOCK_MS + 300 - Date.now()));
+    const lockedUntil = async () =>
+      (await tg.gateway.deps.db.selectFrom("idempotency_keys").select("locked_until").where("key", "=", key).executeTakeFirstOrThrow()).locked_until.getTime();
+    // Each beat (every third of the term) moves the lock a whole term past its own time; each renewal is written
+    // before the clock moves on.
+    await time.advance(LOCK_MS + 300, {
+      settle: () => waitUntil(async () => (await lockedUntil()) === time.now().getTime() + LOCK_MS, { what: "the lock renewed at this beat" }),
+    });
+    expect(answered).toBe(false);
 
     const retry = await pay(input, { key });
     expect(retry.status).toBe(409);
     expect(retry.body).toMatchObject({ statusCode: 409, code: "idempotency_in_flight", error: "Conflict" });
     const [row] = await tg.gateway.deps.db.selectFrom("idempotency_keys").select(["state", "locked_until"]).where("key", "=", key).execute();
     expect(row!.state).toBe("in_flight");
-    // Renewed while the push waits: past its first term (claimed just after startedAt, so it first ran to about
-    // startedAt + LOCK_MS). Not compared with the clock now: a renewal due this very moment may be a beat late on a
-    // busy machine, and the 409 above already shows the lock held.
-    expect(row!.locked_until.getTime()).toBeGreaterThan(startedAt + LOCK_MS + 200);
+    // Renewed at the third beat (a third of the term short of its end): a term past that beat.
+    const beatMs = Math.floor(LOCK_MS / 3);
+    expect(row!.locked_until.getTime()).toBe(claimedAt + 3 * beatMs + LOCK_MS);
 
+    providerAnswers.resolve();
     const done = await first;
-    expect(Date.now() - startedAt).toBeGreaterThan(LATE_MS);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ ok: true, status: "pending", description });
     expect(done.body.paymentId).toMatch(/^pay_/);

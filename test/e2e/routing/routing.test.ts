@@ -2,11 +2,13 @@
  * Routing (issue 16) on the default providers, over real HTTP against provider A's simulator: the route
  * lists (GET/PUT /routing), the operators a tenant can take (GET /payment-methods), the quote, the window
  * the choice follows (GET /routing/stats), the attempts a payment shows, and a route's circuit that opens
- * after consecutive failures and half-opens after its pause.
+ * after consecutive failures and half-opens after its pause. The gateway runs on virtual time
+ * (`virtual-time.ts`): the circuit's pause passes as the test advances the clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { TestGateway } from "../../support/gateway.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 type Body = Record<string, any>;
@@ -14,6 +16,7 @@ type Body = Record<string, any>;
 let rig: ProviderARig;
 let tg: TestGateway;
 let base: string;
+const time = virtualTime();
 
 function client(token: string) {
   return async (path: string, init: { method?: string; json?: unknown } = {}) => {
@@ -43,6 +46,7 @@ beforeAll(async () => {
       CIRCUIT_BREAKER_FAILURES: "3",
       CIRCUIT_BREAKER_HALF_OPEN_MS: "1500",
     },
+    time,
   });
   ({ tg, base } = rig);
 });
@@ -150,10 +154,14 @@ describe("a route's circuit", () => {
     expect(skipped).toMatchObject({ state: "failed", failureCode: "circuit_open", attempts: [{ outcome: "circuit_open" }] });
     const stats = await live("/routing/stats");
     expect(stats.body.circuits).toContainEqual({ provider: "providerA", operator: "mtn", country: "bj", circuit: "open" });
+    // Not a millisecond before its pause ends: still open.
+    await time.advance(1_499);
+    expect((await live("/payments", { method: "POST", json: mtn() })).body.message).toContain("circuits are open");
     // After the pause one payment goes through to the provider again (still unreachable: open again).
-    await Bun.sleep(1_600);
+    await time.advance(1);
     const probe = await live("/payments", { method: "POST", json: mtn() });
     expect(probe.body.message).toContain("could not be reached");
+    expect((await live("/payments", { method: "POST", json: mtn() })).body.message).toContain("circuits are open");
     // The sandbox's route is another circuit: unaffected.
     const sandbox = client(await tg.tenantToken(owner));
     expect((await sandbox("/payments", { method: "POST", json: mtn() })).status).toBe(200);

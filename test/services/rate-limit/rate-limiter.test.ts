@@ -18,6 +18,7 @@ import {
 } from "../../../src/services/rate-limit/mod.ts";
 import { rejectionOf } from "../../support/errors.ts";
 import { countKeysUnderPrefix, startRedisProxy, testQueuePrefix, cleanUpPrefixAfterAll } from "../../support/redis.ts";
+import { virtualTime } from "../../support/virtual-time.ts";
 
 const REDIS_URL = process.env.REDIS_URL;
 const filePrefix = testQueuePrefix();
@@ -299,7 +300,7 @@ describe("rate limiter when Redis cannot be reached", () => {
 
 describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requests", () => {
   /** A client that counts the limiter's script calls (EVALSHA, or EVAL the first time). */
-  function countingClient(): { redis: Redis; calls: () => number; limiter: (prefix?: string) => Promise<RateLimiter> } {
+  function countingClient(): { redis: Redis; calls: () => number; limiter: (prefix?: string, timers?: RateLimiterOptions["timers"]) => Promise<RateLimiter> } {
     const redis = redisClient(REDIS_URL!);
     let calls = 0;
     const send = redis.sendCommand.bind(redis);
@@ -308,8 +309,8 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requ
       return (send as (...args: unknown[]) => unknown)(command, ...rest);
     }) as typeof redis.sendCommand;
     /** A limiter on this client whose script is already loaded (no EVAL after a NOSCRIPT), the count reset. */
-    const limiter = async (prefix = testPrefix()) => {
-      const made = createRateLimiter({ redis, prefix, timeoutMs: GENEROUS_TIMEOUT_MS });
+    const limiter = async (prefix = testPrefix(), timers?: RateLimiterOptions["timers"]) => {
+      const made = createRateLimiter({ redis, prefix, timeoutMs: GENEROUS_TIMEOUT_MS, ...(timers && { timers }) });
       await made.consume("warm-up", DEFAULT);
       calls = 0;
       return made;
@@ -343,7 +344,9 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requ
     const counting = countingClient();
     const calls = counting.calls;
     const prefix = testPrefix();
-    const limiter = await counting.limiter(prefix);
+    // The lease's time is the process's own: virtual here, moved by the test (the bucket stays on Redis's clock).
+    const time = virtualTime();
+    const limiter = await counting.limiter(prefix, time.timers);
     const limit = { rps: 0.001, burst: 100_000 }; // no refill during the test
     expect(await allowedOf(limiter, TENANT_A, limit, 500)).toBe(500);
     expect(calls()).toBe(1); // 1 taken, 999 leased
@@ -352,7 +355,10 @@ describe.skipIf(!REDIS_URL)("rate limiter on Redis: one round trip for many requ
     // Another instance sees the leased tokens gone from the shared bucket.
     const other = createRateLimiter({ redis: redisClient(REDIS_URL!), prefix, timeoutMs: GENEROUS_TIMEOUT_MS });
     expect((await other.consume(TENANT_A, limit)).remaining).toBeLessThan(100_000 - 1000);
-    await Bun.sleep(LEASE_MS + 50);
+    await time.advance(LEASE_MS - 1);
+    await limiter.consume(TENANT_A, limit); // the lease still holds: no call
+    expect(calls()).toBe(1);
+    await time.advance(1);
     await limiter.consume(TENANT_A, limit); // the lease expired: back to Redis
     expect(calls()).toBe(2);
   });
