@@ -37,7 +37,9 @@ export const auditEntrySchema = z
       description:
         "Version 2: SHA-256 (hex) of prevHash followed by the SHA-256 (hex) of the canonical JSON (keys sorted) of every field but seq, prevHash, hash and hashVersion. Version 1: SHA-256 (hex) of the canonical JSON of every field but hash and hashVersion",
     }),
-    hashVersion: z.union([z.literal(1), z.literal(2)]).meta({ description: "How hash is made: 1 for entries written before the chain's links were made by the database, 2 since" }),
+    hashVersion: z
+      .union([z.literal(1), z.literal(2)])
+      .meta({ description: "How hash is made: 1 for entries written before the chain's links were made by the database, 2 since" }),
   })
   .meta({ id: "AuditEntry" });
 

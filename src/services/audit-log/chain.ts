@@ -89,7 +89,8 @@ export async function auditLogChainBreaks(deps: Pick<Deps, "db">, environment: E
 function breakOf(entry: AuditEntry, expectedSeq: number, expectedPrev: string, expectedVersion: 1 | 2): string | null {
   const { hash, ...fields } = entry;
   if (hashEntry(fields) !== hash) return `entry ${entry.seq} (${entry.id}) does not match its hash: it was changed`;
-  if (entry.hashVersion < expectedVersion) return `entry ${entry.seq} (${entry.id}) is of hash version ${entry.hashVersion} after one of version ${expectedVersion}`;
+  if (entry.hashVersion < expectedVersion)
+    return `entry ${entry.seq} (${entry.id}) is of hash version ${entry.hashVersion} after one of version ${expectedVersion}`;
   if (entry.seq !== expectedSeq) return `entry ${entry.seq} (${entry.id}) follows entry ${expectedSeq - 1}: entries are missing`;
   if (entry.prevHash !== expectedPrev) return `entry ${entry.seq} (${entry.id}) does not follow the hash of the entry before it`;
   return null;

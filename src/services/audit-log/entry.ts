@@ -60,7 +60,24 @@ export function contentHashOf(entry: AuditEntryContent): string {
   const { id, chain, at, tenantId, environment, actorType, actorId, actorRole, action, targets, input, changes, outcome, address, userAgent, requestId } =
     entry;
   return sha256Hex(
-    canonicalJson({ id, chain, at, tenantId, environment, actorType, actorId, actorRole, action, targets, input, changes, outcome, address, userAgent, requestId }),
+    canonicalJson({
+      id,
+      chain,
+      at,
+      tenantId,
+      environment,
+      actorType,
+      actorId,
+      actorRole,
+      action,
+      targets,
+      input,
+      changes,
+      outcome,
+      address,
+      userAgent,
+      requestId,
+    }),
   );
 }
 

@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import { auditChainHeadsMigration } from "../../../src/db/migrations/0036_audit_chain_heads.ts";
 import type { Environment } from "../../../src/db/schema.ts";
 import type { Deps } from "../../../src/services/deps.ts";
-import { appendAuditEntry, auditLogChainBreaks, canonicalJson, type NewAuditEntry } from "../../../src/services/audit-log/mod.ts";
+import { type AuditEntry, appendAuditEntry, auditLogChainBreaks, canonicalJson, type NewAuditEntry } from "../../../src/services/audit-log/mod.ts";
 import { createGatewayCaches } from "../../../src/services/caches.ts";
 import { pruneOldRows } from "../../../src/services/retention/prune.ts";
 import { createTestDatabase, type TestDatabase } from "../../support/db.ts";
@@ -65,7 +65,16 @@ async function writeVersion1(chain: string, seq: number, prevHash: string, field
 function prune(now: number, retentionMs: number) {
   const far = 1_000 * 365 * DAY;
   const config = {
-    retention: { eventsMs: far, deliveriesMs: far, ipnsMs: far, routeOutcomesMs: far, idempotencyKeysMs: far, auditLogMs: retentionMs, everyMs: 0, batchSize: 100 },
+    retention: {
+      eventsMs: far,
+      deliveriesMs: far,
+      ipnsMs: far,
+      routeOutcomesMs: far,
+      idempotencyKeysMs: far,
+      auditLogMs: retentionMs,
+      everyMs: 0,
+      batchSize: 100,
+    },
   } as unknown as Deps["config"];
   return pruneOldRows({ db: database.db, now: () => new Date(now), config });
 }
@@ -95,7 +104,7 @@ describe("the audit log's hash versions", () => {
     await auditChainHeadsMigration.up(db);
     const heads = await db.selectFrom("audit_chain_heads").select(["chain", "seq", "hash"]).orderBy("chain").execute();
     expect(heads.map((h) => [h.chain, Number(h.seq), h.hash])).toEqual([
-      [OPERATOR, 3, operatorV1[2]],
+      [OPERATOR, 3, operatorV1[2]!],
       [SHOP, 2, prev],
     ]);
     expect(await auditLogChainBreaks({ db }, "sandbox")).toEqual([]);
@@ -150,7 +159,7 @@ describe("the audit log's hash versions", () => {
     const deps = { db, now: () => new Date(), caches: createGatewayCaches() };
     const chain = "ten_01HASHVERSIONSTAMPER0000:live";
     const tenant = "ten_01HASHVERSIONSTAMPER0000";
-    const stored = [];
+    const stored: AuditEntry[] = [];
     for (let i = 0; i < 4; i++) stored.push(await appendAuditEntry(deps, entry(`tamper.${i}`, tenant, "live")));
     expect(await auditLogChainBreaks({ db }, "live")).toEqual([]);
 
@@ -184,13 +193,7 @@ describe("the audit log's hash versions", () => {
       [3, `entry 3 (${stored[2]!.id}) is of hash version 1 after one of version 2`],
       [4, `entry 4 (${stored[3]!.id}) does not follow the hash of the entry before it`],
     ]);
-    await behindTheTrigger(() =>
-      db
-        .updateTable("audit_log")
-        .set({ hash_version: 2, hash: stored[2]!.hash })
-        .where("id", "=", stored[2]!.id)
-        .execute(),
-    );
+    await behindTheTrigger(() => db.updateTable("audit_log").set({ hash_version: 2, hash: stored[2]!.hash }).where("id", "=", stored[2]!.id).execute());
 
     // The last entry removed: nothing before it tells, its head does.
     await behindTheTrigger(() => db.deleteFrom("audit_log").where("id", "=", stored[3]!.id).execute());
@@ -211,7 +214,24 @@ describe("the audit log's hash versions", () => {
       expect(hashVersion).toBe(2);
       const contentHash = sha256(canonicalJson(content));
       expect(Object.keys(content).sort()).toEqual(
-        ["action", "actorId", "actorRole", "actorType", "address", "at", "chain", "changes", "environment", "id", "input", "outcome", "requestId", "targets", "tenantId", "userAgent"].sort(),
+        [
+          "action",
+          "actorId",
+          "actorRole",
+          "actorType",
+          "address",
+          "at",
+          "chain",
+          "changes",
+          "environment",
+          "id",
+          "input",
+          "outcome",
+          "requestId",
+          "targets",
+          "tenantId",
+          "userAgent",
+        ].sort(),
       );
       expect(hash).toBe(sha256(prevHash + contentHash));
       const { rows } = await sql<{ link: string }>`select encode(sha256(convert_to(${prevHash} || ${contentHash}, 'UTF8')), 'hex') as link`.execute(db);
