@@ -164,7 +164,11 @@ describe("two gateways on one database", () => {
     // The payment and its first attempt, only while the tenant's routing is unchanged; the provider's id, the
     // attempt's and what the customer does next. Nothing of the tenant's routing is read. Then the call's audit
     // log entry (issue 30), one statement of its own (the chain's head advanced and the entry inserted from it).
-    expect(routedTrips.map(opening)).toEqual(['with "payment" as (insert into "payments"', 'with "attempt" as (update "payment_attempts" set', "with head as ("]);
+    expect(routedTrips.map(opening)).toEqual([
+      'with "payment" as (insert into "payments"',
+      'with "attempt" as (update "payment_attempts" set',
+      "with head as (",
+    ]);
     expect(routedTrips[0]).toContain("routing_versions");
     expect(routed.body).toMatchObject({
       state: "pending",
