@@ -2613,8 +2613,10 @@ export interface components {
             seq: number;
             /** @description SHA-256 (hex) of the entry before it in the chain; empty for the first */
             prevHash: string;
-            /** @description SHA-256 (hex) of this entry's fields, prevHash included */
+            /** @description Version 2: SHA-256 (hex) of prevHash followed by the SHA-256 (hex) of the canonical JSON (keys sorted) of every field but seq, prevHash, hash and hashVersion. Version 1: SHA-256 (hex) of the canonical JSON of every field but hash and hashVersion */
             hash: string;
+            /** @description How hash is made: 1 for entries written before the chain's links were made by the database, 2 since */
+            hashVersion: 1 | 2;
         };
         Me: {
             id: string;

@@ -432,6 +432,7 @@ export declare const procedures: {
                     seq: number;
                     prevHash: string;
                     hash: string;
+                    hashVersion: 1 | 2;
                 }[];
                 nextCursor: string | null;
             };
@@ -2707,6 +2708,7 @@ export declare const procedures: {
                     seq: number;
                     prevHash: string;
                     hash: string;
+                    hashVersion: 1 | 2;
                 }[];
                 nextCursor: string | null;
             };

@@ -175,6 +175,7 @@ export interface Database {
   payment_links: PaymentLinksTable;
   audit_log: AuditLogTable;
   audit_log_purges: AuditLogPurgesTable;
+  audit_chain_heads: AuditChainHeadsTable;
   payment_rescues: PaymentRescuesTable;
 }
 
@@ -922,6 +923,21 @@ export interface AuditLogTable {
   request_id: string;
   prev_hash: string;
   hash: string;
+  /**
+   * How `hash` is made (migration 0036): 1, the SHA-256 of all the entry's fields, `prev_hash` included; 2, the
+   * SHA-256 of `prev_hash` followed by the SHA-256 of its content (`services/audit-log/entry.ts`).
+   */
+  hash_version: 1 | 2;
+}
+
+/** Each chain's last entry (migration 0036): what an append advances, in the statement that inserts its entries. */
+export interface AuditChainHeadsTable {
+  chain: string;
+  /** bigint (postgres.js reads a string, PGlite a number). */
+  seq: string | number;
+  hash: string;
+  /** The head before the last append: where that append's first entry links. */
+  from_hash: string;
 }
 
 /** Where retention cut a chain: its entries through `through_seq` are gone, the last of them hashed `through_hash`. */

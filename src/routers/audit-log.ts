@@ -33,7 +33,13 @@ export const auditEntrySchema = z
     chain: z.string().meta({ description: "The chain the entry belongs to: <tenant or operator>:<environment>" }),
     seq: z.number().int().meta({ description: "Its place in the chain, from 1" }),
     prevHash: z.string().meta({ description: "SHA-256 (hex) of the entry before it in the chain; empty for the first" }),
-    hash: z.string().meta({ description: "SHA-256 (hex) of this entry's fields, prevHash included" }),
+    hash: z.string().meta({
+      description:
+        "Version 2: SHA-256 (hex) of prevHash followed by the SHA-256 (hex) of the canonical JSON (keys sorted) of every field but seq, prevHash, hash and hashVersion. Version 1: SHA-256 (hex) of the canonical JSON of every field but hash and hashVersion",
+    }),
+    hashVersion: z
+      .union([z.literal(1), z.literal(2)])
+      .meta({ description: "How hash is made: 1 for entries written before the chain's links were made by the database, 2 since" }),
   })
   .meta({ id: "AuditEntry" });
 

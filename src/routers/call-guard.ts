@@ -4,10 +4,10 @@
  * (`access.ts`), and a call that changes something — by a person, an API key's token, any token — is written to
  * the audit log with its outcome, refusals included.
  *
- * The entry is written once the call's outcome is known, in a transaction of its own or shared with the entries of
- * the shop's calls that ended meanwhile (`services/audit-log`, "Group commit"):
- * the change and its entry are not one transaction, because the entry's chain takes a lock that would otherwise
- * be held across the call's own work (its provider calls included), serialising a shop's payments. A process
+ * The entry is written once the call's outcome is known, in a statement of its own or shared with the entries of
+ * the shop's calls that ended meanwhile (`services/audit-log`, "One statement", "Group commit"):
+ * the change and its entry are not one transaction, because the append locks its chain's head row, which would
+ * otherwise be held across the call's own work (its provider calls included), serialising a shop's payments. A process
  * killed between the change's commit and the entry's write loses that entry (docs/team.md says so).
  *
  * @module

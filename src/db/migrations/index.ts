@@ -38,6 +38,7 @@ import { permitChargeIdempotencyMigration } from "./0032_permit_charge_idempoten
 import { moneyOutIdempotencyMigration } from "./0033_money_out_idempotency.ts";
 import { paymentIdempotencyMigration } from "./0034_payment_idempotency.ts";
 import { routeOutcomeSlotsMigration } from "./0035_route_outcome_slots.ts";
+import { auditChainHeadsMigration } from "./0036_audit_chain_heads.ts";
 
 /** The gateway's migrations by name, for `Migrator`'s provider. */
 export const migrations: Record<string, Migration> = {
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   "0033_money_out_idempotency": moneyOutIdempotencyMigration,
   "0034_payment_idempotency": paymentIdempotencyMigration,
   "0035_route_outcome_slots": routeOutcomeSlotsMigration,
+  "0036_audit_chain_heads": auditChainHeadsMigration,
 };

@@ -23,12 +23,18 @@ export interface NewAuditEntry {
   requestId: string;
 }
 
-/** An entry as stored, and as `GET /audit-log` shows it. */
-export interface AuditEntry extends NewAuditEntry {
+/** An entry's content: everything but its place in the chain (what version 2 hashes before linking it). */
+export interface AuditEntryContent extends NewAuditEntry {
   id: string;
   chain: string;
-  seq: number;
   at: string;
+}
+
+/** An entry as stored, and as `GET /audit-log` shows it. */
+export interface AuditEntry extends AuditEntryContent {
+  seq: number;
   prevHash: string;
   hash: string;
+  /** How `hash` is made (`entry.ts`'s `hashEntry`): 1 before migration 0036, 2 since. */
+  hashVersion: 1 | 2;
 }

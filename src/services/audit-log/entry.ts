@@ -1,30 +1,40 @@
 /**
  * The audit log's entries (issue 30 point 5): appended in order to their chain — one per tenant and
- * environment (`ten_…:sandbox`), and `operator:<environment>` for calls on no shop — each carrying the SHA-256 of
- * the one before it in the chain (`prev_hash`) and its own (`hash`, over every field). The first entry of a chain
- * follows the empty string. Appends to one chain are serialised by a transaction-scoped advisory lock on it, so
- * that no two entries follow the same one.
+ * environment (`ten_…:sandbox`), and `operator:<environment>` for calls on no shop — each carrying the hash of
+ * the one before it in the chain (`prev_hash`; the empty string for a chain's first) and its own (`hash`).
  *
- * **Group commit.** A gateway appends a chain's entries one transaction at a time: an entry whose chain has no
- * append running in this process starts one at once (as alone: begin, the lock, the chain's last entry, the
- * insert, commit); entries that come while it runs wait for it to end and are appended together by the next
- * one, in the order they came (at most {@link APPEND_BATCH_MAX}). So a shop's concurrent calls share the
- * chain's lock and round trips instead of queueing for them one by one, and a lone call waits for nothing more
- * than before. An append that fails is tried again entry by entry, so that one entry the database refuses does
- * not take its neighbours with it.
+ * **The hash** (`hash_version` 2, since migration 0036): `hash = hex(sha256(prevHash ‖ contentHash))`, the two
+ * hex strings concatenated as ASCII, where `contentHash` is the SHA-256 (hex) of the canonical JSON of the
+ * entry's content — every field but its place in the chain (`seq`, `prevHash`, `hash`, `hashVersion`). The
+ * gateway makes the content hash; the link is made in SQL (`audit_chain_links`), from the chain's head as the
+ * statement finds it. Entries written before are version 1: the SHA-256 of the canonical JSON of all their
+ * fields, `prevHash` included (`hashVersion` aside). {@link hashEntry} computes either; docs/team.md tells
+ * an auditor how to by hand.
+ *
+ * **One statement.** An append is one autocommitted statement, with no advisory lock and no read before it: it
+ * advances the chain's head (`audit_chain_heads`, `insert … on conflict do update … returning`, whose row lock
+ * serialises the chain's appenders for the statement's duration) and inserts the entries from what it returns.
+ * So two gateways (or two pools, or PgBouncer in transaction mode between them) append to one chain without
+ * forking it: each statement works from the head the one before it left.
+ *
+ * **Group commit.** A gateway appends a chain's entries one statement at a time: an entry whose chain has no
+ * append running in this process starts one at once; entries that come while it runs wait for it to end and are
+ * appended together by the next one, in the order they came (at most {@link APPEND_BATCH_MAX}), linked one
+ * after another by that one statement. So a shop's concurrent calls share a round trip instead of queueing for
+ * the head's row lock one by one, and a lone call waits for nothing more. An append that fails is tried again
+ * entry by entry, so that one entry the database refuses does not take its neighbours with it.
  *
  * @module
  */
 import { createHash } from "node:crypto";
-import { type Insertable, sql } from "kysely";
-import { precompile } from "../../db/precompiled.ts";
-import type { AuditActorType, AuditLogTable, Environment } from "../../db/schema.ts";
+import { CompiledQuery } from "kysely";
+import type { AuditActorType, Environment } from "../../db/schema.ts";
 import type { Deps } from "../deps.ts";
 import { newId } from "../ids.ts";
 import type { ChainQueue, WaitingEntry } from "./append-queue.ts";
-import type { AuditEntry, NewAuditEntry } from "./entry-types.ts";
+import type { AuditEntry, AuditEntryContent, NewAuditEntry } from "./entry-types.ts";
 
-export type { AuditEntry, NewAuditEntry } from "./entry-types.ts";
+export type { AuditEntry, AuditEntryContent, NewAuditEntry } from "./entry-types.ts";
 
 /** The chain of a shop's entries in an environment, or of the operator's calls on no shop. */
 export function chainOf(tenantId: string | null, environment: Environment): string {
@@ -41,9 +51,49 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
 }
 
-/** The hash of an entry: SHA-256 (hex) of the canonical JSON of all its fields, `prevHash` included. */
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** Version 2's content hash: SHA-256 (hex) of the canonical JSON of the entry's fields but its place in the chain. */
+export function contentHashOf(entry: AuditEntryContent): string {
+  const { id, chain, at, tenantId, environment, actorType, actorId, actorRole, action, targets, input, changes, outcome, address, userAgent, requestId } =
+    entry;
+  return sha256Hex(
+    canonicalJson({
+      id,
+      chain,
+      at,
+      tenantId,
+      environment,
+      actorType,
+      actorId,
+      actorRole,
+      action,
+      targets,
+      input,
+      changes,
+      outcome,
+      address,
+      userAgent,
+      requestId,
+    }),
+  );
+}
+
+/** Version 2's link: SHA-256 (hex) of the previous entry's hash followed by this one's content hash (ASCII hex). As `audit_chain_links` in SQL. */
+export function linkHash(prevHash: string, contentHash: string): string {
+  return sha256Hex(prevHash + contentHash);
+}
+
+/**
+ * The hash of an entry, by its `hashVersion`: 2, {@link linkHash} of `prevHash` and {@link contentHashOf}; 1, the
+ * SHA-256 (hex) of the canonical JSON of all its fields but `hashVersion`, `prevHash` included.
+ */
 export function hashEntry(entry: Omit<AuditEntry, "hash">): string {
-  return createHash("sha256").update(canonicalJson(entry)).digest("hex");
+  if (entry.hashVersion === 2) return linkHash(entry.prevHash, contentHashOf(entry));
+  const { hashVersion: _, ...fields } = entry;
+  return sha256Hex(canonicalJson(fields));
 }
 
 /** A row of `audit_log` as an entry. */
@@ -67,6 +117,7 @@ export function entryOf(row: {
   request_id: string;
   prev_hash: string;
   hash: string;
+  hash_version: number;
 }): AuditEntry {
   return {
     id: row.id,
@@ -88,6 +139,7 @@ export function entryOf(row: {
     requestId: row.request_id,
     prevHash: row.prev_hash,
     hash: row.hash,
+    hashVersion: row.hash_version === 1 ? 1 : 2,
   };
 }
 
@@ -97,7 +149,7 @@ export const APPEND_BATCH_MAX = 100;
 type AppendDeps = Pick<Deps, "db" | "now" | "caches">;
 
 /**
- * Appends an entry to its chain and returns it: in a transaction of its own, or with the entries of the chain
+ * Appends an entry to its chain and returns it: in a statement of its own, or with the entries of the chain
  * that came while this gateway's previous append of it ran (see "Group commit" above).
  *
  * @example
@@ -154,123 +206,95 @@ function settle(batch: WaitingEntry[], stored: AuditEntry[]): void {
   for (const [i, waiting] of batch.entries()) waiting.resolve(stored[i]!);
 }
 
-/** The chain's lock, held to the end of the transaction: one append of a chain at a time. */
-const lockChain = precompile<{ key: string }>()((db, p) => db.selectNoFrom(sql<unknown>`pg_advisory_xact_lock(hashtext(${p.key}))`.as("locked")));
-
-/** The chain's last entry. */
-const lastEntry = precompile<{ chain: string }>()((db, p) =>
-  db.selectFrom("audit_log").select(["seq", "hash"]).where("chain", "=", p.chain).orderBy("seq", "desc").limit(1),
-);
-
-/** Where retention cut the chain, when it took every entry of it. */
-const lastPurge = precompile<{ chain: string }>()((db, p) =>
-  db.selectFrom("audit_log_purges").select(["through_seq as seq", "through_hash as hash"]).where("chain", "=", p.chain).orderBy("through_seq", "desc").limit(1),
-);
-
-/** The columns of an entry's row, in the order of {@link insertEntries}'s values. */
-const ENTRY_COLUMNS = [
-  "id",
-  "chain",
-  "seq",
-  "at",
-  "tenant_id",
-  "environment",
-  "actor_type",
-  "actor_id",
-  "actor_role",
-  "action",
-  "targets",
-  "input",
-  "changes",
-  "outcome",
-  "address",
-  "user_agent",
-  "request_id",
-  "prev_hash",
-  "hash",
+/** The values each entry of a batch gives the statement, in the order of {@link appendStatement}'s `values` rows. */
+const ENTRY_VALUES = [
+  "id text",
+  "at timestamptz",
+  "actor_type text",
+  "actor_id text",
+  "actor_role text",
+  "action text",
+  "targets jsonb",
+  "input jsonb",
+  "changes jsonb",
+  "outcome text",
+  "address text",
+  "user_agent text",
+  "request_id text",
 ] as const;
 
-type EntryRow = Insertable<AuditLogTable>;
+/** The statement's parameters before the entries': the chain, the batch's size, its content hashes, the tenant and the environment. */
+const HEAD_PARAMETERS = 5;
 
-/** Row `i`'s value names (`id3`, `chain3`…), made once per row index. */
-const valueNames: string[][] = [];
-function valueNamesOf(i: number): string[] {
-  let names = valueNames[i];
-  if (!names) valueNames[i] = names = ENTRY_COLUMNS.map((column) => `${column}${i}`);
-  return names;
-}
+/** The append of a batch of `size` entries, made once per size (at most {@link APPEND_BATCH_MAX}). */
+const appendStatements: string[] = [];
 
 /**
- * The insert of a batch's rows: its shape is the number of rows (one compiled form per batch size, at most
- * {@link APPEND_BATCH_MAX}), row `i`'s values named `<column><i>`.
+ * One statement: the chain's head (`$1`) advanced by the batch's size (`$2`), its new hash the last of the links
+ * of the content hashes (`$3`, comma-separated) from the head's; then the entries inserted from the head it
+ * returns — entry i is `seq` from_seq + i, `prev_hash` link i − 1 (the old head for the first), `hash` link i.
+ * By hand rather than built with Kysely: it has no form Kysely's builder gives (a CTE's upsert whose `set`
+ * reads the conflicting row), and its text is made once per size anyway.
  */
-const insertEntries = precompile<Record<string, unknown>>()((db, p, shape) =>
-  db
-    .insertInto("audit_log")
-    .values(
-      Array.from({ length: Number(shape) }, (_, i) => Object.fromEntries(ENTRY_COLUMNS.map((column, c) => [column, p[valueNamesOf(i)[c]!]])) as EntryRow),
-    ),
-);
-
-function rowOf(stored: AuditEntry): EntryRow {
-  return {
-    id: stored.id,
-    chain: stored.chain,
-    seq: stored.seq,
-    at: new Date(stored.at),
-    tenant_id: stored.tenantId,
-    environment: stored.environment,
-    actor_type: stored.actorType,
-    actor_id: stored.actorId,
-    actor_role: stored.actorRole,
-    action: stored.action,
-    targets: stored.targets,
-    input: stored.input,
-    changes: stored.changes,
-    outcome: stored.outcome,
-    address: stored.address,
-    user_agent: stored.userAgent,
-    request_id: stored.requestId,
-    prev_hash: stored.prevHash,
-    hash: stored.hash,
-  };
+function appendStatement(size: number): string {
+  let statement = appendStatements[size];
+  if (statement) return statement;
+  const rows = Array.from({ length: size }, (_, i) => {
+    const first = HEAD_PARAMETERS + i * ENTRY_VALUES.length + 1;
+    return `(${i + 1}, ${ENTRY_VALUES.map((value, v) => `$${first + v}::${value.split(" ")[1]}`).join(", ")})`;
+  });
+  const links = (from: string) => `audit_chain_links(${from}, string_to_array($3::text, ','))`;
+  statement = `with head as (
+  insert into audit_chain_heads as h (chain, seq, hash, from_hash)
+  values ($1::text, $2::int, (${links("''")})[$2::int], '')
+  on conflict (chain) do update set seq = h.seq + $2::int, hash = (${links("h.hash")})[$2::int], from_hash = h.hash
+  returning seq - $2::int as from_seq, array_prepend(from_hash, ${links("from_hash")}) as links
+)
+insert into audit_log (id, chain, seq, at, tenant_id, environment, actor_type, actor_id, actor_role, action, targets, input, changes, outcome, address, user_agent, request_id, prev_hash, hash, hash_version)
+select e.id, $1::text, head.from_seq + e.ord, e.at, $4::text, $5::text, e.actor_type, e.actor_id, e.actor_role, e.action, e.targets, e.input, e.changes, e.outcome, e.address, e.user_agent, e.request_id, head.links[e.ord], head.links[e.ord + 1], 2
+from head, (values ${rows.join(", ")}) as e(ord, ${ENTRY_VALUES.map((value) => value.split(" ")[0]).join(", ")})
+returning id, seq, prev_hash, hash`;
+  appendStatements[size] = statement;
+  return statement;
 }
 
 /**
- * Appends `entries` to `chain`, in this order, in one transaction holding the chain's lock. Its statements are
- * precompiled (`db/precompiled.ts`): every changing call of the API writes an entry, and Kysely's build of these
- * four cost ~4 % of a direct payment's CPU.
+ * Appends `entries` to `chain`, in this order, in one statement ({@link appendStatement}): the content hashes are
+ * made here, the links by the database from the head it finds.
  */
 async function appendBatch(deps: Pick<Deps, "db" | "now">, chain: string, entries: NewAuditEntry[]): Promise<AuditEntry[]> {
-  return deps.db.transaction().execute(async (tx) => {
-    await lockChain(tx, { key: `audit-log:${chain}` });
-    let last: { seq: string | number; hash: string } | undefined =
-      (await lastEntry(tx, { chain })).rows[0] ??
-      // Retention may have taken every entry of the chain: it goes on from where the purge cut it.
-      (await lastPurge(tx, { chain })).rows[0];
-    const batch: AuditEntry[] = [];
-    for (const entry of entries) {
-      const unhashed: Omit<AuditEntry, "hash"> = {
-        ...entry,
-        userAgent: entry.userAgent?.slice(0, 300) ?? null,
-        id: newId("aud"),
-        chain,
-        seq: last ? Number(last.seq) + 1 : 1,
-        at: deps.now().toISOString(),
-        prevHash: last?.hash ?? "",
-      };
-      const stored: AuditEntry = { ...unhashed, hash: hashEntry(unhashed) };
-      batch.push(stored);
-      last = { seq: stored.seq, hash: stored.hash };
-    }
-    const values: Record<string, unknown> = {};
-    for (const [i, stored] of batch.entries()) {
-      const row = rowOf(stored) as Record<string, unknown>;
-      const names = valueNamesOf(i);
-      // A value may not be undefined in a precompiled statement: a column the row leaves out is null.
-      for (const [c, column] of ENTRY_COLUMNS.entries()) values[names[c]!] = row[column] ?? null;
-    }
-    await insertEntries(tx, values, String(batch.length));
-    return batch;
+  const contents: AuditEntryContent[] = entries.map((entry) => ({
+    ...entry,
+    userAgent: entry.userAgent?.slice(0, 300) ?? null,
+    id: newId("aud"),
+    chain,
+    at: deps.now().toISOString(),
+  }));
+  const first = contents[0]!;
+  const parameters: unknown[] = [chain, contents.length, contents.map(contentHashOf).join(","), first.tenantId, first.environment];
+  for (const c of contents)
+    parameters.push(
+      c.id,
+      new Date(c.at),
+      c.actorType,
+      c.actorId,
+      c.actorRole,
+      c.action,
+      c.targets,
+      c.input,
+      c.changes,
+      c.outcome,
+      c.address,
+      c.userAgent,
+      c.requestId,
+    );
+  const { rows } = await deps.db.executeQuery<{ id: string; seq: string | number; prev_hash: string; hash: string }>(
+    CompiledQuery.raw(appendStatement(contents.length), parameters),
+  );
+  const placed = new Map(rows.map((row) => [row.id, row]));
+  return contents.map((content) => {
+    const row = placed.get(content.id);
+    if (!row) throw new Error(`audit log: the append of ${chain} returned no row for ${content.id}`);
+    return { ...content, seq: Number(row.seq), prevHash: row.prev_hash, hash: row.hash, hashVersion: 2 };
   });
 }

@@ -190,6 +190,8 @@ const pruneAuditLog: Batch = (deps, cutoff, limit) =>
       const chain = (await oldest.orderBy("at").limit(1).executeTakeFirst())?.chain;
       if (!chain) break;
       done.add(chain);
+      // One purge of a chain at a time (two would record one cut twice). Appends take no part: they go on from the
+      // chain's head (`audit_chain_heads`), which a cut leaves where it is, and never read the entries cut.
       await sql`select pg_advisory_xact_lock(hashtext(${`audit-log:${chain}`}))`.execute(tx);
       const first = await tx
         .selectFrom("audit_log")
