@@ -30,7 +30,7 @@ import { registerPaymentsByStateGauge } from "./services/payments/payments-by-st
 import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
-import { REAL_TIMERS, type Timers } from "./jobs/timers.ts";
+import { REAL_TIMERS, type Timers } from "./timers.ts";
 import { registerWorkers, type WorkerOptions } from "./workers/mod.ts";
 import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";

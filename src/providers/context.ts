@@ -10,9 +10,9 @@
  */
 import type { Logger } from "pino";
 import type { Environment, JsonValue, Provider } from "../db/schema.ts";
-import type { Timers } from "../jobs/timers.ts";
+import type { Timers } from "../timers.ts";
 
-export type { TimerHandle, Timers } from "../jobs/timers.ts";
+export type { TimerHandle, Timers } from "../timers.ts";
 
 /** A provider's name: its folder, the `provider` column of its payments, its metrics label. */
 export type ProviderName = Provider;

@@ -9,7 +9,7 @@
  * retrying a refused connection) runs when the test reaches that time, never before. BullMQ's delays are Redis's, so a test on virtual time runs the in-process queue on both
  * passes.
  */
-import type { TimerHandle, Timers } from "../../src/jobs/timers.ts";
+import type { TimerHandle, Timers } from "../../src/timers.ts";
 import { waitUntil } from "./wait.ts";
 
 interface VirtualTimer extends TimerHandle {

@@ -7,7 +7,7 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { REAL_TIMERS } from "../../jobs/timers.ts";
+import { REAL_TIMERS } from "../../timers.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
