@@ -66,8 +66,8 @@ export interface GatewayParts {
   now?: () => Date;
   /**
    * The clock and timers of what the gateway waits on (`Deps.timers`; the in-process queue it builds, its held
-   * first sync steps, the rate limiter's lease): a test's virtual time, which `now` then defaults to. Default the
-   * process's.
+   * first sync steps, the rate limiter's lease, its providers' waits such as provider A's before retrying a refused
+   * connection): a test's virtual time, which `now` then defaults to. Default the process's.
    */
   timers?: Timers;
   /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */
