@@ -30,7 +30,7 @@ import { registerPaymentsByStateGauge } from "./services/payments/payments-by-st
 import { plainRoutePathsFor } from "./http/plain-routes.ts";
 import { createJobQueue, createRedisOutageTracker } from "./jobs/mod.ts";
 import type { JobQueue } from "./jobs/queue.ts";
-import { REAL_TIMERS, type Timers } from "./jobs/timers.ts";
+import { REAL_TIMERS, type Timers } from "./timers.ts";
 import { registerWorkers, type WorkerOptions } from "./workers/mod.ts";
 import { createLogger, logOutage } from "./logger.ts";
 import { appRouter, type AppRouter, createAppRouter } from "./routers/app.ts";
@@ -66,8 +66,8 @@ export interface GatewayParts {
   now?: () => Date;
   /**
    * The clock and timers of what the gateway waits on (`Deps.timers`; the in-process queue it builds, its held
-   * first sync steps, the rate limiter's lease): a test's virtual time, which `now` then defaults to. Default the
-   * process's.
+   * first sync steps, the rate limiter's lease, its providers' waits such as provider A's before retrying a refused
+   * connection): a test's virtual time, which `now` then defaults to. Default the process's.
    */
   timers?: Timers;
   /** The payment providers to run with (default {@link DEFAULT_PROVIDERS}); a test adds its own. */

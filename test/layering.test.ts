@@ -1,8 +1,9 @@
 /**
  * The one-way provider port holds (issue 26 points 1 and 3), read from the source the way a reviewer would:
- * no file in a provider's folder imports `services/`, `db/` or `routers/` (type-only imports included); the port's
- * own files import neither `services/` nor `http/`; and no code in `services/` names a default provider (comments
- * and the examples shown to a reader aside).
+ * no file in a provider's folder imports `services/`, `db/`, `jobs/` or `routers/` (type-only imports included); the
+ * port's own files import none of `services/`, `http/` or `jobs/` (the clock and timers a provider waits on are
+ * `src/timers.ts`'s); and no code in `services/` names a default provider (comments and the examples shown to a
+ * reader aside).
  */
 import { describe, expect, it } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -42,24 +43,24 @@ describe("the provider port", () => {
     expect(providerFolders).toEqual(expect.arrayContaining(["providerA", "providerB"]));
   });
 
-  it("no file in a provider's folder imports services/, db/ or routers/", () => {
+  it("no file in a provider's folder imports services/, db/, jobs/ or routers/", () => {
     const offending = providerFolders.flatMap((folder) =>
       tsFiles(join(PROVIDERS, folder)).flatMap((file) =>
         importsOf(file)
-          .filter((target) => /^(services|db|routers)(\/|$)/.test(target))
+          .filter((target) => /^(services|db|jobs|routers)(\/|$)/.test(target))
           .map((target) => `${relative(SRC, file)} → ${target}`),
       ),
     );
     expect(offending).toEqual([]);
   });
 
-  it("the port's own files import neither services/ nor http/", () => {
+  it("the port's own files import none of services/, http/ or jobs/", () => {
     const portFiles = readdirSync(PROVIDERS)
       .filter((name) => name.endsWith(".ts"))
       .map((name) => join(PROVIDERS, name));
     const offending = portFiles.flatMap((file) =>
       importsOf(file)
-        .filter((target) => /^(services|http)(\/|$)/.test(target))
+        .filter((target) => /^(services|http|jobs)(\/|$)/.test(target))
         .map((target) => `${relative(SRC, file)} → ${target}`),
     );
     expect(offending).toEqual([]);

@@ -9,7 +9,7 @@
 import { assertEveryMs, assertId, assertQueueName, backoffDelayMs, normalizeConcurrency, normalizeTimeLimit, normalizeJobOptions } from "./job-options.ts";
 import type { JobBackoff, JobHandler, JobLogger, JobOptions, JobQueue, ProcessOptions, QueueStats } from "./queue.ts";
 import { withinTimeLimit } from "./time-limit.ts";
-import { REAL_TIMERS, type TimerHandle, type Timers } from "./timers.ts";
+import { REAL_TIMERS, type TimerHandle, type Timers } from "../timers.ts";
 
 /** Options for {@link createMemoryQueue}. */
 export interface MemoryQueueOptions {

@@ -8,7 +8,7 @@ import { createBullmqQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
 import type { JobLogger, JobQueue } from "./queue.ts";
 import type { RedisOutageTracker } from "./redis-outage.ts";
-import type { Timers } from "./timers.ts";
+import type { Timers } from "../timers.ts";
 
 export type {
   JobBackoff,
@@ -22,7 +22,7 @@ export type {
 export { createBullmqQueue, type BullmqQueueOptions } from "./bullmq.ts";
 export { createMemoryQueue, type MemoryQueueOptions } from "./memory.ts";
 export { createRedisOutageTracker, isRedisConnectionError, type RedisOutageTracker } from "./redis-outage.ts";
-export { REAL_TIMERS, type TimerHandle, type Timers } from "./timers.ts";
+export { REAL_TIMERS, type TimerHandle, type Timers } from "../timers.ts";
 
 /** Options for {@link createJobQueue}, read from `Config` (`REDIS_URL`, `QUEUE_PREFIX`). */
 export interface JobQueueConfig {

@@ -1,15 +1,18 @@
 /**
  * What a provider is given by the gateway, and all it is given: a narrow context, never the gateway's own
  * dependencies. It holds HTTP settings (the call timeout, the public base URL its callbacks point to), the
- * clock, the logger, the metrics its calls feed, its own configuration section and caches, and a way to
- * open the accounts (credentials) it works with; an inbound route also hands what it received to the
- * gateway's one intake ({@link InboundNotice}). A provider never reads tables, services or routers: the
+ * clock and the timers it waits on, the logger, the metrics its calls feed, its own configuration section
+ * and caches, and a way to open the accounts (credentials) it works with; an inbound route also hands what
+ * it received to the gateway's one intake ({@link InboundNotice}). A provider never reads tables, services or routers: the
  * gateway's `Deps` satisfies this interface, and that is the only link between the two.
  *
  * @module
  */
 import type { Logger } from "pino";
 import type { Environment, JsonValue, Provider } from "../db/schema.ts";
+import type { Timers } from "../timers.ts";
+
+export type { TimerHandle, Timers } from "../timers.ts";
 
 /** A provider's name: its folder, the `provider` column of its payments, its metrics label. */
 export type ProviderName = Provider;
@@ -72,6 +75,11 @@ export interface ProviderContext<Own = unknown> {
   metrics?: ProviderMetrics;
   /** The clock; tests pass their own. */
   now: () => Date;
+  /**
+   * What a provider waits on by itself (a gap before retrying a refused connection): the gateway's
+   * `Deps.timers`, so a test on virtual time advances the gap instead of waiting for it.
+   */
+  timers: Timers;
   caches: ProviderCaches;
   gateway: GatewayServices;
 }

@@ -8,7 +8,7 @@ import type { Config } from "../config.ts";
 import type { Keyring } from "../crypto/seal.ts";
 import type { Database } from "../db/schema.ts";
 import type { JobQueue } from "../jobs/queue.ts";
-import type { Timers } from "../jobs/timers.ts";
+import type { Timers } from "../timers.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { TenantFinder } from "./tenants/find-tenant.ts";
@@ -37,8 +37,9 @@ export interface Deps {
   /** The clock; tests pass their own. */
   now: () => Date;
   /**
-   * What this process waits on by itself (`jobs/timers.ts`): the idempotency lock's renewal beat and the retries
-   * of an answer the database was away for, the routes' circuit breakers' pause. The process's (`REAL_TIMERS`),
+   * What this process waits on by itself (`timers.ts`): the idempotency lock's renewal beat and the retries
+   * of an answer the database was away for, the routes' circuit breakers' pause, and (as the providers'
+   * `ProviderContext.timers`) provider A's waits before retrying a refused connection. The process's (`REAL_TIMERS`),
    * or a test's virtual time (`createGateway`'s `parts.timers`), which the test advances instead of waiting.
    */
   timers: Timers;

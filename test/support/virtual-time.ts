@@ -5,11 +5,12 @@
  * (`createGateway(config, { timers: time.timers, queue })`, its `now` and `deps.timers` then follow) and to the
  * in-process queue (`createMemoryQueue({ timers: time.timers })`): what waits on a due time (delays, retries,
  * repeats, held first sync steps, an idempotency lock's renewal beat and the retries of an answer the database
- * was away for, the rate limiter's lease, a route's circuit breaker's pause) runs when the test reaches that
- * time, never before. BullMQ's delays are Redis's, so a test on virtual time runs the in-process queue on both
+ * was away for, the rate limiter's lease, a route's circuit breaker's pause, provider A's client's waits before
+ * retrying a refused connection) runs when the test reaches that time, never before. BullMQ's delays are Redis's, so a test on virtual time runs the in-process queue on both
  * passes.
  */
-import type { TimerHandle, Timers } from "../../src/jobs/timers.ts";
+import type { TimerHandle, Timers } from "../../src/timers.ts";
+import { waitUntil } from "./wait.ts";
 
 interface VirtualTimer extends TimerHandle {
   due: number;
@@ -32,6 +33,8 @@ export interface VirtualTime {
   advance(ms: number, options?: { settle?: () => Promise<unknown> }): Promise<void>;
   /** Timers armed and not yet fired. */
   readonly armed: number;
+  /** How long until the first armed timer falls due (ms), or undefined when none is armed. */
+  nextDueIn(): number | undefined;
 }
 
 /**
@@ -90,5 +93,32 @@ export function virtualTime(start: Date = new Date()): VirtualTime {
     get armed() {
       return armed.size;
     },
+    nextDueIn() {
+      const first = firstDue(Number.POSITIVE_INFINITY);
+      return first && first.due - current;
+    },
   };
+}
+
+/**
+ * Moves `time` through waits that work in flight arms one after the other (a client's gaps before retrying): each
+ * gap once it is the next timer due, exactly `gap` ms away. Fails the test with `what` when one is not armed
+ * within `timeoutMs` (the work waited on another clock, or not at all).
+ *
+ * @example
+ * ```ts
+ * const answer = api("/payments", { method: "POST", json }); // provider A refuses the connection
+ * await advanceThroughWaits(time, [100, 400], { what: "provider A's client" });
+ * expect((await answer).status).toBe(502);
+ * ```
+ */
+export async function advanceThroughWaits(time: VirtualTime, gapsMs: readonly number[], options: { what: string; timeoutMs?: number }): Promise<void> {
+  for (const gap of gapsMs) {
+    await waitUntil(() => time.nextDueIn() === gap, {
+      what: `${options.what} to arm a ${gap} ms wait`,
+      timeoutMs: options.timeoutMs,
+      lastSeen: () => time.nextDueIn(),
+    });
+    await time.advance(gap);
+  }
 }

@@ -73,8 +73,12 @@ export async function accountOfPayment(
   return tenantAccount(deps, { tenantId: payment.tenant_id, environment: payment.environment, version: payment.credential_version ?? undefined });
 }
 
-/** A client for `account` in `environment`, with the configured base URL and timeout. */
-export function clientFor(deps: Pick<ProviderAContext, "config" | "logger" | "metrics">, environment: Environment, account: ProviderAAccount): ProviderAClient {
+/** A client for `account` in `environment`, with the configured base URL and timeout, waiting on the context's timers. */
+export function clientFor(
+  deps: Pick<ProviderAContext, "config" | "logger" | "metrics" | "timers">,
+  environment: Environment,
+  account: ProviderAAccount,
+): ProviderAClient {
   const a = deps.config.providerA;
   return createProviderAClient({
     baseUrl: environment === "live" ? a.liveUrl : a.sandboxUrl,
@@ -82,5 +86,6 @@ export function clientFor(deps: Pick<ProviderAContext, "config" | "logger" | "me
     timeoutMs: deps.config.providerTimeoutMs,
     logger: deps.logger,
     metrics: deps.metrics,
+    timers: deps.timers,
   });
 }

@@ -7,10 +7,11 @@
  */
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { REAL_TIMERS } from "../../timers.ts";
 import { failureReason } from "../failure-reason.ts";
 import { observeProviderCall } from "../observe-call.ts";
 import { ProviderCallError, type ProviderFailureKind } from "../provider.ts";
-import type { ProviderCallOutcome, ProviderMetrics } from "../provider.ts";
+import type { ProviderCallOutcome, ProviderMetrics, Timers } from "../provider.ts";
 import {
   type WireBalance,
   type WireCreatePayout,
@@ -35,6 +36,8 @@ export interface ProviderAClientOptions {
   fetch?: typeof fetch;
   /** Waits before the retries of a refused connection. Default 100 ms, 400 ms (two retries). */
   connectRetryDelaysMs?: readonly number[];
+  /** What those waits run on: the context's `timers` (a test's virtual time); default the process's ({@link REAL_TIMERS}). */
+  timers?: Timers;
   /** Where a call that got no answer is reported (provider, operation, reason; never the key). */
   logger?: Pick<Logger, "warn">;
   /** Observes every call (`passerelle_provider_call_duration_seconds`). */
@@ -71,6 +74,8 @@ export function createProviderAClient(options: ProviderAClientOptions) {
   const doFetch = options.fetch ?? fetch;
   const base = `${options.baseUrl.replace(/\/+$/, "")}/v1`;
   const retryDelays = options.connectRetryDelaysMs ?? [100, 400];
+  const timers = options.timers ?? REAL_TIMERS;
+  const wait = (ms: number) => new Promise<void>((resolve) => timers.setTimeout(resolve, ms));
 
   async function call<T>(method: Method, path: string, schema: z.ZodType<T> | null, init: { body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
     if (!options.metrics) return send(method, path, schema, init);
@@ -94,7 +99,7 @@ export function createProviderAClient(options: ProviderAClientOptions) {
       } catch (error) {
         const delay = isConnectionRefused(error) ? retryDelays[attempt] : undefined;
         if (delay !== undefined) {
-          await Bun.sleep(delay);
+          await wait(delay);
           continue;
         }
         options.logger?.warn(

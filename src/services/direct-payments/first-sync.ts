@@ -20,7 +20,7 @@
  * Memory: one entry per payment made in the last 5 s on this gateway, at most {@link MAX_HELD}; past that,
  * step 0 is enqueued at once (delayed by the queue).
  */
-import { REAL_TIMERS, type TimerHandle, type Timers } from "../../jobs/timers.ts";
+import { REAL_TIMERS, type TimerHandle, type Timers } from "../../timers.ts";
 import type { FirstSyncHold, HoldDeps, NewPayment } from "./first-sync-hold.ts";
 import { syncOffsetMs } from "../payments/sync-chain.ts";
 import { DIRECT_PAYMENT_SYNC } from "./sync-jobs.ts";

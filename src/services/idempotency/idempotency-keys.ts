@@ -28,7 +28,7 @@
 import { AppError, ConflictError, ValidationError } from "../../errors.ts";
 import type { Environment, IdempotencyKey, JsonValue } from "../../db/schema.ts";
 import { sharedNow, sharedNowPlus } from "../../db/shared-clock.ts";
-import type { TimerHandle } from "../../jobs/timers.ts";
+import type { TimerHandle } from "../../timers.ts";
 import type { Deps } from "../deps.ts";
 import { requestHash } from "./request-hash.ts";
 

@@ -14,7 +14,7 @@
  */
 
 import type { Environment } from "../../config.ts";
-import { REAL_TIMERS, type Timers } from "../../jobs/timers.ts";
+import { REAL_TIMERS, type Timers } from "../../timers.ts";
 import { createMemoryBuckets } from "./memory-buckets.ts";
 import { createRedisBuckets, type RedisClient } from "./redis-buckets.ts";
 import { assertRateLimit, type BucketAnswer, retryAfterSeconds, type BucketStore, type RateLimit } from "./token-bucket.ts";

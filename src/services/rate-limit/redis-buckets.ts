@@ -32,7 +32,7 @@
  */
 
 import type { Cluster, Redis } from "ioredis";
-import { REAL_TIMERS, type Timers } from "../../jobs/timers.ts";
+import { REAL_TIMERS, type Timers } from "../../timers.ts";
 import { withTimeout } from "../../jobs/with-timeout.ts";
 import type { BucketAnswer, BucketStore, RateLimit } from "./token-bucket.ts";
 

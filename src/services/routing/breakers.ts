@@ -20,7 +20,7 @@ import {
   type IBackoffFactory,
   type IHalfOpenAfterBackoffContext,
 } from "cockatiel";
-import type { Timers } from "../../jobs/timers.ts";
+import type { Timers } from "../../timers.ts";
 import { CollectionError } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
 

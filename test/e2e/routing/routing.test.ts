@@ -3,12 +3,13 @@
  * lists (GET/PUT /routing), the operators a tenant can take (GET /payment-methods), the quote, the window
  * the choice follows (GET /routing/stats), the attempts a payment shows, and a route's circuit that opens
  * after consecutive failures and half-opens after its pause. The gateway runs on virtual time
- * (`virtual-time.ts`): the circuit's pause passes as the test advances the clock.
+ * (`virtual-time.ts`): the circuit's pause, and provider A's client's waits before retrying a refused
+ * connection, pass as the test advances the clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { TestGateway } from "../../support/gateway.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
-import { virtualTime } from "../../support/virtual-time.ts";
+import { advanceThroughWaits, virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 type Body = Record<string, any>;
@@ -36,6 +37,16 @@ async function tenant() {
 }
 
 const mtn = (amount = 500, number = "+22997000000") => ({ amount, description: "Order", operator: "mtn", customer: { phone: { number, country: "bj" } } });
+
+/**
+ * A payment sent to the live provider A, which refuses every connection: its client tries three times, waiting
+ * 100 ms, then 400 ms, on the gateway's timers before trying again; the test moves virtual time through each wait.
+ */
+async function payOnRefusingProvider(api: ReturnType<typeof client>) {
+  const answer = api("/payments", { method: "POST", json: mtn() });
+  await advanceThroughWaits(time, [100, 400], { what: "provider A's client", timeoutMs: 8_000 });
+  return answer;
+}
 
 beforeAll(async () => {
   rig = await startProviderARig({
@@ -141,7 +152,7 @@ describe("a route's circuit", () => {
     const owner = await tg.insertTenant({ liveEnabled: true });
     const live = client(await tg.tenantToken(owner, "live"));
     for (let i = 0; i < 3; i++) {
-      const failed = await live("/payments", { method: "POST", json: mtn() });
+      const failed = await payOnRefusingProvider(live);
       expect(failed.status).toBe(502);
       expect(failed.body.message).toContain("could not be reached");
       expect(failed.body.message).not.toContain("circuits are open");
@@ -159,7 +170,7 @@ describe("a route's circuit", () => {
     expect((await live("/payments", { method: "POST", json: mtn() })).body.message).toContain("circuits are open");
     // After the pause one payment goes through to the provider again (still unreachable: open again).
     await time.advance(1);
-    const probe = await live("/payments", { method: "POST", json: mtn() });
+    const probe = await payOnRefusingProvider(live);
     expect(probe.body.message).toContain("could not be reached");
     expect((await live("/payments", { method: "POST", json: mtn() })).body.message).toContain("circuits are open");
     // The sandbox's route is another circuit: unaffected.

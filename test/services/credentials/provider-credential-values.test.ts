@@ -1,7 +1,9 @@
 /**
  * Provider credentials that cannot work (issue 13, point 8): a value that cannot travel in an HTTP header
  * is refused when stored, a short value is never shown whole, and a provider call that fails on our side
- * (no answer from the provider) is logged with its reason, never with a key.
+ * (no answer from the provider) is logged with its reason, never with a key. The gateway runs on virtual time
+ * (`virtual-time.ts`): provider A's client's waits before retrying a refused connection pass as the test
+ * advances the clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { sql } from "kysely";
@@ -14,11 +16,13 @@ import { failureReason } from "../../../src/providers/failure-reason.ts";
 import { putCredentials } from "../../../src/services/credentials/provider-credentials.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { freePort } from "../../support/ports.ts";
+import { advanceThroughWaits, virtualTime } from "../../support/virtual-time.ts";
 
 let tg: TestGateway;
 let admin: string;
 /** Nothing listens there: provider B's calls are refused before any answer. */
 let deadPort: number;
+const time = virtualTime();
 
 const send = (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
   tg.request(path, {
@@ -47,14 +51,17 @@ async function storedSets(tenantId: string): Promise<number> {
 
 beforeAll(async () => {
   deadPort = await freePort();
-  tg = await startTestGateway({
-    PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${deadPort}/sandbox-api/v1`,
-    PROVIDER_B_LIVE_URL: `http://127.0.0.1:${deadPort}/api/v1`,
-    PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${deadPort}`,
-    PROVIDER_A_SANDBOX_SECRET_KEY: SERVICE_KEY,
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_sandbox_service_0123456789",
-    PROVIDER_TIMEOUT_MS: "2000",
-  });
+  tg = await startTestGateway(
+    {
+      PROVIDER_B_SANDBOX_URL: `http://127.0.0.1:${deadPort}/sandbox-api/v1`,
+      PROVIDER_B_LIVE_URL: `http://127.0.0.1:${deadPort}/api/v1`,
+      PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${deadPort}`,
+      PROVIDER_A_SANDBOX_SECRET_KEY: SERVICE_KEY,
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_sandbox_service_0123456789",
+      PROVIDER_TIMEOUT_MS: "2000",
+    },
+    { time },
+  );
   admin = await tg.adminToken();
 }, 60_000);
 afterAll(() => tg.close(), 30_000);
@@ -156,7 +163,7 @@ describe("a provider call that fails on our side", () => {
     expect(permit.status).toBe(502);
     expect(logLinesOf("providerB").map((line) => line.operation)).toContain("POST /permit/create");
 
-    const direct = await send(
+    const answer = send(
       "POST",
       "/providerA/direct-payment",
       token,
@@ -170,6 +177,9 @@ describe("a provider call that fails on our side", () => {
       },
       { "x-tenant-id": tenantId },
     );
+    // Provider A's client tries three times, 100 ms then 400 ms apart on the gateway's timers.
+    await advanceThroughWaits(time, [100, 400], { what: "provider A's client" });
+    const direct = await answer;
     expect(direct.status).toBe(502);
     const lines = logLinesOf("providerA");
     expect(lines.map((line) => line.operation)).toContain("POST /v1/transactions");

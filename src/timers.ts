@@ -4,7 +4,9 @@
  * the time instead of waiting for it. The in-process queue's delays, retries and repeats, a gateway's held
  * first sync steps, and what a gateway waits on by itself (`Deps.timers`: an idempotency lock's renewal beat and
  * the retries of an answer the database was away for, the rate limiter's lease, a route's circuit breaker's
- * pause) run on them.
+ * pause; and, given to providers as `ProviderContext.timers`, provider A's client's waits before retrying a
+ * refused connection) run on them. A module of no layer, importing nothing, so that the queue machinery, the
+ * services and the provider port (and a provider's folder) take the one definition.
  *
  * @module
  */
