@@ -190,6 +190,9 @@ async function readBody(request: Request, contentTypes: string[]): Promise<Recor
   return parsed as Record<string, unknown>;
 }
 
+/** The path parameters of a route that has none. */
+const NO_PARAMS: Record<string, string> = Object.freeze({});
+
 function queryInput(url: string, coercers: Map<string, Coerce>): Record<string, unknown> {
   const q = url.indexOf("?");
   if (q === -1) return {};
@@ -241,13 +244,23 @@ export function mountRestRoutes(app: Elysia, router: AnyTRPCRouter, bridge: Brid
     };
     // A hot read (a GET: no body to wait for) answers without a promise when its direct call does.
     const direct = spec.direct && !takesBody ? spec.direct : undefined;
+    // Its raw input when the URL has no query: a function of the path's parameters alone, made once per parameters
+    // object (the lookup keeps one per path it remembers) and frozen, so the direct call may keep its parse too.
+    const pathInputs = new WeakMap<Record<string, string>, Record<string, unknown>>();
+    const rawInputOf = (url: string, params: Record<string, string> | undefined): Record<string, unknown> => {
+      const given = params ?? NO_PARAMS; // (Elysia gives none to a route without parameters)
+      if (url.includes("?")) return withPathParams(queryInput(url, spec.coercers), given);
+      let input = pathInputs.get(given);
+      if (!input) pathInputs.set(given, (input = Object.freeze(withPathParams({}, given))));
+      return input;
+    };
     const directHandler =
       direct &&
       (({ request, params, info }: { request: Request; params: Record<string, string>; info?: RequestInfo }): Response | Promise<Response> => {
         const ctx = bridge.createContext(request, info);
         const answered = (answer: DirectAnswer) => stampedJsonText(200, answer.json, ctx.request.requestId, ctx.request.responseHeaders, undefined, request);
         try {
-          const answer = direct(ctx, withPathParams(queryInput(request.url, spec.coercers), params));
+          const answer = direct(ctx, rawInputOf(request.url, params));
           return answer instanceof Promise ? answer.then(answered, (error: unknown) => failed(error, ctx)) : answered(answer);
         } catch (error) {
           return failed(error, ctx);

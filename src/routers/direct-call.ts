@@ -91,10 +91,15 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
   const answerFor = (data: unknown): DirectAnswer | Promise<DirectAnswer> =>
     (typeof data === "object" && data !== null && answers.get(data)) || validated(data);
 
+  // The parse of a frozen raw input (the bridge's, made once per path: `rest-bridge.ts`), kept with it: a schema's
+  // parse is a function of its input alone. Frozen too, as it is shared by every call on that path.
+  const parsedInputs = new WeakMap<object, unknown>();
+
   /** The input parsed, the resolver called, its answer validated (once per view): after the guard admitted the call. */
   const resolve = (ctx: Context, rawInput: Record<string, unknown>, added: object): DirectAnswer | Promise<DirectAnswer> => {
     let input: unknown;
-    if (parseInput) {
+    if (parseInput && parsedInputs.has(rawInput)) input = parsedInputs.get(rawInput);
+    else if (parseInput) {
       let parsed: unknown;
       try {
         parsed = parseInput(rawInput);
@@ -107,6 +112,7 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
           (cause: unknown) => Promise.reject(new TRPCError({ code: "BAD_REQUEST", cause })),
         );
       input = parsed;
+      if (Object.isFrozen(rawInput)) parsedInputs.set(rawInput, typeof input === "object" && input !== null ? Object.freeze(input) : input);
     }
     return resolveWith(ctx, rawInput, added, input);
   };
