@@ -63,9 +63,106 @@ export function parseIpnBody(contentType: "application/x-www-form-urlencoded" | 
     }
     return dataOf(json);
   }
-  // PHP bracket keys; `allowPrototypes: false` keeps `__proto__` keys out, depth and counts are bounded.
-  const form = qs.parse(body, { depth: 6, parameterLimit: 500, arrayLimit: 50, allowPrototypes: false, plainObjects: true });
-  return dataOf(form);
+  return dataOf(parseBracketForm(body));
+}
+
+/**
+ * How `qs` reads any form body: PHP bracket keys into null-prototype objects, `__proto__` keys dropped,
+ * at most 500 fields, 6 bracket levels (deeper ones kept as one literal key) and arrays of 50.
+ */
+const QS_OPTIONS = { depth: 6, parameterLimit: 500, arrayLimit: 50, allowPrototypes: false, plainObjects: true } as const;
+
+/**
+ * Reads a bracket form exactly as `qs.parse(body, QS_OPTIONS)` does, in a fraction of its time for the
+ * shape provider B posts — every field a distinct path of named keys, `data[invoice][token]=…` — and
+ * through `qs` itself for anything else (a repeated field, `[]` or numeric keys that make arrays, a key
+ * both a value and an object, `__proto__`, unbalanced or deeper brackets, more than 500 fields), so that
+ * what a hostile or unusual body is read into does not change.
+ */
+export function parseBracketForm(body: string): Record<string, unknown> {
+  return readPlainBracketForm(body) ?? (qs.parse(body, QS_OPTIONS) as Record<string, unknown>);
+}
+
+/** The body with `%5B` and `%5D` (either case) read as brackets, as `qs` reads them before it splits the fields. */
+function bracketsDecoded(body: string): string {
+  // PHP writes them upper-case; string replacement is several times faster than a case-insensitive RegExp here.
+  if (body.indexOf("%5b") === -1 && body.indexOf("%5d") === -1) return body.replaceAll("%5B", "[").replaceAll("%5D", "]");
+  return body.replace(/%5B/gi, "[").replace(/%5D/gi, "]");
+}
+
+/** `qs`'s decoding of a key or value: `+` is a space, and a malformed escape leaves the text as it is. */
+function decodeFormText(text: string): string {
+  if (text.indexOf("%") === -1) return text.indexOf("+") === -1 ? text : text.replace(/\+/g, " ");
+  const spaced = text.replace(/\+/g, " ");
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
+/** A bracket segment `qs` would make an array index of (`[0]`, `[12]`; not `[01]` or `[-1]`). */
+function isArrayIndex(segment: string): boolean {
+  const index = Number.parseInt(segment, 10);
+  return !Number.isNaN(index) && index >= 0 && String(index) === segment;
+}
+
+/** The path of a key of named segments (`data[invoice][token]` → data, invoice, token); undefined for any other key. */
+function plainPath(key: string): string[] | undefined {
+  const open = key.indexOf("[");
+  if (open === -1) return key === "__proto__" ? undefined : [key];
+  if (open === 0 || !key.endsWith("]")) return undefined;
+  const path = [key.slice(0, open)];
+  let at = open;
+  while (at < key.length) {
+    // Here key[at] is "[": a segment runs to the next "]", and the next segment must start right after it.
+    const close = key.indexOf("]", at + 1);
+    const segment = key.slice(at + 1, close);
+    if (segment === "" || segment.indexOf("[") !== -1 || segment === "__proto__" || isArrayIndex(segment)) return undefined;
+    path.push(segment);
+    at = close + 1;
+    if (at < key.length && key.charCodeAt(at) !== 0x5b) return undefined;
+  }
+  if (path[0] === "__proto__" || path.length > QS_OPTIONS.depth + 1) return undefined;
+  return path;
+}
+
+/**
+ * The fast reading of {@link parseBracketForm} (exported for its tests): undefined as soon as the body is
+ * not of the plain shape, for `qs` to read it. Splits
+ * and decodes as `qs` does (`%5B` / `%5D` read as brackets before anything else; a field's value starts
+ * after its first `]=`, else its first `=`; a field without `=` is an empty value; an empty key is skipped).
+ */
+export function readPlainBracketForm(body: string): Record<string, unknown> | undefined {
+  const root: Record<string, unknown> = Object.create(null);
+  if (body === "") return root;
+  const text = body.indexOf("%") === -1 ? body : bracketsDecoded(body);
+  const fields = text.split("&", QS_OPTIONS.parameterLimit + 1);
+  if (fields.length > QS_OPTIONS.parameterLimit) return undefined;
+  for (const field of fields) {
+    const bracketEquals = field.indexOf("]=");
+    const split = bracketEquals === -1 ? field.indexOf("=") : bracketEquals + 1;
+    const key = decodeFormText(split === -1 ? field : field.slice(0, split));
+    if (key === "") continue;
+    const path = plainPath(key);
+    if (!path) return undefined;
+    let container = root;
+    const last = path.length - 1;
+    for (let level = 0; level < last; level++) {
+      const name = path[level]!;
+      const inner = container[name];
+      if (inner === undefined) {
+        const created: Record<string, unknown> = Object.create(null);
+        container[name] = created;
+        container = created;
+      } else if (typeof inner === "object") container = inner as Record<string, unknown>;
+      else return undefined; // a value here already: qs makes an array of the two
+    }
+    const name = path[last]!;
+    if (container[name] !== undefined) return undefined; // repeated, or an object here already: qs makes an array
+    container[name] = split === -1 ? "" : decodeFormText(field.slice(split + 1));
+  }
+  return root;
 }
 
 /** Which object an IPN is about: a checkout invoice or a permit, by its token; null for a tokenless probe. */
