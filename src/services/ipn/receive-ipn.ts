@@ -39,8 +39,8 @@ export type IpnReceipt = IntakeReceipt;
 /** A notification naming an object by the provider's token, as its inbound route described it (the port's token notice). */
 export type SignedNotice = Omit<Extract<InboundNotice, { about: "token" }>, "about">;
 
-function digestOf(data: Record<string, JsonValue>): string {
-  return createHash("sha256").update(JSON.stringify(data)).digest("hex");
+function digestOf(json: string): string {
+  return createHash("sha256").update(json).digest("hex");
 }
 
 /**
@@ -56,7 +56,9 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   if (!subject) return { outcome: "probe" };
   const signatures = deps.providers.get(notice.provider).signatures!;
   const stored = notice.body;
-  const bodyDigest = digestOf(stored);
+  // The body's JSON, made once: its digest, and the fast path's jsonb parameter (sent as text).
+  const storedJson = JSON.stringify(stored);
+  const bodyDigest = digestOf(storedJson);
   const signedBy = signatures.digest(notice.signature);
 
   // Fast path: a checkout's IPN signed by an account this process has already verified — look-up and
@@ -64,7 +66,7 @@ export async function receiveIpn(deps: Deps, notice: SignedNotice): Promise<IpnR
   // hash, a permit) falls through to the full path below, which decides exactly as before.
   const signers = subject.kind === "checkout" && signedBy ? deps.caches.ipnSigners.get(signedBy) : undefined;
   if (signers) {
-    const values = [subject.token, stored, bodyDigest, deps.now(), signers.join(","), notice.provider];
+    const values = [subject.token, storedJson, bodyDigest, deps.now(), signers.join(","), notice.provider];
     const [inserted] = (await deps.db.executeQuery<{ id: string | number }>(CompiledQuery.raw(INSERT_SIGNED_CHECKOUT_IPN, values))).rows;
     if (inserted) {
       const ipnId = Number(inserted.id);
@@ -199,11 +201,12 @@ function rememberSigner(cache: IpnSignerCache, signedBy: string, target: IpnTarg
  * The fast path's one statement: the checkout (or permit charge) of the token whose account is one of the
  * known signers ($5, comma-separated), its IPN inserted unless the same body is stored already. No row →
  * the full path. Written as SQL text (an `insert … select` with casts, which Kysely's builder would
- * compile per call); the same columns and conflict target as `insertVerified`.
+ * compile per call); the same columns and conflict target as `insertVerified`. The body ($2) is the JSON
+ * text its digest was made from, cast here, so that the driver does not `JSON.stringify` it a second time.
  */
 const INSERT_SIGNED_CHECKOUT_IPN = `insert into "ipn_messages"
   ("provider", "subject", "token", "payment_id", "tenant_id", "environment", "body", "body_digest", "state", "received_at")
-select $6::text, 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::jsonb, $3::text, 'received', $4::timestamptz
+select $6::text, 'checkout', $1::text, "p"."id", "p"."tenant_id", "p"."environment", $2::text::jsonb, $3::text, 'received', $4::timestamptz
 from "payments" as "p"
 where "p"."provider_transaction_id" = $1::text and "p"."provider" = $6::text and "p"."kind" in ('checkout', 'permit_charge', 'direct_payment')
   and "p"."credential_version" is not null
