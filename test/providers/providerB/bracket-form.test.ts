@@ -156,15 +156,15 @@ describe("parseBracketForm against qs on random bodies", () => {
       );
     return encodePhpForm({ data: build(4) });
   };
-  it("reads 20,000 random bodies as qs does", () => {
+  it("reads 5,000 random bodies as qs does", () => {
     let fast = 0;
-    for (let i = 0; i < 20_000; i++) {
+    for (let i = 0; i < 5_000; i++) {
       const body = i % 2 === 0 ? randomBody() : randomIpnBody();
       if (readPlainBracketForm(body)) fast++;
       expectSameAsQs(body);
     }
     expect(({} as any).polluted).toBeUndefined();
     // Most of them take the fast reading; the rest check that the hand-over to qs is exact.
-    expect(fast).toBeGreaterThan(5_000);
+    expect(fast).toBeGreaterThan(1_000);
   });
 });
