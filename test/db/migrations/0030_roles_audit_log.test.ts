@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { rolesAuditLogMigration } from "../../../src/db/migrations/0030_roles_audit_log.ts";
+import { auditChainHeadsMigration } from "../../../src/db/migrations/0036_audit_chain_heads.ts";
 import { createTestDatabase, type TestDatabase } from "../../support/db.ts";
 
 let database: TestDatabase;
@@ -18,6 +19,8 @@ afterAll(() => database?.dispose());
 describe("migration 0030_roles_audit_log", () => {
   it("makes members and invitations as a member viewers, keeps owners, and refuses member afterwards", async () => {
     const { db } = database;
+    // Back to just before 0030: first 0036, whose chain heads' triggers use 0030's append-only function.
+    await auditChainHeadsMigration.down!(db);
     await rolesAuditLogMigration.down!(db);
     await db.insertInto("tenants").values({ id: "ten_mig", name: "Boutique", store_name: "Boutique" }).execute();
     for (const [id, email] of [
@@ -49,6 +52,7 @@ describe("migration 0030_roles_audit_log", () => {
       .execute();
 
     await rolesAuditLogMigration.up(db);
+    await auditChainHeadsMigration.up(db);
 
     const roles = await db.selectFrom("memberships").select(["person_id", "role"]).where("tenant_id", "=", "ten_mig").orderBy("person_id").execute();
     expect(roles).toEqual([
