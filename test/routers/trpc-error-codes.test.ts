@@ -7,17 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import type { AppRouter } from "../../src/mod.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { advanceThroughWaits, virtualTime } from "../support/virtual-time.ts";
 
+const time = virtualTime();
 let tg: TestGateway;
 let url: string;
 
 beforeAll(async () => {
   // Provider A is unreachable: a direct payment is a 502 (the connection was refused before anything was sent).
-  tg = await startTestGateway({
-    PROVIDER_A_SANDBOX_URL: "http://127.0.0.1:1",
-    PROVIDER_A_SANDBOX_SECRET_KEY: "sk_sandbox_nowhere",
-    PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_nowhere",
-  });
+  // On virtual time: the client's waits before retrying the refused connection are stepped through.
+  tg = await startTestGateway(
+    {
+      PROVIDER_A_SANDBOX_URL: "http://127.0.0.1:1",
+      PROVIDER_A_SANDBOX_SECRET_KEY: "sk_sandbox_nowhere",
+      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_nowhere",
+    },
+    { time },
+  );
   url = (await tg.gateway.start({ workers: false })).url!;
 }, 60_000);
 afterAll(() => tg.close(), 30_000);
@@ -90,7 +96,9 @@ describe("errors on /trpc", () => {
 
   it("a provider that cannot be reached is BAD_GATEWAY", async () => {
     const tenant = await tenantClient();
-    const { shapeCode, data } = await errorOf(tenant.providerA.directPayment.mutate(directPayment()));
+    const answer = errorOf(tenant.providerA.directPayment.mutate(directPayment()));
+    await advanceThroughWaits(time, [100, 400], { what: "provider A's client" });
+    const { shapeCode, data } = await answer;
     // tRPC gives its 5xx codes one JSON-RPC number, -32603; data.code tells them apart.
     expect([shapeCode, data.code, data.httpStatus]).toEqual([-32603, "BAD_GATEWAY", 502]);
     expect(data.httpBody).toMatchObject({ statusCode: 502, code: "provider_error" });

@@ -18,6 +18,7 @@ import { createDirectPayment } from "../../../src/services/direct-payments/creat
 import { createPayment } from "../../../src/services/payments/create-payment.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { freePort } from "../../support/ports.ts";
+import { advanceThroughWaits, virtualTime } from "../../support/virtual-time.ts";
 import { type ProviderARig, startProviderARig } from "../../support/provider-a-rig.ts";
 
 setDefaultTimeout(60_000);
@@ -185,22 +186,29 @@ describe("the idempotency window of money in", () => {
 
   it("a payment that failed in its own request before anything was sent gives its key back: the retry after that 502 runs again", async () => {
     // Provider A's address refuses connections: nothing is ever sent, the payment fails, the 502 names nothing (not stored).
-    const down = await startTestGateway({
-      PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${await freePort()}`,
-      PROVIDER_A_SANDBOX_SECRET_KEY: rig.account.secretKey,
-      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: rig.account.webhookSecret,
-    });
+    // On a virtual time of its own: the client's waits before retrying the refused connection are stepped through.
+    const downTime = virtualTime();
+    const down = await startTestGateway(
+      {
+        PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${await freePort()}`,
+        PROVIDER_A_SANDBOX_SECRET_KEY: rig.account.secretKey,
+        PROVIDER_A_SANDBOX_WEBHOOK_SECRET: rig.account.webhookSecret,
+      },
+      { time: downTime },
+    );
     try {
       const tenantId = await down.insertTenant();
       const token = await down.tenantToken(tenantId);
       const key = `unreachable-${crypto.randomUUID()}`;
       const body = { amount: 2500, description: "Order 10", operator: "mtn", customer: { phone: { number: "+22997000207", country: "bj" } } };
       const post = async () => {
-        const response = await down.request("/payments", {
+        const answer = down.request("/payments", {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
           body: JSON.stringify(body),
         });
+        await advanceThroughWaits(downTime, [100, 400], { what: "provider A's client" });
+        const response = await answer;
         return { status: response.status, body: (await response.json()) as Body };
       };
       const first = await post();

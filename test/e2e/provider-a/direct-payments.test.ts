@@ -13,7 +13,7 @@ import { signProviderAWebhook } from "../../../src/providers/providerA/mod.ts";
 import { DIRECT_PAYMENT_SYNC } from "../../../src/services/direct-payments/sync-jobs.ts";
 import { runSweeper } from "../../../src/services/webhooks/sweeper.ts";
 import { startTestGateway, type TestGateway } from "../../support/gateway.ts";
-import { virtualTime } from "../../support/virtual-time.ts";
+import { advanceThroughWaits, virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 import { startReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
@@ -326,19 +326,26 @@ describe("provider failures", () => {
   });
 
   it("a provider down before sending is 502 and the payment failed", async () => {
-    const down = await startTestGateway({
-      PROVIDER_A_SANDBOX_URL: "http://127.0.0.1:1",
-      PROVIDER_A_SANDBOX_SECRET_KEY: "sk_sandbox_nowhere",
-      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_nowhere",
-    });
+    // On a virtual time of its own: the client's waits before retrying the refused connection are stepped through.
+    const downTime = virtualTime();
+    const down = await startTestGateway(
+      {
+        PROVIDER_A_SANDBOX_URL: "http://127.0.0.1:1",
+        PROVIDER_A_SANDBOX_SECRET_KEY: "sk_sandbox_nowhere",
+        PROVIDER_A_SANDBOX_WEBHOOK_SECRET: "wh_nowhere",
+      },
+      { time: downTime },
+    );
     try {
       const tenantId = await down.insertTenant();
       const token = await down.tenantToken(tenantId);
-      const response = await down.request("/providerA/direct-payment", {
+      const answer = down.request("/providerA/direct-payment", {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify(payment()),
       });
+      await advanceThroughWaits(downTime, [100, 400], { what: "provider A's client" });
+      const response = await answer;
       expect(response.status).toBe(502);
       const list = await down.request("/payments", { headers: { authorization: `Bearer ${token}` } });
       expect(((await list.json()) as any).data[0]).toMatchObject({ state: "failed", failureCode: "provider_unreachable", outcomeUnknown: false });

@@ -16,7 +16,7 @@ import { ConfigError, loadConfig } from "../../../src/config.ts";
 import { createProviderASimulator, type ProviderASimulator } from "../../../src/providers/providerA/simulator/mod.ts";
 import { startTestGateway, TEST_ENV, type TestGateway } from "../../support/gateway.ts";
 import { freePort } from "../../support/ports.ts";
-import { virtualTime } from "../../support/virtual-time.ts";
+import { advanceThroughWaits, virtualTime } from "../../support/virtual-time.ts";
 import { waitUntil } from "../../support/wait.ts";
 
 /** Per provider call (real time); the late answers below fit in it. */
@@ -300,17 +300,24 @@ describe("Idempotency-Key after a direct payment's unknown outcome", () => {
 
   it("a provider that refused the connection (nothing sent): 502 naming nothing, not stored; the same key runs again once it is up", async () => {
     const port = await freePort();
-    const down = await startTestGateway({
-      PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${port}`,
-      PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
-      PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
-      PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
-    });
+    // On a virtual time of its own: the client's waits before retrying the refused connection are stepped through.
+    const downTime = virtualTime();
+    const down = await startTestGateway(
+      {
+        PROVIDER_A_SANDBOX_URL: `http://127.0.0.1:${port}`,
+        PROVIDER_A_SANDBOX_SECRET_KEY: account.secretKey,
+        PROVIDER_A_SANDBOX_WEBHOOK_SECRET: account.webhookSecret,
+        PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
+      },
+      { time: downTime },
+    );
     let upAgain: ReturnType<typeof Bun.serve> | undefined;
     try {
       const downToken = await down.tenantToken(await down.insertTenant());
       const { key, description, input } = fresh("refused connection");
-      const first = await pay(input, { key, gateway: down, token: downToken });
+      const answer = pay(input, { key, gateway: down, token: downToken });
+      await advanceThroughWaits(downTime, [100, 400], { what: "provider A's client" });
+      const first = await answer;
       expect(first.status).toBe(502);
       expect(first.body).toMatchObject({ code: "provider_error", message: "Provider A could not be reached; nothing was sent" });
       expect(first.body).not.toHaveProperty("paymentId");
