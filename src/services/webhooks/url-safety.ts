@@ -250,7 +250,8 @@ export const DNS_CACHE_MAX = 1000;
  * `lookup` with its successful answers reused for `ttlMs` per name (at most `max` names, oldest
  * dropped first; concurrent lookups of one name share one query; failures are not kept). What reusing
  * an answer delays is only noticing a changed DNS record, by at most `ttlMs`: every call still applies
- * the policy to the answers, and the request still goes to one of them.
+ * the policy to the answers, and the request still goes to one of them. `clock` reads the time the TTL is
+ * measured on (a test passes its own).
  *
  * @example
  * ```ts
@@ -258,10 +259,10 @@ export const DNS_CACHE_MAX = 1000;
  * await resolveSafeAddress(url, { environment: "live", allowPrivateTargets: false, lookup });
  * ```
  */
-export function cachingLookup(lookup: LookupFunction, ttlMs = DNS_CACHE_TTL_MS, max = DNS_CACHE_MAX): LookupFunction {
+export function cachingLookup(lookup: LookupFunction, ttlMs = DNS_CACHE_TTL_MS, max = DNS_CACHE_MAX, clock: () => number = Date.now): LookupFunction {
   const cache = new Map<string, { expiresAt: number; answers: Promise<ResolvedAddress[]> }>();
   return (hostname, options) => {
-    const now = Date.now();
+    const now = clock();
     const cached = cache.get(hostname);
     if (cached && cached.expiresAt > now) return cached.answers;
     if (cached) cache.delete(hostname);
