@@ -26,12 +26,23 @@ export const RATE_LIMIT_HEADERS = ["ratelimit-policy", "ratelimit"] as const;
  * ```
  */
 export function rateLimitHeaders(limit: RateLimit, decision: Pick<RateLimitDecision, "remaining" | "resetSeconds">): Record<string, string> {
+  return setRateLimitHeaders({}, limit, decision);
+}
+
+/** {@link rateLimitHeaders} written into `headers` (a request's response headers), which it returns. */
+export function setRateLimitHeaders(
+  headers: Record<string, string>,
+  limit: RateLimit,
+  decision: Pick<RateLimitDecision, "remaining" | "resetSeconds">,
+): Record<string, string> {
   let policy = policies.get(limit);
   if (policy === undefined) {
     const window = Math.max(1, Math.ceil(limit.burst / limit.rps));
     policies.set(limit, (policy = `"default";q=${limit.burst};w=${window}`));
   }
-  return { "ratelimit-policy": policy, ratelimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}` };
+  headers["ratelimit-policy"] = policy;
+  headers.ratelimit = `"default";r=${decision.remaining};t=${decision.resetSeconds}`;
+  return headers;
 }
 
 /** The policy of each limit object seen (a tenant's, the service's), written once: it is the same on every answer. */

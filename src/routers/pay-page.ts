@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { RateLimitedError } from "../errors.ts";
-import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
+import { setRateLimitHeaders } from "../http/ratelimit-headers.ts";
 import { linkPaymentRequest, publicLinkSchema, publicPaymentSchema } from "../services/payment-links/mod.ts";
 import { payPageFace, payPageOwner, payPagePay, payPagePayment } from "../services/rescue/mod.ts";
 import { ID_BOUNDS } from "./documented-id-bounds.ts";
@@ -17,7 +17,7 @@ const payPageProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const address = ctx.request.clientAddress ?? "unknown";
   const limit = ctx.deps.config.payPageRateLimit;
   const decision = await ctx.deps.rateLimiter.consume(`pay-page:${address}`, limit);
-  if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
+  if (!decision.failedOpen) setRateLimitHeaders((ctx.request.responseHeaders ??= {}), limit, decision);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
   return next();
 });

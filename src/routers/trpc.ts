@@ -8,7 +8,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Environment } from "../config.ts";
 import { BadRequestError, ForbiddenError, InvalidTokenError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../errors.ts";
 import { holdsHostileText, hostileTextMessages } from "../http/hostile-text.ts";
-import { rateLimitHeaders } from "../http/ratelimit-headers.ts";
+import { setRateLimitHeaders } from "../http/ratelimit-headers.ts";
 import type { RequestInfo } from "../http/request-info.ts";
 import { mapError, trpcErrorShape, UNKNOWN_REQUEST_ID } from "../map-error.ts";
 import type { CsvList } from "../services/reports/csv-list.ts";
@@ -86,9 +86,16 @@ export const createCallerFactory = t.createCallerFactory;
  * without a valid token gets 401 first, as with any other invalid input.
  */
 function refuseHostileText(rawInput: unknown): void {
+  // A frozen input (a hot read's, made once per path: `rest-bridge.ts`) cannot change: scanned once.
+  if (typeof rawInput === "object" && rawInput !== null && cleanFrozenInputs.has(rawInput)) return;
   const messages = hostileTextMessages(rawInput);
   if (messages.length > 0) throw new ValidationError(messages);
+  if (typeof rawInput === "object" && rawInput !== null && Object.isFrozen(rawInput) && Object.values(rawInput).every((value) => typeof value !== "object"))
+    cleanFrozenInputs.add(rawInput);
 }
+
+/** Frozen raw inputs of plain values (what the bridge makes) already found clean: nothing in them can change. */
+const cleanFrozenInputs = new WeakSet<object>();
 
 /** No token needed. */
 export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
@@ -321,7 +328,7 @@ function enforceRateLimit(ctx: Context, principal: Principal, tenant: TenantSumm
 
 function applyRateLimit(ctx: Context, limit: RateLimit, decision: RateLimitDecision): undefined {
   // The budget on every answer, a 429 included; a request let through unchecked (Redis failed) was not counted.
-  if (!decision.failedOpen) Object.assign((ctx.request.responseHeaders ??= {}), rateLimitHeaders(limit, decision));
+  if (!decision.failedOpen) setRateLimitHeaders((ctx.request.responseHeaders ??= {}), limit, decision);
   if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
   return undefined;
 }
@@ -330,7 +337,9 @@ function applyRateLimit(ctx: Context, limit: RateLimit, decision: RateLimitDecis
 function resolveTenant(ctx: Context, principal: Principal, tenantId: string): TenantSummary | Promise<TenantSummary> {
   ctx.request.tenantId = tenantId;
   const tenants = ctx.deps.tenants;
-  const cached = isId("ten", tenantId) ? tenants.cached?.(tenantId) : null;
+  // The cache holds tenants only (ids checked when they were found): a hit needs no second look at the id.
+  let cached = tenants.cached?.(tenantId);
+  if (cached === undefined && !isId("ten", tenantId)) cached = null;
   return cached !== undefined ? admitTenant(principal, cached) : tenants.find(tenantId).then((tenant) => admitTenant(principal, tenant));
 }
 

@@ -4,9 +4,12 @@
  */
 
 export interface WaitOptions {
-  /** What is awaited, for the failure message ("timed out after 5000 ms waiting for <what>"). */
+  /** What is awaited, for the failure message ("timed out after 10000 ms waiting for <what>"). */
   what: string;
-  /** How long to poll before failing; default 5000. */
+  /**
+   * How long to poll before failing; default 10 000 — what takes 100 ms alone can take seconds on a CI machine
+   * running four test files, their gateways and a browser on two cores (a 5-s default failed there).
+   */
   timeoutMs?: number;
   /** Pause between two checks; default 20. */
   intervalMs?: number;
@@ -25,7 +28,7 @@ export interface WaitOptions {
  * ```
  */
 export async function waitUntil<T>(check: () => T | Promise<T>, options: WaitOptions): Promise<NonNullable<T>> {
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
