@@ -39,6 +39,11 @@ let failed = 0;
 let skipped = 0;
 // The failed tests' lines, printed again under the summary: a CI log shown only in part still names them.
 const failures: string[] = [];
+// For CI's failures file, each failed test's line with what bun printed for it just before (the expectation that
+// failed, its stack, the end of what the test wrote to stderr): at most DETAIL_LINES lines of each.
+const DETAIL_LINES = 40;
+const details = new Map<string, string[]>();
+let recent: string[] = [];
 const decoder = new TextDecoder();
 let pending = "";
 for await (const chunk of child.stderr) {
@@ -49,7 +54,16 @@ for await (const chunk of child.stderr) {
   pending = lines.pop() ?? "";
   for (const line of lines) {
     // bun prints a failed test's line twice (as it ends, and again in its summary): keep one.
-    if (line.startsWith("(fail)") && !failures.includes(line)) failures.push(line);
+    if (line.startsWith("(fail)") && !failures.includes(line)) {
+      failures.push(line);
+      details.set(line, recent.slice(-DETAIL_LINES));
+    }
+    // What comes after a test's line (or a file's name) is the next test's.
+    if (/^\((pass|fail|skip|todo)\)/.test(line) || /\.test\.[jt]sx?:$/.test(line)) recent = [];
+    else if (line.trim() !== "") {
+      recent.push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
+      if (recent.length > 2 * DETAIL_LINES) recent = recent.slice(-DETAIL_LINES);
+    }
     const match = /^\s*(\d+) (pass|fail|skip)\s*$/.exec(line);
     if (!match) continue;
     if (match[2] === "pass") passed = Number(match[1]);
@@ -61,6 +75,9 @@ const code = await child.exited;
 const summary = `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`;
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join("\n")}\n`);
 // CI names a file per pass (TEST_FAILURES_FILE) and prints them all again at its very end.
-if (process.env.TEST_FAILURES_FILE) await Bun.write(process.env.TEST_FAILURES_FILE, failures.map((line) => `${line}\n`).join(""));
+if (process.env.TEST_FAILURES_FILE) {
+  const block = (line: string) => [line, ...(details.get(line) ?? []).map((detail) => `    ${detail}`)].join("\n");
+  await Bun.write(process.env.TEST_FAILURES_FILE, failures.map((line) => `${block(line)}\n`).join(""));
+}
 process.stdout.write(`\n${summary}\n`);
 process.exit(code);
