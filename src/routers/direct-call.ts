@@ -104,12 +104,12 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
       try {
         parsed = parseInput(rawInput);
       } catch (cause) {
-        throw new TRPCError({ code: "BAD_REQUEST", cause });
+        throw inputRefused(cause);
       }
       if (isPromise(parsed))
         return parsed.then(
           (value) => resolveWith(ctx, rawInput, added, value),
-          (cause: unknown) => Promise.reject(new TRPCError({ code: "BAD_REQUEST", cause })),
+          (cause: unknown) => Promise.reject(inputRefused(cause)),
         );
       input = parsed;
       if (Object.isFrozen(rawInput)) parsedInputs.set(rawInput, typeof input === "object" && input !== null ? Object.freeze(input) : input);
@@ -140,6 +140,10 @@ export function directCaller(procedure: AnyTRPCProcedure, path: string): DirectC
       throw getTRPCErrorFromUnknown(cause);
     }
   };
+}
+
+function inputRefused(cause: unknown): TRPCError {
+  return new TRPCError({ code: "BAD_REQUEST", cause });
 }
 
 function outputRefused(cause: unknown): TRPCError {

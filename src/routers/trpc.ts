@@ -261,14 +261,18 @@ export const authedProcedure = t.procedure.use(
 );
 
 function authedAs(ctx: Context, call: BaseCall, principal: Principal): { principal: Principal } | Promise<{ principal: Principal }> {
-  if (call.audit) Object.assign(call.audit, { principal, scope: scopeOf(ctx, principal) });
-  const admit = (raw: unknown) => {
+  return withRawInput(ctx, call, principal, (raw) => {
     refuseHostileText(raw);
     authorize(principal, call.path, call.type);
     return { principal };
-  };
+  });
+}
+
+/** Notes the caller for the call's audit entry, then goes on with its raw input: without a promise when the input is at hand. */
+function withRawInput<R>(ctx: Context, call: BaseCall, principal: Principal, next: (raw: unknown) => R | Promise<R>): R | Promise<R> {
+  if (call.audit) Object.assign(call.audit, { principal, scope: scopeOf(ctx, principal) });
   const raw = call.getRawInput();
-  return raw instanceof Promise ? raw.then(admit) : admit(raw);
+  return raw instanceof Promise ? raw.then(next) : next(raw);
 }
 
 /** An operator token (`role: "admin"`), or a person of the operator's staff whose role allows the call. */
@@ -376,9 +380,7 @@ interface TenantCall {
 }
 
 function tenantCallBy(ctx: Context, call: BaseCall, principal: Principal): TenantCall | Promise<TenantCall> {
-  if (call.audit) Object.assign(call.audit, { principal, scope: scopeOf(ctx, principal) });
-  const raw = call.getRawInput();
-  return raw instanceof Promise ? raw.then((input) => tenantCallOn(ctx, call, principal, input)) : tenantCallOn(ctx, call, principal, raw);
+  return withRawInput(ctx, call, principal, (raw) => tenantCallOn(ctx, call, principal, raw));
 }
 
 function tenantCallOn(ctx: Context, call: BaseCall, principal: Principal, raw: unknown): TenantCall | Promise<TenantCall> {
