@@ -12,7 +12,7 @@
  */
 import { precompile } from "../../db/precompiled.ts";
 import type { Deps } from "../deps.ts";
-import { defineSyncChain, syncOffsetMs, syncWindowStart, type SyncStepData } from "../payments/sync-chain.ts";
+import { defineSyncChain, sweepableByAge, syncWindowStart, type SyncStepData } from "../payments/sync-chain.ts";
 import { syncFromProvider } from "./refresh.ts";
 
 export type DirectPaymentSyncJobData = SyncStepData<"paymentId">;
@@ -76,7 +76,7 @@ export async function sweepDirectPaymentSyncs(
     .where("state", "=", "pending")
     .where("kind", "=", "direct_payment")
     .where("created_at", ">", syncWindowStart(now))
-    .where("created_at", "<=", new Date(now.getTime() - syncOffsetMs(0)))
+    .where((eb) => sweepableByAge(eb, "created_at", now))
     .orderBy("created_at")
     .limit(options.batchSize ?? 500)
     .execute();

@@ -15,6 +15,7 @@
  * A chain is declared here ({@link defineSyncChain}) without its step: the module that starts a chain
  * (a payment's creation) and the one that runs its step both import the declaration, never each other.
  */
+import type { ExpressionBuilder, ReferenceExpression } from "kysely";
 import { syncQueueOf } from "../../jobs/queues.ts";
 import type { ProviderName } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
@@ -156,6 +157,24 @@ export function defineSyncChain<Field extends string>(spec: SyncChainSpec<Field>
       return enqueued;
     },
   };
+}
+
+/**
+ * The sweep's test of a pending subject's creation time, for a chain whose first step its creator enqueues at once
+ * (direct payments, payouts and refunds): created at least the first step's offset ago — before that, the creating
+ * process's own enqueue may still be under way — or dated more than that offset ahead of `now`. Only a clock ahead
+ * writes such a date (`created_at` is the writing process's clock: docs/fleet.md, "Clocks"); if that process's
+ * enqueue failed too, nothing else would take the subject until this clock caught up (minutes), so it is swept at
+ * once (its chain's live jobs are still looked for first: `resume`).
+ *
+ * @example
+ * ```ts
+ * query.where((eb) => sweepableByAge(eb, "created_at", deps.now()))
+ * ```
+ */
+export function sweepableByAge<DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, column: ReferenceExpression<DB, TB>, now: Date) {
+  const firstMs = syncOffsetMs(0);
+  return eb.or([eb(column, "<=", new Date(now.getTime() - firstMs)), eb(column, ">", new Date(now.getTime() + firstMs))]);
 }
 
 /** The oldest creation time a subject may have and still be on its schedule at `now`. */

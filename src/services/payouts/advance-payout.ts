@@ -20,7 +20,7 @@ import type { PayoutRow } from "../../db/schema.ts";
 import { NotConfiguredError } from "../../errors.ts";
 import { PayoutError, type PayoutRef, type PayoutReport, type Payouts, ProviderCallError, SendingStopped } from "../../providers/provider.ts";
 import type { Deps } from "../deps.ts";
-import { syncOffsetMs, syncWindowStart } from "../payments/sync-chain.ts";
+import { sweepableByAge, syncWindowStart } from "../payments/sync-chain.ts";
 import { applyPayoutReport } from "./apply-payout.ts";
 import { payoutChain, type PayoutSyncJobData } from "./payout-sync-chain.ts";
 import { clearToSend } from "./refund-guard.ts";
@@ -181,7 +181,7 @@ export async function sweepPayoutSyncs(deps: Pick<Deps, "db" | "queue" | "logger
     .select(["id", "provider", "created_at"])
     .where("state", "=", "pending")
     .where("created_at", ">", syncWindowStart(now))
-    .where("created_at", "<=", new Date(now.getTime() - syncOffsetMs(0)))
+    .where((eb) => sweepableByAge(eb, "created_at", now))
     .orderBy("created_at")
     .limit(500)
     .execute();

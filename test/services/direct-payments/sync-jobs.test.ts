@@ -56,3 +56,22 @@ describe("the sweeper's clause of direct payments", () => {
     expect(expired.state).toBe("pending");
   });
 });
+
+describe("the sweeper's clause and a clock ahead", () => {
+  it("sweeps at once a payment dated ahead by a process whose clock was (its own first step may have been lost), not one a few seconds ahead", async () => {
+    const tenantId = `ten_${ulid()}`;
+    await database.db.insertInto("tenants").values({ id: tenantId, name: "Ahead", store_name: "Ahead Store" }).execute();
+    // Made on an API node 184 s ahead (the fault campaign's clock jump) whose enqueue of its first step failed.
+    const ahead = await pendingPayment(tenantId, -184_000);
+    // Within the first step's 5 s, either way: its creator's own enqueue may still be under way.
+    const slightlyAhead = await pendingPayment(tenantId, -2_000);
+    const has = (id: string, step: number) => queue.has(syncQueueOf("providerA"), DIRECT_PAYMENT_SYNC.jobId(id, step));
+
+    const { enqueued } = await sweepDirectPaymentSyncs(deps());
+    expect(enqueued).toBe(1);
+    expect(await has(ahead.id, 0)).toBe(true);
+    for (const step of [0, 1]) expect(await has(slightlyAhead.id, step)).toBe(false);
+    // Its chain is live now: the next sweep adds nothing for it.
+    expect((await sweepDirectPaymentSyncs(deps())).enqueued).toBe(0);
+  });
+});
