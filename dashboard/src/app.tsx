@@ -56,6 +56,8 @@ function useHash(): string {
   useEffect(() => {
     const onChange = () => setHash(location.hash);
     addEventListener("hashchange", onChange);
+    // A change between the first render's read and this listener (a link followed while the page starts) is read now.
+    onChange();
     return () => removeEventListener("hashchange", onChange);
   }, []);
   return hash;
